@@ -1,0 +1,145 @@
+"""Every error eog_core raises, in one tree.
+
+::
+
+    EogError
+    ├── SchemaError              a task, row or tool snapshot is malformed (JSON path + source)
+    ├── VerificationError        the verifier engine was misused (e.g. no runner for a gym)
+    ├── JudgeError               the response_check judge failed or answered nonsense
+    ├── ClosedError              a closed client or session was used again
+    ├── SeedError                seeding a task's databases failed (gym + cause)
+    │   └── SeedFileError        a seed SQL file is missing or unreadable (path)
+    └── GymError                 talking to a gym server failed (gym, url)
+        ├── GymUnreachableError  connection refused, DNS failure, reset before the request was sent
+        ├── GymTimeoutError      the gym did not answer in time
+        ├── GymHTTPError         the gym answered a non-success HTTP status (status, detail)
+        ├── GymProtocolError     the answer could not be understood (bad JSON, SSE without our reply)
+        └── JsonRpcError         the MCP server answered a JSON-RPC error (code, message, data)
+
+Leaf classes carry structured attributes so harnesses can branch on them
+without parsing messages. No aiohttp or json exception ever escapes the
+library: the gym transport translates them at one boundary.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "ClosedError",
+    "EogError",
+    "GymError",
+    "GymHTTPError",
+    "GymProtocolError",
+    "GymTimeoutError",
+    "GymUnreachableError",
+    "JsonRpcError",
+    "JudgeError",
+    "SchemaError",
+    "SeedError",
+    "SeedFileError",
+    "VerificationError",
+]
+
+
+class EogError(Exception):
+    """Base of every error raised by eog_core."""
+
+
+class SchemaError(EogError, ValueError):
+    """A task, dataset row or tool snapshot does not have the expected shape.
+
+    ``path`` is a JSON path such as ``$.verifiers[3].validation_config.query``;
+    ``source`` names the file (or ``<mapping>``) the data came from.
+    """
+
+    def __init__(self, message: str, *, path: str = "$", source: str | None = None) -> None:
+        self.path = path
+        self.source = source
+        self.reason = message
+        where = f" in {source}" if source else ""
+        super().__init__(f"{path}: {message}{where}")
+
+
+class VerificationError(EogError):
+    """The verifier engine was called with inputs it cannot work with."""
+
+
+class JudgeError(EogError):
+    """The LLM judge of a response_check verifier failed or gave no usable score."""
+
+
+class ClosedError(EogError, RuntimeError):
+    """A client or session was used after it was closed."""
+
+
+class SeedError(EogError):
+    """Seeding a database for a task failed; ``gym`` names the gym, ``__cause__`` the reason."""
+
+    def __init__(self, message: str, *, gym: str | None = None) -> None:
+        self.gym = gym
+        super().__init__(message)
+
+
+class SeedFileError(SeedError):
+    """A seed SQL file named by a task is missing or unreadable."""
+
+    def __init__(self, message: str, *, path: str, gym: str | None = None) -> None:
+        self.path = path
+        super().__init__(message, gym=gym)
+
+
+class GymError(EogError):
+    """Talking to a gym server failed."""
+
+    def __init__(self, message: str, *, gym: str | None = None, url: str | None = None) -> None:
+        self.gym = gym
+        self.url = url
+        super().__init__(message)
+
+
+class GymUnreachableError(GymError):
+    """The gym could not be reached: nothing was delivered to it."""
+
+
+class GymTimeoutError(GymError):
+    """The gym did not answer within the configured timeout."""
+
+
+class GymHTTPError(GymError):
+    """The gym answered with a non-success HTTP status; ``detail`` is its explanation."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        detail: str = "",
+        gym: str | None = None,
+        url: str | None = None,
+    ) -> None:
+        self.status = status
+        self.detail = detail
+        super().__init__(message, gym=gym, url=url)
+
+
+class GymProtocolError(GymError):
+    """The gym's answer violated the protocol (bad JSON, an SSE stream without our response)."""
+
+
+class JsonRpcError(GymError):
+    """The MCP server answered a JSON-RPC error object."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: int,
+        data: Any = None,
+        gym: str | None = None,
+        url: str | None = None,
+    ) -> None:
+        self.code = code
+        self.rpc_message = message
+        self.data = data
+        super().__init__(f"JSON-RPC error {code}: {message}", gym=gym, url=url)

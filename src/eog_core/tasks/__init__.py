@@ -1,0 +1,50 @@
+"""Task schemas, loaders for the three task formats, and tool snapshots."""
+
+from eog_core.tasks._convert import make_converter
+from eog_core.tasks._load import DEFAULT_GYMS, iter_tasks, load_task, load_tasks
+from eog_core.tasks._schema import (
+    AuthConfig,
+    DatabaseStateCheck,
+    DatabaseStateVerifier,
+    GymServer,
+    ResponseCheck,
+    ResponseCheckVerifier,
+    Task,
+    ToolExecutionCheck,
+    ToolExecutionVerifier,
+    UnknownVerifier,
+    Verifier,
+)
+from eog_core.tasks._tools import (
+    ToolSet,
+    ToolSnapshot,
+    ToolSpec,
+    clean_schema,
+    load_tool_snapshots,
+    merge_tools,
+)
+
+__all__ = [
+    "DEFAULT_GYMS",
+    "AuthConfig",
+    "DatabaseStateCheck",
+    "DatabaseStateVerifier",
+    "GymServer",
+    "ResponseCheck",
+    "ResponseCheckVerifier",
+    "Task",
+    "ToolExecutionCheck",
+    "ToolExecutionVerifier",
+    "ToolSet",
+    "ToolSnapshot",
+    "ToolSpec",
+    "UnknownVerifier",
+    "Verifier",
+    "clean_schema",
+    "iter_tasks",
+    "load_task",
+    "load_tasks",
+    "load_tool_snapshots",
+    "make_converter",
+    "merge_tools",
+]

@@ -1,0 +1,380 @@
+"""Reading and writing the three task formats with one cattrs converter.
+
+Formats: an upstream task JSON object, a dataset row (``verifiers`` and
+``gym_servers_config`` as JSON strings, plus ``task_id``/``domain``/``mode``)
+and a NeMo Gym row (``verifier_metadata`` + ``responses_create_params``; rollout
+records add fields that are ignored). Upstream's rules are kept: keys starting
+with ``_`` are ignored, legacy and dead keys are accepted; any other
+malformation raises :class:`SchemaError` naming the JSON path and the source.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import typing
+from collections.abc import Callable, Mapping
+from functools import cache
+from typing import Any
+
+import attrs
+import cattrs
+from cattrs.errors import ClassValidationError, IterableValidationError
+from cattrs.gen import make_dict_structure_fn, override
+
+from eog_core.errors import SchemaError
+from eog_core.tasks._schema import (
+    AuthConfig,
+    DatabaseStateCheck,
+    DatabaseStateVerifier,
+    GymServer,
+    ResponseCheck,
+    ResponseCheckVerifier,
+    Task,
+    ToolExecutionCheck,
+    ToolExecutionVerifier,
+    UnknownVerifier,
+    Verifier,
+)
+
+__all__ = ["make_converter", "task_from_mapping", "task_to_mapping"]
+
+TASK_KEYS = frozenset(
+    {
+        "system_prompt",
+        "user_prompt",
+        "gym_servers_config",
+        "verifiers",
+        "selected_tools",
+        "restricted_tools",
+        "mcp_endpoint",
+        "number_of_runs",
+        "reset_database_between_runs",
+    }
+)
+ROW_KEYS = frozenset({"task_id", "domain", "mode"})
+LEGACY_KEYS = frozenset(
+    {"mcp_server_url", "database_id", "context", "auth_config", "seed_database_file",
+     "temperature", "max_tokens"}
+)
+LEGACY_GYM_NAME = "default_gym"
+
+_VERIFIER_CLASSES: dict[str, type[Any]] = {
+    "database_state": DatabaseStateVerifier,
+    "response_check": ResponseCheckVerifier,
+    "tool_execution": ToolExecutionVerifier,
+}
+
+
+class _Invalid(ValueError):
+    """A value of the wrong shape; its message is shown as is."""
+
+
+def _expect(kind: type | tuple[type, ...], label: str) -> Callable[[Any, Any], Any]:
+    def hook(value: Any, _type: Any) -> Any:
+        if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+            raise _Invalid(f"expected {label}, got a boolean")
+        if not isinstance(value, kind):
+            raise _Invalid(f"expected {label}, got {_json_type(value)}")
+        return value
+
+    return hook
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+             int: "an integer", float: "a number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
+def _strip_private(obj: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in obj.items() if not (isinstance(k, str) and k.startswith("_"))}
+
+
+@cache
+def make_converter() -> cattrs.Converter:
+    """The converter for task records: strict primitives, closed objects, JSON paths."""
+    conv = cattrs.Converter(detailed_validation=True, forbid_extra_keys=True)
+    conv.register_structure_hook(str, _expect(str, "a string"))
+    conv.register_structure_hook(bool, _expect(bool, "a boolean"))
+    conv.register_structure_hook(int, _expect(int, "an integer"))
+    conv.register_structure_hook(float, lambda v, _t: float(_expect((int, float), "a number")(v, _t)))
+    conv.register_structure_hook(typing.Any, lambda v, _t: v)
+
+    def structure_str_tuple(value: Any, _type: Any) -> tuple[str, ...]:
+        if not isinstance(value, list | tuple):
+            raise _Invalid(f"expected an array of strings, got {_json_type(value)}")
+        for item in value:
+            if not isinstance(item, str):
+                raise _Invalid(f"expected an array of strings, found {_json_type(item)}")
+        return tuple(value)
+
+    conv.register_structure_hook_func(lambda t: t == tuple[str, ...], structure_str_tuple)
+
+    def structure_mapping(value: Any, _type: Any) -> Mapping[str, Any]:
+        if not isinstance(value, dict):
+            raise _Invalid(f"expected an object, got {_json_type(value)}")
+        return dict(value)
+
+    conv.register_structure_hook_func(lambda t: t == Mapping[str, Any], structure_mapping)
+
+    def closed_object(cls: type[Any], **overrides: Any) -> Callable[[Any, Any], Any]:
+        generated = make_dict_structure_fn(cls, conv, _cattrs_forbid_extra_keys=True, **overrides)
+
+        def hook(value: Any, _type: Any) -> Any:
+            if not isinstance(value, dict):
+                raise _Invalid(f"expected an object, got {_json_type(value)}")
+            return generated(_strip_private(value), cls)
+
+        return hook
+
+    conv.register_structure_hook(AuthConfig, closed_object(AuthConfig))
+    conv.register_structure_hook(
+        GymServer,
+        closed_object(
+            GymServer,
+            name=override(rename="mcp_server_name"),
+            url=override(rename="mcp_server_url"),
+            auth=override(rename="auth_config"),
+        ),
+    )
+    db_check = closed_object(
+        DatabaseStateCheck, has_expected_value=override(omit=True),
+        has_comparison_type=override(omit=True),
+    )
+
+    def structure_db_check(value: Any, _type: Any) -> DatabaseStateCheck:
+        check: DatabaseStateCheck = db_check(value, _type)
+        return attrs.evolve(
+            check,
+            has_expected_value="expected_value" in value,
+            has_comparison_type="comparison_type" in value,
+        )
+
+    conv.register_structure_hook(DatabaseStateCheck, structure_db_check)
+    conv.register_structure_hook(ResponseCheck, closed_object(ResponseCheck))
+    conv.register_structure_hook(ToolExecutionCheck, closed_object(ToolExecutionCheck))
+    for cls in (*_VERIFIER_CLASSES.values(), UnknownVerifier):
+        conv.register_structure_hook(cls, closed_object(cls))
+
+    def structure_verifier(value: Any, _type: Any) -> Verifier:
+        if not isinstance(value, dict):
+            raise _Invalid(f"expected a verifier object, got {_json_type(value)}")
+        kind = value.get("verifier_type")
+        if not isinstance(kind, str):
+            raise _Invalid("verifier_type is missing or not a string")
+        cls = _VERIFIER_CLASSES.get(kind, UnknownVerifier)
+        return conv.structure(value, cls)  # type: ignore[no-any-return]
+
+    conv.register_structure_hook_func(lambda t: t == Verifier, structure_verifier)
+
+    def structure_verifiers(value: Any, _type: Any) -> tuple[Verifier, ...]:
+        if not isinstance(value, list):
+            raise _Invalid(f"expected an array of verifiers, got {_json_type(value)}")
+        return tuple(conv.structure(value, list[Verifier]))
+
+    conv.register_structure_hook_func(lambda t: t == tuple[Verifier, ...], structure_verifiers)
+
+    def structure_gyms(value: Any, _type: Any) -> tuple[GymServer, ...]:
+        if not isinstance(value, list):
+            raise _Invalid(f"expected an array of gym servers, got {_json_type(value)}")
+        return tuple(conv.structure(value, list[GymServer]))
+
+    conv.register_structure_hook_func(lambda t: t == tuple[GymServer, ...], structure_gyms)
+    conv.register_structure_hook(
+        Task,
+        closed_object(
+            Task,
+            gym_servers=override(rename="gym_servers_config"),
+            legacy=override(omit=True),
+        ),
+    )
+    return conv
+
+
+_GYM_WIRE_NAMES = {"name": "mcp_server_name", "url": "mcp_server_url", "auth": "auth_config"}
+_GYM_PATH = re.compile(r"^\$\.gym_servers(\[\d+\])?(?:\.(name|url|auth)\b)?")
+
+
+def _wire_path(path: str) -> str:
+    """Attribute names in a cattrs path -> the JSON keys of the task file."""
+
+    def rename(match: re.Match[str]) -> str:
+        index, attr = match.group(1) or "", match.group(2)
+        return f"$.gym_servers_config{index}" + (f".{_GYM_WIRE_NAMES[attr]}" if attr else "")
+
+    return _GYM_PATH.sub(rename, path)
+
+
+def _format_exception(exc: BaseException, type_: type | None) -> str:
+    if isinstance(exc, _Invalid):
+        return str(exc)
+    if type_ is not None and typing.get_origin(type_) is typing.Literal:
+        allowed = ", ".join(repr(v) for v in typing.get_args(type_))
+        return f"expected one of {allowed}"
+    return cattrs.v.format_exception(exc, type_)
+
+
+def _raise_schema_error(exc: Exception, source: str | None, remap: Callable[[str], str]) -> None:
+    messages = cattrs.transform_error(exc, path="$", format_exception=_format_exception)
+    first = messages[0] if messages else str(exc)
+    message, _, path = first.rpartition(" @ ")
+    if not message:
+        message, path = first, "$"
+    more = f" (and {len(messages) - 1} more problem(s))" if len(messages) > 1 else ""
+    raise SchemaError(message + more, path=remap(_wire_path(path)), source=source) from exc
+
+
+def _decode_json_field(obj: dict[str, Any], key: str, source: str | None) -> None:
+    value = obj.get(key)
+    if isinstance(value, str):
+        try:
+            obj[key] = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise SchemaError(f"not a valid JSON string ({exc.msg})", path=f"$.{key}",
+                              source=source) from exc
+
+
+def _prompts_from_input(params: Any, source: str | None) -> dict[str, str]:
+    if not isinstance(params, dict) or not isinstance(params.get("input"), list):
+        raise SchemaError("expected responses_create_params.input to be an array of messages",
+                          path="$.responses_create_params.input", source=source)
+    prompts: dict[str, str] = {}
+    for index, message in enumerate(params["input"]):
+        where = f"$.responses_create_params.input[{index}]"
+        if not isinstance(message, dict):
+            raise SchemaError("expected a message object", path=where, source=source)
+        role, content = message.get("role"), message.get("content")
+        if isinstance(content, list):  # content parts: [{"type": "input_text", "text": ...}]
+            content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+        if not isinstance(content, str):
+            raise SchemaError("expected message content to be a string", path=f"{where}.content",
+                              source=source)
+        key = {"system": "system_prompt", "developer": "system_prompt", "user": "user_prompt"}.get(
+            str(role))
+        if key and key not in prompts:
+            prompts[key] = content
+    return prompts
+
+
+def _nemo_to_upstream(obj: Mapping[str, Any], source: str | None) -> tuple[dict[str, Any], Callable[[str], str]]:
+    meta = obj["verifier_metadata"]
+    if not isinstance(meta, dict):
+        raise SchemaError("expected an object", path="$.verifier_metadata", source=source)
+    meta = _strip_private(meta)
+    merged: dict[str, Any] = {k: v for k, v in meta.items() if k in TASK_KEYS | ROW_KEYS}
+    merged.update(_prompts_from_input(obj.get("responses_create_params"), source))
+    if "user_prompt" not in merged:
+        raise SchemaError("no user message in responses_create_params.input",
+                          path="$.responses_create_params.input", source=source)
+    meta_keys = set(meta)
+
+    def remap(path: str) -> str:
+        head = path[2:].split(".", 1)[0].split("[", 1)[0]
+        if head in meta_keys:
+            return "$.verifier_metadata" + path[1:]
+        if head in ("system_prompt", "user_prompt"):
+            return "$.responses_create_params.input"
+        return path
+
+    return merged, remap
+
+
+def task_from_mapping(obj: Mapping[str, Any], *, source: str | None = None) -> Task:
+    """Read a task from any of the three formats, or raise :class:`SchemaError`."""
+    if not isinstance(obj, Mapping):
+        raise SchemaError(f"expected a task object, got {_json_type(obj)}", source=source)
+    remap: Callable[[str], str] = lambda path: path  # noqa: E731
+    if "verifier_metadata" in obj:
+        data, remap = _nemo_to_upstream(obj, source)
+    else:
+        data = _strip_private(obj)
+        unknown = sorted(set(data) - TASK_KEYS - ROW_KEYS - LEGACY_KEYS, key=str)
+        if unknown:
+            raise SchemaError(f"unknown key {unknown[0]!r} (upstream drops such a task silently)",
+                              path=f"$.{unknown[0]}", source=source)
+    for key in ("verifiers", "gym_servers_config"):
+        _decode_json_field(data, key, source)
+    legacy = {k: data.pop(k) for k in LEGACY_KEYS & set(data)}
+    if not data.get("gym_servers_config") and isinstance(legacy.get("mcp_server_url"), str):
+        data["gym_servers_config"] = [_legacy_gym(legacy, data)]
+        legacy["_synthesized_gym"] = True
+    try:
+        task: Task = make_converter().structure(data, Task)
+    except (ClassValidationError, IterableValidationError, _Invalid) as exc:
+        _raise_schema_error(exc, source, remap)
+        raise  # unreachable: keeps type checkers content
+    return attrs.evolve(task, legacy=legacy) if legacy else task
+
+
+def _legacy_gym(legacy: Mapping[str, Any], data: Mapping[str, Any]) -> dict[str, Any]:
+    gym: dict[str, Any] = {"mcp_server_name": LEGACY_GYM_NAME, "mcp_server_url": legacy["mcp_server_url"]}
+    for key in ("seed_database_file", "context", "auth_config"):
+        if legacy.get(key) is not None:
+            gym[key] = legacy[key]
+    if isinstance(data.get("mcp_endpoint"), str):
+        gym["mcp_endpoint"] = data["mcp_endpoint"]
+    return gym
+
+
+def _gym_to_mapping(gym: GymServer) -> dict[str, Any]:
+    out: dict[str, Any] = {"mcp_server_name": gym.name, "mcp_server_url": gym.url}
+    if gym.seed_database_file is not None:
+        out["seed_database_file"] = gym.seed_database_file
+    out["context"] = dict(gym.context)
+    if gym.user_info is not None:
+        out["user_info"] = gym.user_info
+    if gym.mcp_endpoint is not None:
+        out["mcp_endpoint"] = gym.mcp_endpoint
+    if gym.auth is not None:
+        out["auth_config"] = {"type": gym.auth.type, "token": gym.auth.token,
+                              "header_name": gym.auth.header_name}
+    return out
+
+
+def _verifier_to_mapping(verifier: Verifier) -> dict[str, Any]:
+    out: dict[str, Any] = {"verifier_type": verifier.verifier_type}
+    for key in ("name", "description", "gym_name"):
+        value = getattr(verifier, key)
+        if value is not None:
+            out[key] = value
+    config = verifier.validation_config
+    if isinstance(config, DatabaseStateCheck):
+        body: dict[str, Any] = {}
+        if config.query is not None:
+            body["query"] = config.query
+        if config.has_expected_value:
+            body["expected_value"] = config.expected_value
+        if config.has_comparison_type:
+            body["comparison_type"] = config.comparison_type
+    elif isinstance(config, ResponseCheck | ToolExecutionCheck):
+        body = make_converter().unstructure(config)
+        if isinstance(config, ToolExecutionCheck):
+            body["selected_tools"] = list(config.selected_tools)
+        body = {k: v for k, v in body.items() if v is not None}
+    else:
+        body = dict(config)
+    out["validation_config"] = body
+    return out
+
+
+def task_to_mapping(task: Task) -> dict[str, Any]:
+    """The upstream form of ``task``; ``task_id``/``domain``/``mode`` are added when known."""
+    out: dict[str, Any] = {}
+    for key in ("task_id", "domain", "mode"):
+        value = getattr(task, key)
+        if value is not None:
+            out[key] = value
+    out["mcp_endpoint"] = task.mcp_endpoint
+    out["number_of_runs"] = task.number_of_runs
+    out["reset_database_between_runs"] = task.reset_database_between_runs
+    legacy = dict(task.legacy)
+    if not legacy.pop("_synthesized_gym", False):
+        out["gym_servers_config"] = [_gym_to_mapping(gym) for gym in task.gym_servers]
+    out.update(legacy)
+    out["system_prompt"] = task.system_prompt
+    out["user_prompt"] = task.user_prompt
+    out["selected_tools"] = None if task.selected_tools is None else list(task.selected_tools)
+    out["restricted_tools"] = None if task.restricted_tools is None else list(task.restricted_tools)
+    out["verifiers"] = [_verifier_to_mapping(v) for v in task.verifiers]
+    return out

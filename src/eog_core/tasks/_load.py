@@ -1,0 +1,107 @@
+"""Loading tasks from files: one JSON task, a ``.jsonl`` of rows, or a directory."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from eog_core.errors import SchemaError
+from eog_core.tasks._schema import Task
+
+__all__ = ["DEFAULT_GYMS", "iter_tasks", "load_task", "load_tasks"]
+
+#: The standard gym containers: name -> (domain, port on localhost).
+DEFAULT_GYMS: Mapping[str, tuple[str, int]] = {
+    "sn-csm-server": ("csm", 8001),
+    "gym-teams-mcp": ("teams", 8002),
+    "gym-calendar": ("calendar", 8003),
+    "gym-email-mcp": ("email", 8004),
+    "gym-itsm-mcp": ("itsm", 8006),
+    "sn-hr-internal": ("hr", 8008),
+    "gym-google-drive-mcp": ("drive", 8009),
+}
+
+
+def _infer_domain(task: Task) -> str | None:
+    domains = {DEFAULT_GYMS[g.name][0] for g in task.gym_servers if g.name in DEFAULT_GYMS}
+    if len(task.gym_servers) > 1 and domains:
+        return "hybrid"
+    return domains.pop() if len(domains) == 1 else None
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SchemaError(f"cannot read file: {exc.strerror or exc}", source=str(path)) from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SchemaError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
+                          source=str(path)) from exc
+
+
+def _complete(task: Task, *, default_id: str | None) -> Task:
+    changes: dict[str, Any] = {}
+    if task.task_id is None and default_id is not None:
+        changes["task_id"] = default_id
+    if task.domain is None and (domain := _infer_domain(task)) is not None:
+        changes["domain"] = domain
+    return attrs.evolve(task, **changes) if changes else task
+
+
+def load_task(source: str | os.PathLike[str] | Mapping[str, Any]) -> Task:
+    """Load one task from a JSON file path or an already-parsed mapping.
+
+    Any of the three formats is accepted (upstream task, dataset row, NeMo row or
+    rollout record). A task file without ``task_id`` takes the file name's stem;
+    a missing ``domain`` is inferred from standard gym names.
+    """
+    if isinstance(source, Mapping):
+        return _complete(Task.from_upstream(source), default_id=None)
+    path = Path(source)
+    if path.suffix == ".jsonl":
+        tasks = load_tasks(path)
+        if len(tasks) != 1:
+            raise SchemaError(f"expected exactly one row, found {len(tasks)}", source=str(path))
+        return tasks[0]
+    return _complete(Task.from_upstream(_read_json(path), source=str(path)), default_id=path.stem)
+
+
+def iter_tasks(path: str | os.PathLike[str]) -> Iterator[Task]:
+    """Yield the tasks of a ``.jsonl`` file, a ``.json`` file or a directory of ``.json`` files."""
+    root = Path(path)
+    if root.is_dir():
+        files = sorted(p for p in root.rglob("*") if p.suffix in (".json", ".jsonl") and p.is_file())
+        if not files:
+            raise SchemaError("no .json or .jsonl task files in directory", source=str(root))
+        for file in files:
+            yield from iter_tasks(file)
+        return
+    if root.suffix != ".jsonl":
+        yield load_task(root)
+        return
+    try:
+        handle = root.open(encoding="utf-8")
+    except OSError as exc:
+        raise SchemaError(f"cannot read file: {exc.strerror or exc}", source=str(root)) from exc
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            where = f"{root}:{number}"
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise SchemaError(f"invalid JSON: {exc.msg}", source=where) from exc
+            yield _complete(Task.from_upstream(row, source=where), default_id=None)
+
+
+def load_tasks(path: str | os.PathLike[str]) -> list[Task]:
+    """Load every task of a ``.jsonl`` file, a ``.json`` file or a directory."""
+    return list(iter_tasks(path))

@@ -1,0 +1,178 @@
+"""Typed records for an EOG task: gyms, auth and the tagged union of verifiers.
+
+The records hold meaning, not the wire format: the JSON shapes (upstream task
+files, dataset rows, NeMo Gym rows) are read and written by ``_convert.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import attrs
+
+__all__ = [
+    "AuthConfig",
+    "DatabaseStateCheck",
+    "DatabaseStateVerifier",
+    "GymServer",
+    "ResponseCheck",
+    "ResponseCheckVerifier",
+    "Task",
+    "ToolExecutionCheck",
+    "ToolExecutionVerifier",
+    "UnknownVerifier",
+    "Verifier",
+]
+
+
+def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return dict(value) if value else {}
+
+
+@attrs.frozen(kw_only=True)
+class AuthConfig:
+    """How a gym authenticates calls: a bearer token or an API key header."""
+
+    type: Literal["bearer", "api_key"]
+    token: str = attrs.field(repr=False)
+    header_name: str = "Authorization"
+
+
+@attrs.frozen(kw_only=True)
+class GymServer:
+    """One gym server a task uses (``gym_servers_config[i]`` upstream)."""
+
+    name: str
+    url: str
+    seed_database_file: str | None = None
+    context: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
+    user_info: Any = None
+    mcp_endpoint: str | None = None
+    auth: AuthConfig | None = None
+
+
+@attrs.frozen(kw_only=True)
+class DatabaseStateCheck:
+    """``validation_config`` of a ``database_state`` verifier.
+
+    ``query`` may be missing: upstream then fails the verifier with "No SQL
+    query provided", so loading keeps it and the engine reports it.
+    ``comparison_type_given`` remembers whether the file named a comparison (for
+    an exact round trip); the effective comparison defaults to ``equals``.
+    """
+
+    query: str | None = None
+    expected_value: Any = None
+    comparison_type: str = "equals"
+    has_expected_value: bool = True
+    has_comparison_type: bool = True
+
+
+@attrs.frozen(kw_only=True)
+class ResponseCheck:
+    """``validation_config`` of a ``response_check`` verifier (LLM judge)."""
+
+    sql_query: str | None = None
+    comparison_prompt: str | None = None
+    minimum_comparison_value: float = 7
+
+
+@attrs.frozen(kw_only=True)
+class ToolExecutionCheck:
+    """``validation_config`` of a ``tool_execution`` verifier."""
+
+    selected_tools: tuple[str, ...] = ()
+    minimum_tool_calls: int = 1
+
+
+@attrs.frozen(kw_only=True)
+class _VerifierBase:
+    name: str | None = None
+    description: str | None = None
+    gym_name: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class DatabaseStateVerifier(_VerifierBase):
+    """Compares the result of a SQL query on the final database with an expected value."""
+
+    verifier_type: Literal["database_state"] = "database_state"
+    validation_config: DatabaseStateCheck = attrs.field(factory=DatabaseStateCheck)
+
+
+@attrs.frozen(kw_only=True)
+class ResponseCheckVerifier(_VerifierBase):
+    """Asks an LLM judge whether the agent's final answer matches a SQL result."""
+
+    verifier_type: Literal["response_check"] = "response_check"
+    validation_config: ResponseCheck = attrs.field(factory=ResponseCheck)
+
+
+@attrs.frozen(kw_only=True)
+class ToolExecutionVerifier(_VerifierBase):
+    """Checks that listed tools were called, and enough calls were made."""
+
+    verifier_type: Literal["tool_execution"] = "tool_execution"
+    validation_config: ToolExecutionCheck = attrs.field(factory=ToolExecutionCheck)
+
+
+@attrs.frozen(kw_only=True)
+class UnknownVerifier(_VerifierBase):
+    """A verifier of a type upstream does not know; kept so parity can report it."""
+
+    verifier_type: str
+    validation_config: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
+
+
+Verifier = DatabaseStateVerifier | ResponseCheckVerifier | ToolExecutionVerifier | UnknownVerifier
+
+
+@attrs.frozen(kw_only=True)
+class Task:
+    """One benchmark task: prompts, the gyms it runs on, its tools and verifiers.
+
+    ``task_id``, ``domain`` and ``mode`` come from dataset and NeMo rows (or the
+    file name); upstream task files do not carry them. ``legacy`` keeps the
+    accepted legacy and dead keys (``mcp_server_url``, ``database_id``,
+    ``context``, ``auth_config``, ``temperature``, ``max_tokens``) verbatim.
+    """
+
+    task_id: str | None = None
+    domain: str | None = None
+    mode: str | None = None
+    system_prompt: str = ""
+    user_prompt: str
+    gym_servers: tuple[GymServer, ...] = ()
+    verifiers: tuple[Verifier, ...] = ()
+    selected_tools: tuple[str, ...] | None = None
+    restricted_tools: tuple[str, ...] | None = None
+    mcp_endpoint: str = "/mcp"
+    number_of_runs: int = 1
+    reset_database_between_runs: bool = True
+    legacy: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
+
+    @classmethod
+    def from_upstream(cls, obj: Mapping[str, Any], *, source: str | None = None) -> Task:
+        """Read any of the three task formats from a parsed mapping."""
+        from eog_core.tasks._convert import task_from_mapping
+
+        return task_from_mapping(obj, source=source)
+
+    def to_upstream(self) -> dict[str, Any]:
+        """The task as an upstream task mapping (plus task_id/domain/mode when known)."""
+        from eog_core.tasks._convert import task_to_mapping
+
+        return task_to_mapping(self)
+
+    def gym(self, name: str) -> GymServer | None:
+        """The task's gym called ``name``, or None."""
+        for gym in self.gym_servers:
+            if gym.name == name:
+                return gym
+        return None
+
+    @property
+    def default_gym(self) -> GymServer | None:
+        """The gym a verifier without ``gym_name`` runs on (upstream: the first)."""
+        return self.gym_servers[0] if self.gym_servers else None

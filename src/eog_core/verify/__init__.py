@@ -1,0 +1,67 @@
+"""The verifier engine: extraction, comparison, policies, offline SQLite runner."""
+
+from eog_core.verify._compare import (
+    COMPARISON_TYPES,
+    Comparison,
+    strict_compare,
+    upstream_compare,
+)
+from eog_core.verify._engine import (
+    FailureKind,
+    TaskVerdict,
+    VerifierResult,
+    score_database_state,
+    verify_task,
+)
+from eog_core.verify._extract import extract_value
+from eog_core.verify._judge import (
+    DEFAULT_JUDGE_PROMPT,
+    Judge,
+    JudgePrompt,
+    JudgeRequest,
+    parse_judge_reply,
+)
+from eog_core.verify._outcome import SqlOutcome, SqlRunner
+from eog_core.verify._policy import (
+    PARITY,
+    STRICT,
+    ParityPolicy,
+    Policy,
+    StrictPolicy,
+    read_only_problem,
+)
+from eog_core.verify._sqlite import SqliteSqlRunner
+
+__all__ = [
+    "COMPARISON_TYPES",
+    "DEFAULT_JUDGE_PROMPT",
+    "PARITY",
+    "STRICT",
+    "Comparison",
+    "FailureKind",
+    "Judge",
+    "JudgePrompt",
+    "JudgeRequest",
+    "ParityPolicy",
+    "Policy",
+    "SqlOutcome",
+    "SqlRunner",
+    "SqliteSqlRunner",
+    "StrictPolicy",
+    "TaskVerdict",
+    "VerifierResult",
+    "compare_values",
+    "extract_value",
+    "parse_judge_reply",
+    "read_only_problem",
+    "score_database_state",
+    "strict_compare",
+    "upstream_compare",
+    "verify_task",
+]
+
+
+def compare_values(actual: object, expected: object, comparison_type: object,
+                   policy: Policy = STRICT) -> Comparison:
+    """Compare ``actual`` with ``expected`` under ``policy`` (``passed`` and ``details``)."""
+    return policy.compare(actual, expected, comparison_type)

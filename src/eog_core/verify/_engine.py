@@ -1,0 +1,339 @@
+"""The verifier engine: run a task's verifiers against final database state.
+
+``score_database_state`` is the pure heart (one validation config + one SQL
+outcome -> upstream's result dict); ``verify_task`` runs every verifier of a
+task concurrently through a :class:`SqlRunner` and aggregates a
+:class:`TaskVerdict` under a policy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+import attrs
+
+from eog_core.errors import EogError, JudgeError
+from eog_core.tasks import (
+    DatabaseStateCheck,
+    DatabaseStateVerifier,
+    GymServer,
+    ResponseCheckVerifier,
+    Task,
+    ToolExecutionVerifier,
+    Verifier,
+)
+from eog_core.verify._compare import Comparison
+from eog_core.verify._extract import extract_value
+from eog_core.verify._judge import DEFAULT_JUDGE_PROMPT, Judge, JudgePrompt, parse_judge_reply
+from eog_core.verify._outcome import SqlOutcome, SqlRunner
+from eog_core.verify._policy import STRICT, Policy
+
+__all__ = ["FailureKind", "TaskVerdict", "VerifierResult", "score_database_state", "verify_task"]
+
+FailureKind = Literal["config_error", "verifier_error", "gym_unreachable", "judge_error", "no_verifiers"]
+_FAILURE_PRIORITY: tuple[FailureKind, ...] = (
+    "config_error", "gym_unreachable", "verifier_error", "judge_error")
+
+
+@attrs.frozen(kw_only=True)
+class VerifierResult:
+    """The result of one defined verifier, in definition order.
+
+    ``upstream`` is the result dict exactly as upstream records it. ``counted``
+    is False for a verifier parity skipped (unknown gym) or that a later
+    verifier of the same name overwrote.
+    """
+
+    index: int
+    name: str
+    kind: str
+    gym: str | None
+    passed: bool
+    counted: bool = True
+    expected: Any = None
+    actual: Any = None
+    comparison_type: str | None = None
+    details: str | None = None
+    error: str | None = None
+    query: str | None = None
+    failure_kind: FailureKind | None = None
+    upstream: Mapping[str, Any] = attrs.field(factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index, "name": self.name, "kind": self.kind, "gym": self.gym,
+            "passed": self.passed, "counted": self.counted, "expected": self.expected,
+            "actual": self.actual, "comparison_type": self.comparison_type,
+            "details": self.details, "error": self.error, "query": self.query,
+            "failure_kind": self.failure_kind,
+        }
+
+
+@attrs.frozen(kw_only=True)
+class TaskVerdict:
+    """How a rollout scored: success, reward, and every verifier's result."""
+
+    policy: str
+    task_id: str | None
+    success: bool
+    reward: float
+    pass_rate: float
+    num_defined: int
+    num_scored: int
+    num_passed: int
+    results: tuple[VerifierResult, ...]
+    evaluation_completed: bool = True
+    failure_kind: FailureKind | None = None
+
+    def verification_results(self) -> dict[str, Any]:
+        """Upstream's name-keyed results (parity collapses; strict keeps every verifier)."""
+        out: dict[str, Any] = {}
+        for result in self.results:
+            if not result.counted:
+                continue
+            name, copy = result.name, 2
+            while self.policy != "parity" and name in out:
+                name, copy = f"{result.name}#{copy}", copy + 1
+            out[name] = dict(result.upstream)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form: our fields plus upstream's ``verification_results``/``summary``."""
+        return {
+            "task_id": self.task_id,
+            "policy": self.policy,
+            "success": self.success,
+            "reward": self.reward,
+            "pass_rate": self.pass_rate,
+            "num_defined": self.num_defined,
+            "num_scored": self.num_scored,
+            "num_passed": self.num_passed,
+            "evaluation_completed": self.evaluation_completed,
+            "failure_kind": self.failure_kind,
+            "results": [r.to_dict() for r in self.results],
+            "verification_results": self.verification_results(),
+            "verification_summary": {
+                "total": self.num_scored, "passed": self.num_passed,
+                "failed": self.num_scored - self.num_passed, "pass_rate": self.pass_rate,
+            },
+        }
+
+
+def _score(query: str, expected: Any, comparison_type: Any, outcome: SqlOutcome | Mapping[str, Any],
+           policy: Policy) -> tuple[dict[str, Any], Comparison | None]:
+    succeeded = outcome.success if isinstance(outcome, SqlOutcome) else outcome.get("success")
+    if not succeeded:
+        error = outcome.error if isinstance(outcome, SqlOutcome) else outcome.get("error")
+        return {"passed": False, "error": f"SQL query failed: {error}", "query": query}, None
+    actual = extract_value(outcome, policy)
+    comparison = policy.compare(actual, expected, comparison_type)
+    return {
+        "passed": comparison.passed, "expected": expected, "actual": actual,
+        "comparison_type": comparison_type, "query": query, "details": comparison.details,
+    }, comparison
+
+
+def score_database_state(validation_config: Mapping[str, Any] | DatabaseStateCheck,
+                         outcome: SqlOutcome | Mapping[str, Any], policy: Policy = STRICT) -> dict[str, Any]:
+    """One ``database_state`` verifier's result dict, given its SQL outcome (pure, sync)."""
+    if isinstance(validation_config, DatabaseStateCheck):
+        query, expected, comparison_type = (
+            validation_config.query, validation_config.expected_value, validation_config.comparison_type)
+    else:
+        query = validation_config.get("query")
+        expected = validation_config.get("expected_value")
+        comparison_type = validation_config.get("comparison_type", "equals")
+    if not query:
+        return {"passed": False, "error": "No SQL query provided"}
+    return _score(query, expected, comparison_type, outcome, policy)[0]
+
+
+def _outcome_failure(outcome: SqlOutcome) -> FailureKind:
+    return "gym_unreachable" if outcome.error_kind == "transport" else "verifier_error"
+
+
+def _tool_names(tool_calls: Iterable[Any]) -> list[str]:
+    names = []
+    for call in tool_calls:
+        if isinstance(call, str):
+            names.append(call)
+        elif isinstance(call, Mapping):
+            names.append(str(call.get("name") or call.get("tool_name")))
+        else:
+            names.append(str(call.name))
+    return names
+
+
+@attrs.frozen(kw_only=True)
+class _Run:
+    """What one verify_task call shares among its verifiers."""
+
+    task: Task
+    sql: SqlRunner | None
+    policy: Policy
+    database_ids: Mapping[str, str]
+    final_response: str
+    tool_names: list[str]
+    judge: Judge | None
+    judge_prompt: JudgePrompt
+    semaphore: asyncio.Semaphore
+
+    def target(self, verifier: Verifier) -> tuple[GymServer | None, str | None, dict[str, Any]]:
+        """The gym, database id and context a verifier's query runs with."""
+        if verifier.gym_name:
+            gym = self.task.gym(verifier.gym_name)
+            context = dict(gym.context) if gym else {}
+            return gym, self.database_ids.get(verifier.gym_name), context
+        gym = self.task.default_gym
+        legacy_context = self.task.legacy.get("context")
+        context = dict(gym.context) if gym else {}
+        if isinstance(legacy_context, Mapping):
+            context.update(legacy_context)
+        database_id = self.task.legacy.get("database_id") or (
+            self.database_ids.get(gym.name) if gym else None)
+        return gym, database_id, context
+
+    async def run_query(self, verifier: Verifier, query: str) -> SqlOutcome:
+        gym, database_id, context = self.target(verifier)
+        if self.sql is None:
+            return SqlOutcome.failed("no SQL runner was given to verify_task", kind="transport")
+        if gym is None:
+            return SqlOutcome.failed("the task has no gym to run the query on", kind="database")
+        async with self.semaphore:
+            try:
+                return await self.sql.run_sql(gym.name, database_id, query, context)
+            except EogError as exc:  # a runner that raises instead of answering: unreachable
+                return SqlOutcome.failed(str(exc), kind="transport")
+
+
+async def _database_state(run: _Run, verifier: DatabaseStateVerifier) -> tuple[dict[str, Any], FailureKind | None]:
+    config = verifier.validation_config
+    if not config.query:
+        return {"passed": False, "error": "No SQL query provided"}, "config_error"
+    refusal = run.policy.refuse_query(config.query)
+    if refusal:
+        return {"passed": False, "error": f"Verifier query refused: {refusal}",
+                "query": config.query}, "config_error"
+    outcome = await run.run_query(verifier, config.query)
+    result, comparison = _score(config.query, config.expected_value, config.comparison_type,
+                                outcome, run.policy)
+    if comparison is None:
+        return result, _outcome_failure(outcome)
+    return result, None if comparison.known_type else "config_error"
+
+
+async def _response_check(run: _Run, verifier: ResponseCheckVerifier) -> tuple[dict[str, Any], FailureKind | None]:
+    config = verifier.validation_config
+    if not config.sql_query or not config.comparison_prompt:
+        return {"passed": False, "error": "Missing sql_query or comparison_prompt"}, "config_error"
+    if run.judge is None:
+        return {"passed": False, "error": "No judge configured for response_check verifiers"}, "config_error"
+    refusal = run.policy.refuse_query(config.sql_query)
+    if refusal:
+        return {"passed": False, "error": f"Verifier query refused: {refusal}"}, "config_error"
+    outcome = await run.run_query(verifier, config.sql_query)
+    if not outcome.success:
+        return {"passed": False, "error": f"SQL query failed: {outcome.error}"}, _outcome_failure(outcome)
+    sql_result = json.dumps(outcome.body, indent=2)
+    request = run.judge_prompt.render(
+        sql_result=sql_result, final_response=run.final_response,
+        comparison_prompt=config.comparison_prompt, minimum_score=config.minimum_comparison_value)
+    try:
+        score, reasoning = parse_judge_reply(await run.judge(request))
+        passed = bool(score >= config.minimum_comparison_value)
+    except (JudgeError, TypeError, EogError) as exc:
+        return {"passed": False, "error": f"Judge comparison failed: {exc}"}, "judge_error"
+    return {"passed": passed, "score": score, "minimum_score": config.minimum_comparison_value,
+            "reasoning": reasoning, "sql_result": sql_result,
+            "llm_response": run.final_response}, None
+
+
+def _tool_execution(run: _Run, verifier: ToolExecutionVerifier) -> dict[str, Any]:
+    config = verifier.validation_config
+    missing = [tool for tool in config.selected_tools if tool not in run.tool_names]
+    passed = not missing and len(run.tool_names) >= config.minimum_tool_calls
+    return {"passed": passed, "selected_tools": list(config.selected_tools),
+            "tools_called": list(run.tool_names), "missing_tools": missing,
+            "minimum_tool_calls": config.minimum_tool_calls, "actual_tool_calls": len(run.tool_names)}
+
+
+async def _run_one(run: _Run, index: int, verifier: Verifier) -> VerifierResult:
+    name = verifier.name or f"verifier_{index + 1}"
+    base = {"index": index, "name": name, "kind": verifier.verifier_type, "gym": verifier.gym_name}
+    if verifier.gym_name and run.task.gym(verifier.gym_name) is None:
+        error = f"Gym '{verifier.gym_name}' is not a gym of this task"
+        if run.policy.skips_unknown_gyms:
+            return VerifierResult(**base, passed=False, counted=False, error=f"{error} (skipped, as upstream does)")
+        return VerifierResult(**base, passed=False, error=error, failure_kind="config_error",
+                              upstream={"passed": False, "error": error})
+    failure: FailureKind | None = None
+    if isinstance(verifier, DatabaseStateVerifier):
+        result, failure = await _database_state(run, verifier)
+    elif isinstance(verifier, ResponseCheckVerifier):
+        result, failure = await _response_check(run, verifier)
+    elif isinstance(verifier, ToolExecutionVerifier):
+        result = _tool_execution(run, verifier)
+    else:
+        result, failure = {"passed": False,
+                           "error": f"Unsupported verifier type: {verifier.verifier_type}"}, "config_error"
+    return VerifierResult(
+        **base, passed=bool(result.get("passed")), expected=result.get("expected"),
+        actual=result.get("actual"), comparison_type=result.get("comparison_type"),
+        details=result.get("details"), error=result.get("error"), query=result.get("query"),
+        failure_kind=failure if run.policy.reports_failure_kinds else None, upstream=result)
+
+
+def _aggregate(task: Task, policy: Policy, results: Sequence[VerifierResult]) -> TaskVerdict:
+    if policy.collapses_names:
+        last = {r.name: r.index for r in results if r.counted}
+        results = [attrs.evolve(r, counted=False) if r.counted and last[r.name] != r.index else r
+                   for r in results]
+    counted = [r for r in results if r.counted]
+    num_passed = sum(r.passed for r in counted)
+    pass_rate = num_passed / len(counted) if counted else 0.0
+    failure_kind: FailureKind | None = None
+    if policy.reports_failure_kinds:
+        kinds = {r.failure_kind for r in counted}
+        failure_kind = next((k for k in _FAILURE_PRIORITY if k in kinds), None)
+        if failure_kind is None and not counted:
+            failure_kind = "no_verifiers"
+    all_passed = num_passed == len(counted)
+    success = all_passed and (bool(counted) or policy.empty_is_success) and failure_kind is None
+    reward = pass_rate if policy.reward == "fractional" else float(success)
+    return TaskVerdict(
+        policy=policy.name, task_id=task.task_id, success=success, reward=reward,
+        pass_rate=pass_rate, num_defined=len(task.verifiers), num_scored=len(counted),
+        num_passed=num_passed, results=tuple(results),
+        evaluation_completed=failure_kind is None, failure_kind=failure_kind)
+
+
+async def verify_task(
+    task: Task,
+    *,
+    sql: SqlRunner | None,
+    policy: Policy = STRICT,
+    database_ids: Mapping[str, str] | None = None,
+    final_response: str | None = None,
+    tool_calls: Iterable[Any] = (),
+    judge: Judge | None = None,
+    judge_prompt: JudgePrompt = DEFAULT_JUDGE_PROMPT,
+    max_concurrency: int = 8,
+) -> TaskVerdict:
+    """Run every verifier of ``task`` and aggregate the verdict under ``policy``.
+
+    ``sql`` answers the verifier queries (``SqliteSqlRunner`` offline, the HTTP
+    runner live); ``database_ids`` maps gym names to the rollout's database ids.
+    Verifiers run concurrently (at most ``max_concurrency`` queries at once);
+    results keep definition order. ``tool_calls`` are names, mappings with a
+    ``name``, or objects with a ``name`` attribute (for ``tool_execution``).
+    """
+    if max_concurrency < 1:
+        raise ValueError("max_concurrency must be at least 1")
+    run = _Run(task=task, sql=sql, policy=policy, database_ids=dict(database_ids or {}),
+               final_response=final_response or "", tool_names=_tool_names(tool_calls),
+               judge=judge, judge_prompt=judge_prompt, semaphore=asyncio.Semaphore(max_concurrency))
+    results = await asyncio.gather(*(_run_one(run, i, v) for i, v in enumerate(task.verifiers)))
+    return _aggregate(task, policy, results)

@@ -1,0 +1,129 @@
+"""Offline scoring: answer verifier queries from SQLite snapshots as a gym would."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from eog_core.errors import VerificationError
+from eog_core.verify._outcome import SqlOutcome
+
+__all__ = ["SqliteSqlRunner"]
+
+_TIME_FUNCTIONS = ("date", "time", "datetime", "julianday", "unixepoch", "strftime")
+
+
+def _pin_now(connection: sqlite3.Connection, now: str) -> None:
+    """Make SQLite's date functions read ``'now'`` as the fixed moment ``now``.
+
+    The built-in functions are shadowed by same-named Python functions that
+    swap the ``'now'`` argument and delegate to the built-ins of a private
+    in-memory connection. (``CURRENT_TIMESTAMP`` and friends are keywords and
+    keep the wall clock.)
+    """
+    helper = sqlite3.connect(":memory:", check_same_thread=False)
+
+    def shadow(name: str, first_time_arg: int) -> Any:
+        def call(*args: Any) -> Any:
+            swapped = [now if i >= first_time_arg and isinstance(a, str) and a.lower() == "now"
+                       else a for i, a in enumerate(args)]
+            marks = ", ".join("?" * len(swapped))
+            return helper.execute(f"SELECT {name}({marks})", swapped).fetchone()[0]
+
+        return call
+
+    for name in _TIME_FUNCTIONS:
+        first = 1 if name == "strftime" else 0
+        connection.create_function(name, -1, shadow(name, first), deterministic=True)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return value.hex()
+    return value
+
+
+class SqliteSqlRunner:
+    """A :class:`SqlRunner` over SQLite files or connections, keyed by gym name.
+
+    Answers exactly as a gym's ``/api/sql-runner``: ``{"data": [row dicts]}`` on
+    success, ``SQL API call failed (HTTP 400): <sqlite error>`` on a rejected
+    query. Files are opened read-only, so a verifier cannot alter a snapshot.
+    ``now`` (ISO text or datetime) pins SQLite's ``'now'`` for reproducible
+    scoring of verifiers that use ``datetime('now')``.
+    """
+
+    def __init__(self, databases: Mapping[str, str | os.PathLike[str] | sqlite3.Connection], *,
+                 now: str | datetime | None = None) -> None:
+        self._connections: dict[str, sqlite3.Connection] = {}
+        self._owned: list[sqlite3.Connection] = []
+        pinned = self._format_now(now)
+        try:
+            for gym, source in databases.items():
+                connection = source if isinstance(source, sqlite3.Connection) else self._open(gym, source)
+                if pinned is not None:
+                    _pin_now(connection, pinned)
+                self._connections[gym] = connection
+        except BaseException:
+            self.close()
+            raise
+
+    @staticmethod
+    def _format_now(now: str | datetime | None) -> str | None:
+        if now is None or isinstance(now, str):
+            return now
+        if now.tzinfo is not None:
+            now = now.astimezone(UTC).replace(tzinfo=None)
+        return now.isoformat(sep=" ")
+
+    def _open(self, gym: str, source: str | os.PathLike[str]) -> sqlite3.Connection:
+        path = Path(source)
+        if not path.is_file():
+            raise VerificationError(f"database snapshot for gym {gym!r} not found: {path}")
+        try:
+            connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
+                                         check_same_thread=False)
+            connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise VerificationError(f"database snapshot for gym {gym!r} is not a SQLite file: {path} ({exc})") from exc
+        self._owned.append(connection)
+        return connection
+
+    @property
+    def gyms(self) -> tuple[str, ...]:
+        return tuple(self._connections)
+
+    def query(self, gym_name: str, query: str) -> SqlOutcome:
+        """Run ``query`` synchronously (the async method wraps this)."""
+        connection = self._connections.get(gym_name)
+        if connection is None:
+            return SqlOutcome.failed(
+                f"SQL API call failed (HTTP 404): no database snapshot for gym '{gym_name}'",
+                status=404)
+        try:
+            cursor = connection.execute(query)
+            columns = [d[0] for d in cursor.description or ()]
+            rows = [dict(zip(columns, map(_jsonable, row), strict=True)) for row in cursor.fetchall()]
+        except (sqlite3.Error, ValueError, OverflowError) as exc:
+            return SqlOutcome.failed(f"SQL API call failed (HTTP 400): {exc}", status=400)
+        return SqlOutcome.ok({"data": rows})
+
+    async def run_sql(self, gym_name: str, database_id: str | None, query: str,
+                      context: Mapping[str, str]) -> SqlOutcome:
+        """The :class:`SqlRunner` method; ``database_id`` and ``context`` do not matter offline."""
+        return self.query(gym_name, query)
+
+    def close(self) -> None:
+        """Close the connections this runner opened (not the ones it was given)."""
+        while self._owned:
+            self._owned.pop().close()
+
+    def __enter__(self) -> SqliteSqlRunner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
