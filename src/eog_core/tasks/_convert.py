@@ -297,7 +297,7 @@ def task_from_mapping(obj: Mapping[str, Any], *, source: str | None = None) -> T
         _decode_json_field(data, key, source)
     legacy = {k: data.pop(k) for k in LEGACY_KEYS & set(data)}
     if not data.get("gym_servers_config") and isinstance(legacy.get("mcp_server_url"), str):
-        data["gym_servers_config"] = [_legacy_gym(legacy, data)]
+        data["gym_servers_config"] = [_legacy_gym(legacy)]
         legacy["_synthesized_gym"] = True
     try:
         task: Task = make_converter().structure(data, Task)
@@ -307,13 +307,11 @@ def task_from_mapping(obj: Mapping[str, Any], *, source: str | None = None) -> T
     return attrs.evolve(task, legacy=legacy) if legacy else task
 
 
-def _legacy_gym(legacy: Mapping[str, Any], data: Mapping[str, Any]) -> dict[str, Any]:
+def _legacy_gym(legacy: Mapping[str, Any]) -> dict[str, Any]:
     gym: dict[str, Any] = {"mcp_server_name": LEGACY_GYM_NAME, "mcp_server_url": legacy["mcp_server_url"]}
     for key in ("seed_database_file", "context", "auth_config"):
         if legacy.get(key) is not None:
             gym[key] = legacy[key]
-    if isinstance(data.get("mcp_endpoint"), str):
-        gym["mcp_endpoint"] = data["mcp_endpoint"]
     return gym
 
 

@@ -1,0 +1,26 @@
+"""Shared fixtures: where the real benchmark data lives."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+EOG_DATA = Path(os.environ.get("EOG_DATA_DIR", REPO.parent / "shared" / "eog-data"))
+
+
+def require_eog_data() -> Path:
+    """The shared data folder; in CI its absence fails the test instead of skipping it."""
+    if EOG_DATA.is_dir():
+        return EOG_DATA
+    message = f"benchmark data not found at {EOG_DATA} (set EOG_DATA_DIR)"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def eog_data() -> Path:
+    return require_eog_data()

@@ -1,0 +1,185 @@
+"""Loading every real task format, round trips, and schema errors with JSON paths."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from eog_core import SchemaError, Task, load_task, load_tasks
+from eog_core.tasks import (
+    DatabaseStateVerifier,
+    ResponseCheckVerifier,
+    ToolExecutionVerifier,
+    UnknownVerifier,
+    load_tool_snapshots,
+    merge_tools,
+)
+
+
+def upstream_files(root: Path) -> list[Path]:
+    return sorted((root / "tasks").rglob("*.json"))
+
+
+def test_all_upstream_task_files_load(eog_data: Path) -> None:
+    files = upstream_files(eog_data)
+    assert len(files) == 13
+    tasks = [load_task(f) for f in files]
+    assert all(isinstance(v, DatabaseStateVerifier) for t in tasks for v in t.verifiers)
+    assert sum(len(t.verifiers) for t in tasks) == 102
+    assert {t.domain for t in tasks} == {"csm", "itsm"}
+    assert [t.task_id for t in tasks] == [f.stem for f in files]
+
+
+def test_all_nemo_rows_and_rollouts_load(eog_data: Path) -> None:
+    rows = load_tasks(eog_data / "nemo-rows")
+    assert len(rows) == 19
+    rollouts = load_tasks(eog_data / "nemo-rows" / "example_rollouts.jsonl")
+    assert len(rollouts) == 5
+    assert all(t.task_id and t.domain and t.mode == "oracle" for t in rows)
+    hybrid = load_tasks(eog_data / "nemo-rows" / "hybrid_synthetic.jsonl")[0]
+    assert hybrid.domain == "hybrid"
+    assert [g.name for g in hybrid.gym_servers] == ["gym-teams-mcp", "gym-email-mcp"]
+
+
+def test_round_trip_is_identity_on_every_file(eog_data: Path) -> None:
+    tasks = load_tasks(eog_data / "tasks") + load_tasks(eog_data / "nemo-rows")
+    for task in tasks:
+        assert Task.from_upstream(task.to_upstream()) == task
+
+
+def test_upstream_files_dump_back_unchanged(eog_data: Path) -> None:
+    for path in upstream_files(eog_data):
+        raw = json.loads(path.read_text())
+        dumped = load_task(path).to_upstream()
+        del dumped["task_id"], dumped["domain"]  # added from the file name and gyms
+        assert list(dumped) == list(raw)
+        assert dumped == raw
+
+
+def test_dataset_row_with_json_string_fields(eog_data: Path) -> None:
+    raw = json.loads(upstream_files(eog_data)[0].read_text())
+    row = dict(raw, task_id="t1", domain="csm", mode="plus_5_tools",
+               verifiers=json.dumps(raw["verifiers"]), gym_servers_config=json.dumps(raw["gym_servers_config"]))
+    task = load_task(row)
+    assert (task.task_id, task.domain, task.mode) == ("t1", "csm", "plus_5_tools")
+    assert task.verifiers == load_task(raw).verifiers
+
+
+def test_private_legacy_and_dead_keys_are_accepted() -> None:
+    task = load_task({
+        "_comment": "ignored", "user_prompt": "do it", "mcp_server_url": "http://localhost:8001",
+        "database_id": "db_1", "context": {"x-user-email": "a@b.c"}, "temperature": 0.2,
+        "max_tokens": 100,
+        "verifiers": [{"verifier_type": "database_state", "_note": "x",
+                       "validation_config": {"query": "SELECT 1", "expected_value": 1}}],
+    })
+    assert task.gym_servers[0].name == "default_gym"
+    assert task.gym_servers[0].url == "http://localhost:8001"
+    assert task.legacy["database_id"] == "db_1"
+    assert Task.from_upstream(task.to_upstream()) == task
+
+
+def test_verifier_kinds_form_a_tagged_union() -> None:
+    task = load_task({"user_prompt": "u", "verifiers": [
+        {"verifier_type": "response_check", "validation_config": {"sql_query": "SELECT 1", "comparison_prompt": "p"}},
+        {"verifier_type": "tool_execution", "validation_config": {"selected_tools": ["a"], "minimum_tool_calls": 2}},
+        {"verifier_type": "llm_vibes", "validation_config": {"anything": 1}},
+    ]})
+    kinds = [type(v) for v in task.verifiers]
+    assert kinds == [ResponseCheckVerifier, ToolExecutionVerifier, UnknownVerifier]
+    assert task.verifiers[0].validation_config.minimum_comparison_value == 7
+    assert Task.from_upstream(task.to_upstream()) == task
+
+
+def _mutated(raw: dict[str, Any], path: list[Any], value: Any) -> dict[str, Any]:
+    data = copy.deepcopy(raw)
+    node = data
+    for key in path[:-1]:
+        node = node[key]
+    if value is KeyError:
+        del node[path[-1]]
+    else:
+        node[path[-1]] = value
+    return data
+
+
+@pytest.mark.parametrize(("path", "value", "json_path", "reason"), [
+    (["verifiers", 3, "validation_config", "query"], 5, "$.verifiers[3].validation_config.query", "expected a string"),
+    (["verifiers", 2, "validation_config", "surprise"], 1, "$.verifiers[2].validation_config", "extra fields"),
+    (["verifiers", 1, "verifier_type"], KeyError, "$.verifiers[1]", "verifier_type"),
+    (["gym_servers_config", 0, "mcp_server_url"], KeyError, "$.gym_servers_config[0].mcp_server_url", "required"),
+    (["gym_servers_config", 0, "context"], "x", "$.gym_servers_config[0].context", "expected an object"),
+    (["gym_servers_config", 0, "auth_config"], {"type": "magic", "token": "t"},
+     "$.gym_servers_config[0].auth_config.type", "expected one of"),
+    (["selected_tools"], "find_user", "$.selected_tools", "array of strings"),
+    (["number_of_runs"], True, "$.number_of_runs", "got a boolean"),
+    (["user_prompt"], KeyError, "$.user_prompt", "required field missing"),
+    (["surprise"], 1, "$.surprise", "unknown key"),
+    (["verifiers"], "[1,", "$.verifiers", "not a valid JSON string"),
+])
+def test_schema_errors_name_the_json_path_and_file(eog_data: Path, path: list[Any], value: Any,
+                                                    json_path: str, reason: str) -> None:
+    source = upstream_files(eog_data)[0]
+    raw = json.loads(source.read_text())
+    with pytest.raises(SchemaError) as info:
+        Task.from_upstream(_mutated(raw, path, value), source=str(source))
+    assert info.value.path == json_path
+    assert reason in str(info.value)
+    assert str(source) in str(info.value)
+
+
+def test_nemo_row_errors_point_into_verifier_metadata(eog_data: Path) -> None:
+    row = json.loads((eog_data / "nemo-rows" / "itsm_revised.jsonl").read_text().splitlines()[0])
+    row["verifier_metadata"]["verifiers"][1]["validation_config"]["comparison_type"] = 3
+    with pytest.raises(SchemaError) as info:
+        load_task(row)
+    assert info.value.path == "$.verifier_metadata.verifiers[1].validation_config.comparison_type"
+
+
+def test_bad_files_raise_schema_errors(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    with pytest.raises(SchemaError, match="invalid JSON at line 1"):
+        load_task(broken)
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text('{"user_prompt": "ok"}\n[1]\n')
+    with pytest.raises(SchemaError, match=r"rows\.jsonl:2"):
+        load_tasks(rows)
+    with pytest.raises(SchemaError, match="cannot read"):
+        load_task(tmp_path / "missing.json")
+    with pytest.raises(SchemaError, match="no .json"):
+        load_tasks(tmp_path / "empty") if (tmp_path / "empty").mkdir() is None else None
+
+
+def test_tool_snapshots_merge_in_gym_order(eog_data: Path) -> None:
+    snapshots = load_tool_snapshots(eog_data / "tools")
+    assert sum(len(s.tools) for s in snapshots.values()) == 512
+    owners = [name for name, snap in snapshots.items() if "list_users" in {t.name for t in snap.tools}]
+    assert len(owners) == 4
+    task = load_task({"user_prompt": "u", "gym_servers_config": [
+        {"mcp_server_name": owners[2], "mcp_server_url": "http://a"},
+        {"mcp_server_name": owners[0], "mcp_server_url": "http://b"}]})
+    merged = merge_tools(task, snapshots)
+    assert merged.owner("list_users") == owners[2]  # first gym of the task wins
+    assert len(merged.names) == len(set(merged.names))
+    selected = merge_tools(Task.from_upstream(dict(task.to_upstream(), selected_tools=["list_users", "nope"],
+                                                   restricted_tools=["nope"])), snapshots)
+    assert selected.names == ("list_users",)
+    assert selected.missing == ("nope",)
+    tool = selected.responses_tools()[0]
+    assert tool["type"] == "function" and tool["strict"] is False and tool["parameters"]["type"] == "object"
+    assert selected.chat_tools()[0]["function"]["name"] == "list_users"
+
+
+def test_nemo_tool_lists_match_snapshot_merge(eog_data: Path) -> None:
+    """The tools a NeMo row offers are exactly our merge of the snapshots for its task."""
+    snapshots = load_tool_snapshots(eog_data / "tools")
+    for line in (eog_data / "nemo-rows" / "csm_revised.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        task = load_task(row)
+        offered = {t["name"] for t in row["responses_create_params"]["tools"]}
+        assert set(merge_tools(task, snapshots).names) == offered
