@@ -151,8 +151,9 @@ def test_bad_files_raise_schema_errors(tmp_path: Path) -> None:
         load_tasks(rows)
     with pytest.raises(SchemaError, match="cannot read"):
         load_task(tmp_path / "missing.json")
-    with pytest.raises(SchemaError, match="no .json"):
-        load_tasks(tmp_path / "empty") if (tmp_path / "empty").mkdir() is None else None
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SchemaError, match=r"no \.json"):
+        load_tasks(tmp_path / "empty")
 
 
 def test_tool_snapshots_merge_in_gym_order(eog_data: Path) -> None:

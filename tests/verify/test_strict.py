@@ -10,7 +10,16 @@ from typing import Any
 
 import pytest
 
-from eog_core import PARITY, STRICT, SqliteSqlRunner, SqlOutcome, Task, compare_values, load_task, verify_task
+from eog_core import (
+    PARITY,
+    STRICT,
+    SqliteSqlRunner,
+    SqlOutcome,
+    Task,
+    compare_values,
+    load_task,
+    verify_task,
+)
 from eog_core.errors import VerificationError
 from eog_core.verify import JudgeRequest, Policy
 

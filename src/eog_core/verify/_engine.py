@@ -262,7 +262,8 @@ def _tool_execution(run: _Run, verifier: ToolExecutionVerifier) -> dict[str, Any
 
 async def _run_one(run: _Run, index: int, verifier: Verifier) -> VerifierResult:
     name = verifier.name or f"verifier_{index + 1}"
-    base = {"index": index, "name": name, "kind": verifier.verifier_type, "gym": verifier.gym_name}
+    base: dict[str, Any] = {"index": index, "name": name, "kind": verifier.verifier_type,
+                            "gym": verifier.gym_name}
     if verifier.gym_name and run.task.gym(verifier.gym_name) is None:
         error = f"Gym '{verifier.gym_name}' is not a gym of this task"
         if run.policy.skips_unknown_gyms:

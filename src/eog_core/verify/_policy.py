@@ -110,12 +110,12 @@ def read_only_problem(query: str) -> str | None:
     Accepted: exactly one ``SELECT`` statement (``WITH ... SELECT`` included).
     Cached: the same verifier queries are checked once per process.
     """
-    statements = [s for s in sqlparse.parse(query) if s.token_first(skip_cm=True, skip_ws=True)]
+    statements = [s for s in sqlparse.parse(query) if s.token_first(skip_cm=True, skip_ws=True)]  # type: ignore[no-untyped-call]
     if not statements:
         return "the query is empty"
     if len(statements) > 1:
         return f"the query holds {len(statements)} statements; a verifier may run only one"
-    kind = statements[0].get_type()
+    kind = statements[0].get_type()  # type: ignore[no-untyped-call]
     if kind != "SELECT":
         return f"the query is not a read-only SELECT statement (it reads as {kind})"
     return None

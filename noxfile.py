@@ -1,0 +1,42 @@
+"""Developer sessions: tests, lint, typecheck, bench, demo."""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.sessions = ["tests", "lint", "typecheck"]
+nox.options.reuse_existing_virtualenvs = True
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The test suite (the same command as README and .ci/run)."""
+    session.install("-e", ".[test]")
+    session.run("python", "-m", "pytest", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    session.install("ruff")
+    session.run("ruff", "check", "src", "tests", "benchmarks", "noxfile.py")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    session.install("-e", ".[dev]")
+    session.run("mypy", "--strict", "src/eog_core")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Throughput benchmarks (pytest-benchmark); never part of the default test run."""
+    session.install("-e", ".[test]")
+    session.run("python", "-m", "pytest", "benchmarks", "-p", "no:randomly",
+                "--benchmark-columns=min,median,mean,ops", "--benchmark-sort=name", *session.posargs)
+
+
+@nox.session
+def demo(session: nox.Session) -> None:
+    """The main job on the embedded local gym."""
+    session.install(".")
+    session.run("eog-core", "demo")

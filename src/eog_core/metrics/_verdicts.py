@@ -1,0 +1,253 @@
+"""Our verdict JSONL files, and the list of tasks a run was supposed to cover.
+
+A verdict line is one JSON object::
+
+    {"task_id", "domain", "mode", "repeat", "policy": "strict" | "parity",
+     "success", "reward", "pass_rate", "num_defined", "num_scored",
+     "evaluation_completed", "failure_kind", "verification_results"?,
+     "verification_summary"?, "parity"?: {"success", "pass_rate", ...}}
+
+The two policies of one run come either as two lines or as one strict line
+carrying a nested ``parity`` object; :func:`runs_from_verdicts` accepts both.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, cast
+
+import attrs
+
+from eog_core.metrics._records import MetricsError, PolicyName, PolicyOutcome, RunRecord
+
+__all__ = ["VerdictRecord", "expected_task_ids", "read_verdicts", "runs_from_verdicts"]
+
+_POLICIES = ("strict", "parity")
+
+
+@attrs.frozen(kw_only=True)
+class VerdictRecord:
+    """One line of a verdict JSONL file; ``source`` and ``line`` say where it was read."""
+
+    task_id: str
+    domain: str
+    mode: str
+    repeat: int
+    policy: PolicyName
+    success: bool
+    pass_rate: float
+    evaluation_completed: bool
+    reward: float = 0.0
+    num_defined: int = 0
+    num_scored: int = 0
+    failure_kind: str | None = None
+    parity: PolicyOutcome | None = None
+    verification_results: Mapping[str, Any] | None = attrs.field(default=None, eq=False)
+    verification_summary: Mapping[str, Any] | None = attrs.field(default=None, eq=False)
+    source: str | None = attrs.field(default=None, eq=False)
+    line: int | None = attrs.field(default=None, eq=False)
+
+    @property
+    def outcome(self) -> PolicyOutcome:
+        """This line's own policy outcome."""
+        return PolicyOutcome(success=self.success, pass_rate=self.pass_rate,
+                             completed=self.evaluation_completed, failure_kind=self.failure_kind)
+
+
+class _Fields:
+    """Typed access to one JSON object that raises with the JSON path of the bad key."""
+
+    def __init__(self, data: Mapping[str, Any], prefix: str) -> None:
+        self.data = data
+        self.prefix = prefix
+
+    def _get(self, key: str, required: bool) -> Any:
+        if key not in self.data and required:
+            raise ValueError(f"{self.prefix}.{key}: missing")
+        return self.data.get(key)
+
+    def _bad(self, key: str, kind: str, value: Any) -> ValueError:
+        return ValueError(f"{self.prefix}.{key}: expected {kind}, got {value!r}")
+
+    def text(self, key: str) -> str:
+        value = self._get(key, True)
+        if not isinstance(value, str) or not value:
+            raise self._bad(key, "a non-empty string", value)
+        return value
+
+    def flag(self, key: str, default: bool | None = None) -> bool:
+        value = self._get(key, default is None)
+        if value is None and default is not None:
+            return default
+        if not isinstance(value, bool):
+            raise self._bad(key, "true or false", value)
+        return value
+
+    def integer(self, key: str, default: int | None = None) -> int:
+        value = self._get(key, default is None)
+        if value is None and default is not None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise self._bad(key, "a non-negative integer", value)
+        return value
+
+    def number(self, key: str, default: float | None = None) -> float:
+        value = self._get(key, default is None)
+        if value is None and default is not None:
+            return default
+        if (isinstance(value, bool) or not isinstance(value, int | float)
+                or not math.isfinite(value)):
+            raise self._bad(key, "a number", value)
+        return float(value)
+
+    def optional_text(self, key: str) -> str | None:
+        value = self.data.get(key)
+        if value is not None and not isinstance(value, str):
+            raise self._bad(key, "a string or null", value)
+        return value
+
+    def optional_object(self, key: str) -> Mapping[str, Any] | None:
+        value = self.data.get(key)
+        if value is not None and not isinstance(value, Mapping):
+            raise self._bad(key, "an object or null", value)
+        return value
+
+
+def _verdict_from_object(data: Any, *, source: str, line: int) -> VerdictRecord:
+    if not isinstance(data, Mapping):
+        raise ValueError("$: expected a JSON object")
+    fields = _Fields(data, "$")
+    policy = fields.text("policy")
+    if policy not in _POLICIES:
+        raise ValueError(f"$.policy: expected 'strict' or 'parity', got {policy!r}")
+    completed = fields.flag("evaluation_completed")
+    failure_kind = fields.optional_text("failure_kind")
+    success = fields.flag("success")
+    parity = None
+    if (nested := fields.optional_object("parity")) is not None:
+        inner = _Fields(nested, "$.parity")
+        parity = PolicyOutcome(
+            success=inner.flag("success"),
+            pass_rate=inner.number("pass_rate"),
+            completed=inner.flag("evaluation_completed", completed),
+            failure_kind=inner.optional_text("failure_kind") if "failure_kind" in nested
+            else failure_kind,
+        )
+    return VerdictRecord(
+        task_id=fields.text("task_id"),
+        domain=fields.text("domain"),
+        mode=fields.text("mode"),
+        repeat=fields.integer("repeat"),
+        policy=cast(PolicyName, policy),
+        success=success,
+        pass_rate=fields.number("pass_rate"),
+        evaluation_completed=completed,
+        reward=fields.number("reward", 1.0 if success else 0.0),
+        num_defined=fields.integer("num_defined", 0),
+        num_scored=fields.integer("num_scored", 0),
+        failure_kind=failure_kind,
+        parity=parity,
+        verification_results=fields.optional_object("verification_results"),
+        verification_summary=fields.optional_object("verification_summary"),
+        source=source,
+        line=line,
+    )
+
+
+def _jsonl_objects(path: Path) -> Iterable[tuple[int, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise MetricsError(f"cannot read file: {exc.strerror or exc}", source=str(path)) from exc
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            yield number, json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise MetricsError(f"invalid JSON at column {exc.colno}: {exc.msg}",
+                               source=str(path), line=number) from exc
+
+
+def read_verdicts(path: str | os.PathLike[str]) -> list[VerdictRecord]:
+    """Read a verdict JSONL file; blank lines are skipped.
+
+    A malformed line raises :class:`MetricsError` naming the file, the line
+    number and the offending key (``verdicts.jsonl:7: $.success: expected true or false``).
+    """
+    source = Path(path)
+    records = []
+    for number, data in _jsonl_objects(source):
+        try:
+            records.append(_verdict_from_object(data, source=str(source), line=number))
+        except ValueError as exc:
+            raise MetricsError(str(exc), source=str(source), line=number) from exc
+    return records
+
+
+def _where(verdict: VerdictRecord) -> str:
+    return f"{verdict.source}:{verdict.line}" if verdict.source else "<verdict>"
+
+
+def runs_from_verdicts(verdicts: Iterable[VerdictRecord]) -> list[RunRecord]:
+    """Merge verdict lines into one :class:`RunRecord` per (mode, domain, task, repeat).
+
+    A nested ``parity`` object fills the parity outcome of its run. The same
+    policy given twice for one run raises :class:`MetricsError`.
+    """
+    merged: dict[tuple[str, str, str, int], dict[str, Any]] = {}
+    for verdict in verdicts:
+        key = (verdict.mode, verdict.domain, verdict.task_id, verdict.repeat)
+        slot = merged.setdefault(key, {"source": verdict.source})
+        given = [(verdict.policy, verdict.outcome)]
+        if verdict.parity is not None:
+            given.append(("parity", verdict.parity))
+        for policy, outcome in given:
+            if policy in slot:
+                raise MetricsError(
+                    f"{policy} verdict for task {verdict.task_id!r} repeat {verdict.repeat} "
+                    f"given twice (again at {_where(verdict)})",
+                    source=verdict.source, line=verdict.line,
+                )
+            slot[policy] = outcome
+    return [
+        RunRecord(task_id=task_id, domain=domain, mode=mode, repeat=repeat,
+                  strict=slot.get("strict"), parity=slot.get("parity"), source=slot["source"])
+        for (mode, domain, task_id, repeat), slot in sorted(merged.items())
+    ]
+
+
+def _row_task_id(row: Any) -> str | None:
+    if not isinstance(row, Mapping):
+        return None
+    task_id = row.get("task_id")
+    if task_id is None and isinstance(meta := row.get("verifier_metadata"), Mapping):
+        task_id = meta.get("task_id")
+    return task_id if isinstance(task_id, str) and task_id else None
+
+
+def expected_task_ids(path: str | os.PathLike[str]) -> frozenset[str]:
+    """The task ids a run should have covered.
+
+    ``path`` is a ``.jsonl`` of dataset rows (``task_id``, or
+    ``verifier_metadata.task_id`` for NeMo Gym rows) or a directory of ``.json``
+    task files, searched recursively, whose stems are the ids.
+    """
+    source = Path(path)
+    if source.is_dir():
+        return frozenset(file.stem for file in source.rglob("*.json") if file.is_file())
+    if source.suffix != ".jsonl":
+        raise MetricsError("expected a .jsonl of task rows or a directory of .json tasks",
+                           source=str(source))
+    ids = set()
+    for number, row in _jsonl_objects(source):
+        task_id = _row_task_id(row)
+        if task_id is None:
+            raise MetricsError("row has no task_id (nor verifier_metadata.task_id)",
+                               source=str(source), line=number)
+        ids.add(task_id)
+    return frozenset(ids)
