@@ -79,6 +79,8 @@ class TaskVerdict:
     policy: str
     task_id: str | None
     success: bool
+    domain: str | None = None
+    mode: str | None = None
     reward: float
     pass_rate: float
     num_defined: int
@@ -100,10 +102,16 @@ class TaskVerdict:
             out[name] = dict(result.upstream)
         return out
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready form: our fields plus upstream's ``verification_results``/``summary``."""
-        return {
-            "task_id": self.task_id,
+    def to_dict(self, *, repeat: int | None = None) -> dict[str, Any]:
+        """A JSON-ready form: our fields plus upstream's ``verification_results``/``summary``.
+
+        With ``repeat`` it is one line of the verdict JSONL format that
+        ``eog-core score`` and ``eog-core compare`` read.
+        """
+        head: dict[str, Any] = {"task_id": self.task_id, "domain": self.domain, "mode": self.mode}
+        if repeat is not None:
+            head["repeat"] = repeat
+        return head | {
             "policy": self.policy,
             "success": self.success,
             "reward": self.reward,
@@ -305,7 +313,8 @@ def _aggregate(task: Task, policy: Policy, results: Sequence[VerifierResult]) ->
     success = all_passed and (bool(counted) or policy.empty_is_success) and failure_kind is None
     reward = pass_rate if policy.reward == "fractional" else float(success)
     return TaskVerdict(
-        policy=policy.name, task_id=task.task_id, success=success, reward=reward,
+        policy=policy.name, task_id=task.task_id, domain=task.domain, mode=task.mode,
+        success=success, reward=reward,
         pass_rate=pass_rate, num_defined=len(task.verifiers), num_scored=len(counted),
         num_passed=num_passed, results=tuple(results),
         evaluation_completed=failure_kind is None, failure_kind=failure_kind)

@@ -1,0 +1,7 @@
+"""``python -m eog_core``: the same as the ``eog-core`` command."""
+
+import sys
+
+from eog_core.cli import main
+
+sys.exit(main())

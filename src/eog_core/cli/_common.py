@@ -1,0 +1,88 @@
+"""What every command shares: exit codes, JSON output, tables, a progress bar."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, TextIO, TypeVar
+
+__all__ = ["EXIT_FAILED", "EXIT_INPUT", "EXIT_OK", "Progress", "emit_json", "progress", "table"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1  # the command ran and the thing it checked failed
+EXIT_USAGE = 2  # argparse's own code for bad command-line words
+EXIT_INPUT = 3  # bad input: a malformed task, a missing file, a dead gym
+
+T = TypeVar("T")
+
+
+def emit_json(data: Any, stream: TextIO | None = None) -> None:
+    """Machine output for ``--json``: one JSON document on stdout."""
+    out = stream or sys.stdout
+    json.dump(data, out, indent=2, default=str, ensure_ascii=False)
+    out.write("\n")
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """A plain aligned text table."""
+    cells = [[_cell(v) for v in row] for row in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))
+    rule = "  ".join("-" * w for w in widths)
+    body = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in cells]
+    return "\n".join([line, rule, *body])
+
+
+class Progress:
+    """A one-line progress bar on stderr, shown only on a TTY and only after a second."""
+
+    def __init__(self, total: int | None, label: str, stream: TextIO | None = None,
+                 delay: float = 1.0) -> None:
+        self.total, self.label, self.done = total, label, 0
+        self.stream = stream or sys.stderr
+        self.enabled = self.stream.isatty()
+        self.started = time.monotonic()
+        self.delay = delay
+        self.shown = False
+
+    def advance(self, step: int = 1) -> None:
+        self.done += step
+        if not self.enabled or time.monotonic() - self.started < self.delay:
+            return
+        self.shown = True
+        if self.total:
+            filled = int(30 * self.done / self.total)
+            bar = "#" * filled + "." * (30 - filled)
+            self.stream.write(f"\r{self.label} [{bar}] {self.done}/{self.total}")
+        else:
+            self.stream.write(f"\r{self.label} {self.done}")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def progress(items: Iterable[T], label: str, total: int | None = None) -> Iterator[T]:
+    """Iterate ``items`` with a progress bar (on a TTY, for work over a second)."""
+    if total is None and isinstance(items, Sequence):
+        total = len(items)
+    bar = Progress(total, label)
+    try:
+        for item in items:
+            yield item
+            bar.advance()
+    finally:
+        bar.close()

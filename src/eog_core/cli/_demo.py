@@ -1,0 +1,93 @@
+"""``eog-core demo``: the main job on the embedded local gym, offline, in seconds."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from eog_core import PARITY, STRICT, TaskVerdict, load_task
+from eog_core.cli._common import EXIT_FAILED, EXIT_OK, emit_json, table
+from eog_core.gym import GymDirectory, Janitor, TaskSession
+from eog_core.local import LocalGym, ResponseMode, demo_paths, load_demo_trajectory
+
+__all__ = ["add_parser", "run_demo"]
+
+
+def add_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "demo", help="play the bundled demo task on the embedded local gym",
+        description="Start the local reference gym on a free loopback port, play a scripted "
+                    "correct trajectory of the demo task, verify it in strict and parity modes, "
+                    "then a do-nothing control; every database is deleted at the end.",
+        epilog="example: eog-core demo --sse", formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sse", action="store_true", help="have the gym answer MCP in SSE instead of JSON")
+    parser.add_argument("--json", action="store_true", help="machine output")
+    parser.set_defaults(handler=lambda args: run_demo(sse=args.sse, as_json=args.json))
+
+
+def verdict_table(verdict: TaskVerdict) -> str:
+    rows = [(r.index + 1, r.name, "pass" if r.passed else "FAIL", "yes" if r.counted else "no",
+             r.expected, r.actual, r.error or r.details) for r in verdict.results]
+    return table(["#", "verifier", "result", "counted", "expected", "actual", "details"], rows)
+
+
+def verdict_line(verdict: TaskVerdict) -> str:
+    state = "SUCCESS" if verdict.success else "failure"
+    extra = f", {verdict.failure_kind}" if verdict.failure_kind else ""
+    return (f"{verdict.policy:>6}: {state}  reward={verdict.reward:.2f}  "
+            f"passed {verdict.num_passed}/{verdict.num_scored} counted "
+            f"({verdict.num_defined} defined{extra})")
+
+
+async def _demo(sse: bool) -> dict[str, Any]:
+    paths = demo_paths()
+    task = load_task(paths.task)
+    mode: ResponseMode = "sse" if sse else "json"
+    report: dict[str, Any] = {"task_id": task.task_id}
+    async with LocalGym.demo(response_mode=mode) as gym, Janitor() as janitor:
+        directory = GymDirectory({gym.name: gym.url})
+        report["gym"] = gym.url
+        async with TaskSession.start(task, directory=directory, seed_root=paths.directory,
+                                     janitor=janitor) as session:
+            calls = []
+            for step in load_demo_trajectory():
+                result = await session.call_tool(step["name"], step["arguments"])
+                calls.append({"tool": step["name"], "is_error": result.is_error,
+                              "latency_ms": round(session.trajectory[-1].latency_ms, 2)})
+            played = {"strict": await session.verify(policy=STRICT),
+                      "parity": await session.verify(policy=PARITY)}
+        async with TaskSession.start(task, directory=directory, seed_root=paths.directory,
+                                     janitor=janitor) as control_session:
+            control = {"strict": await control_session.verify(policy=STRICT),
+                       "parity": await control_session.verify(policy=PARITY)}
+        leaked = await janitor.aclose()
+        report.update(calls=calls, played=played, control=control, databases_left=gym.database_ids(),
+                      leaked=[entry.database_id for entry in leaked])
+    return report
+
+
+def run_demo(*, sse: bool = False, as_json: bool = False) -> int:
+    import asyncio
+
+    report = asyncio.run(_demo(sse))
+    played, control = report["played"], report["control"]
+    ok = (played["strict"].success and played["parity"].success and not control["strict"].success
+          and not report["databases_left"] and not report["leaked"])
+    if as_json:
+        emit_json({**report, "ok": ok,
+                   "played": {k: v.to_dict() for k, v in played.items()},
+                   "control": {k: v.to_dict() for k, v in control.items()}})
+        return EXIT_OK if ok else EXIT_FAILED
+    print(f"eog-core demo: task {report['task_id']} on the local gym at {report['gym']}\n")
+    print(table(["tool call", "is_error", "latency ms"],
+                [(c["tool"], c["is_error"], c["latency_ms"]) for c in report["calls"]]))
+    for title, verdicts in (("Scripted correct trajectory", played), ("Do-nothing control", control)):
+        print(f"\n== {title} ==\n")
+        print(verdict_table(verdicts["strict"]))
+        print()
+        for verdict in verdicts.values():
+            print(verdict_line(verdict))
+    print(f"\ndatabases left on the gym: {len(report['databases_left'])}; "
+          f"leaked: {len(report['leaked'])}")
+    print("demo OK" if ok else "demo FAILED: the scripted trajectory should pass and the control fail")
+    return EXIT_OK if ok else EXIT_FAILED

@@ -1,0 +1,175 @@
+"""``eog-core verify``, ``score`` and ``compare``: verdicts and the numbers of a report."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from eog_core import PARITY, STRICT, SqliteSqlRunner, TaskVerdict, load_task, verify_task
+from eog_core.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, emit_json
+from eog_core.cli._demo import verdict_line, verdict_table
+from eog_core.gym import GymClient, HttpSqlRunner
+from eog_core.metrics import (
+    MetricsError,
+    MetricsInput,
+    as_run_records,
+    compare_runs,
+    corrected_summary,
+    expected_task_ids,
+    format_comparison,
+    format_corrected,
+    format_upstream,
+    read_upstream_results,
+    read_verdicts,
+    upstream_summary,
+)
+from eog_core.verify import Policy, SqlRunner
+
+__all__ = ["add_parsers"]
+
+
+def _pairs(values: Sequence[str] | None, flag: str) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for value in values or ():
+        gym, sep, target = value.partition("=")
+        if not sep or not gym or not target:
+            raise argparse.ArgumentTypeError(f"{flag} takes GYM=VALUE, got {value!r}")
+        pairs[gym] = target
+    return pairs
+
+
+def add_parsers(commands: Any) -> None:
+    verify = commands.add_parser(
+        "verify", help="score a task on final database snapshots (or a live gym)",
+        description="Run the task's verifiers on SQLite snapshots of the final databases, or on a "
+                    "live gym database. Exits 0 when the task succeeds, 1 when it fails or the "
+                    "evaluation could not complete.",
+        epilog="example: eog-core verify task.json --db sn-csm-server=final.sqlite --now '2026-01-05 12:00:00'",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    verify.add_argument("task", type=Path, help="a task file (any of the three formats)")
+    verify.add_argument("--db", action="append", metavar="GYM=FILE", help="SQLite snapshot of a gym's final database")
+    verify.add_argument("--gym", action="append", metavar="GYM=URL", help="a live gym to query instead")
+    verify.add_argument("--database-id", action="append", metavar="GYM=ID", help="the rollout's database id on a live gym")
+    verify.add_argument("--policy", choices=["strict", "parity", "both"], default="both")
+    verify.add_argument("--reward", choices=["binary", "fractional"], default="binary")
+    verify.add_argument("--now", help="pin SQLite's 'now' (e.g. '2026-01-05 12:00:00') for reproducible scores")
+    verify.add_argument("--json", action="store_true", help="machine output")
+    verify.set_defaults(handler=run_verify)
+
+    score = commands.add_parser(
+        "score", help="upstream's numbers and corrected ones for a finished evaluation",
+        description="Read upstream result folders (run_<i>/results_*.json) or verdict JSONL files; "
+                    "print upstream's table exactly as upstream computes it, then corrected numbers.",
+        epilog="example: eog-core score results/gpt-x/ --tasks tasks/ --k 3",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    score.add_argument("paths", nargs="+", type=Path, help="result folders or verdict .jsonl files")
+    score.add_argument("--tasks", type=Path, help="the expected task set (.jsonl rows or a directory of task files)")
+    score.add_argument("--k", type=int, default=None, help="largest k for pass@k (default: the repeats present)")
+    score.add_argument("--json", action="store_true", help="machine output")
+    score.set_defaults(handler=run_score)
+
+    compare = commands.add_parser(
+        "compare", help="paired comparison of two evaluations over the same tasks",
+        description="Per-task agreement, exact McNemar p-value, paired bootstrap 95%% CI of the "
+                    "success-rate difference (B - A) and TOST equivalence at a margin.",
+        epilog="example: eog-core compare upstream_results/ our_verdicts.jsonl --margin 0.02",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    compare.add_argument("a", type=Path)
+    compare.add_argument("b", type=Path)
+    compare.add_argument("--margin", type=float, default=0.02, help="equivalence margin as a fraction (default 0.02 = 2 pp)")
+    compare.add_argument("--n-boot", type=int, default=10000)
+    compare.add_argument("--seed", type=int, default=0)
+    compare.add_argument("--policy", choices=["strict", "parity"], default=None)
+    compare.add_argument("--json", action="store_true", help="machine output")
+    compare.set_defaults(handler=run_compare)
+
+
+async def _verify(args: argparse.Namespace, policies: list[Policy]) -> list[TaskVerdict]:
+    task = load_task(args.task)
+    gyms, database_ids = _pairs(args.gym, "--gym"), _pairs(args.database_id, "--database-id")
+    snapshots = _pairs(args.db, "--db")
+    if not gyms and not snapshots:
+        raise argparse.ArgumentTypeError("give --db GYM=FILE for offline scoring or --gym GYM=URL for a live gym")
+    clients: dict[str, GymClient] = {}
+    runner: SqlRunner
+    try:
+        if gyms:
+            clients = {gym: GymClient(url, name=gym) for gym, url in gyms.items()}
+            runner = HttpSqlRunner(clients)
+        else:
+            runner = SqliteSqlRunner(snapshots, now=args.now)
+        return [await verify_task(task, sql=runner, policy=policy, database_ids=database_ids)
+                for policy in policies]
+    finally:
+        if isinstance(runner, SqliteSqlRunner):
+            runner.close()
+        for client in clients.values():
+            await client.aclose()
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    chosen = {"strict": [STRICT], "parity": [PARITY], "both": [STRICT, PARITY]}[args.policy]
+    policies = [policy.with_reward(args.reward) for policy in chosen]
+    try:
+        verdicts = asyncio.run(_verify(args, policies))
+    except argparse.ArgumentTypeError as exc:
+        print(f"eog-core verify: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    first = verdicts[0]
+    if args.json:
+        emit_json(first.to_dict() if len(verdicts) == 1 else {v.policy: v.to_dict() for v in verdicts})
+    else:
+        print(verdict_table(first))
+        print()
+        for verdict in verdicts:
+            print(verdict_line(verdict))
+    return EXIT_OK if first.success else EXIT_FAILED
+
+
+def _read_inputs(paths: Sequence[Path]) -> list[MetricsInput]:
+    items: list[MetricsInput] = []
+    for path in paths:
+        if path.is_dir():
+            items.extend(read_upstream_results(path))
+        elif path.suffix == ".jsonl":
+            items.extend(read_verdicts(path))
+        else:
+            raise MetricsError(f"expected a result folder or a verdict .jsonl file, got {path}", source=str(path))
+    return items
+
+
+def run_score(args: argparse.Namespace) -> int:
+    items = _read_inputs(args.paths)
+    upstream_files = [i for i in items if not hasattr(i, "policy") and hasattr(i, "runs")]
+    expected = expected_task_ids(args.tasks) if args.tasks else None
+    records, skipped = as_run_records(items)
+    summary = corrected_summary(records, expected_tasks=expected, k=args.k)
+    summary = attrs.evolve(summary, skipped=tuple(skipped) + tuple(summary.skipped))
+    upstream = upstream_summary(upstream_files) if upstream_files else None  # type: ignore[arg-type]
+    if args.json:
+        emit_json({"upstream": attrs.asdict(upstream) if upstream else None,
+                   "corrected": attrs.asdict(summary)})
+        return EXIT_OK
+    if upstream is not None:
+        print("== Upstream's numbers (as compute_score.py computes and prints them) ==")
+        print(format_upstream(upstream, color=sys.stdout.isatty()))
+        print()
+    print("== Corrected numbers ==")
+    print(format_corrected(summary))
+    return EXIT_OK
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    comparison = compare_runs(_read_inputs([args.a]), _read_inputs([args.b]), margin=args.margin,
+                              n_boot=args.n_boot, seed=args.seed, policy=args.policy)
+    if args.json:
+        emit_json(attrs.asdict(comparison) | {"tost_p": comparison.tost_p})
+    else:
+        print(format_comparison(comparison))
+    return EXIT_OK

@@ -1,0 +1,1 @@
+"""Tests of eog_core.local, the embedded reference gym."""
