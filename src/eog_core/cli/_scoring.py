@@ -97,7 +97,7 @@ async def _verify(args: argparse.Namespace, policies: list[Policy]) -> list[Task
     if not gyms and not snapshots:
         raise argparse.ArgumentTypeError("give --db GYM=FILE for offline scoring or --gym GYM=URL for a live gym")
     clients: dict[str, GymClient] = {}
-    runner: SqlRunner
+    runner: SqlRunner | None = None
     try:
         if gyms:
             clients = {gym: GymClient(url, name=gym) for gym, url in gyms.items()}
