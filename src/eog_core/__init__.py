@@ -3,7 +3,24 @@
 The names below are the stable public API; harnesses import them from here.
 """
 
-from eog_core.errors import EogError, SchemaError
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from eog_core.errors import (
+    ClosedError,
+    EogError,
+    GymError,
+    GymHTTPError,
+    GymProtocolError,
+    GymTimeoutError,
+    GymUnreachableError,
+    JsonRpcError,
+    JudgeError,
+    SchemaError,
+    SeedError,
+    SeedFileError,
+    VerificationError,
+)
 from eog_core.tasks import Task, load_task, load_tasks
 from eog_core.verify import (
     PARITY,
@@ -16,17 +33,59 @@ from eog_core.verify import (
     verify_task,
 )
 
+if TYPE_CHECKING:
+    from eog_core.gym import (
+        GymClient,
+        GymDirectory,
+        HttpSqlRunner,
+        Janitor,
+        TaskSession,
+        ToolCallRecord,
+        ToolResult,
+    )
+
 __version__ = "0.1.0"
+
+# The gym SDK pulls in aiohttp; load it on first use so that pure scoring
+# (tasks + verify) imports quickly.
+_LAZY = frozenset({"GymClient", "GymDirectory", "HttpSqlRunner", "Janitor", "TaskSession",
+                   "ToolCallRecord", "ToolResult"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module("eog_core.gym"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'eog_core' has no attribute {name!r}")
 
 __all__ = [
     "PARITY",
     "STRICT",
+    "ClosedError",
     "EogError",
+    "GymClient",
+    "GymDirectory",
+    "GymError",
+    "GymHTTPError",
+    "GymProtocolError",
+    "GymTimeoutError",
+    "GymUnreachableError",
+    "HttpSqlRunner",
+    "Janitor",
+    "JsonRpcError",
+    "JudgeError",
     "SchemaError",
+    "SeedError",
+    "SeedFileError",
     "SqlOutcome",
     "SqliteSqlRunner",
     "Task",
+    "TaskSession",
     "TaskVerdict",
+    "ToolCallRecord",
+    "ToolResult",
+    "VerificationError",
     "__version__",
     "compare_values",
     "extract_value",
