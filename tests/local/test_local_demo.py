@@ -77,7 +77,10 @@ def test_demo_files_are_package_data() -> None:
 
 def test_demo_task_shape() -> None:
     task = load_demo_task()
-    assert set(task) == {
+    assert set(task) == {  # the upstream task keys plus the dataset row's id, domain and mode
+        "task_id",
+        "domain",
+        "mode",
         "system_prompt",
         "user_prompt",
         "gym_servers_config",

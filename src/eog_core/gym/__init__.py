@@ -1,0 +1,53 @@
+"""Talking to gym servers: MCP over Streamable HTTP, the REST database API, SSE."""
+
+from eog_core.gym._client import GymClient, Timeouts, ToolResult, new_database_id, seed_timeout
+from eog_core.gym._directory import GymDirectory, Lease, Replica
+from eog_core.gym._headers import (
+    AuthConfig,
+    HeaderError,
+    HeaderMode,
+    auth_headers,
+    context_headers,
+)
+from eog_core.gym._janitor import Janitor, LeakedDatabase
+from eog_core.gym._session import TaskSession, ToolCallRecord, default_janitor
+from eog_core.gym._sql import HttpSqlRunner
+from eog_core.gym._sse import SseEvent, SseParser
+from eog_core.gym._transport import (
+    AiohttpTransport,
+    HttpRequest,
+    HttpResponse,
+    RetryPolicy,
+    Transport,
+    connection_pool,
+)
+
+__all__ = [
+    "AiohttpTransport",
+    "AuthConfig",
+    "GymClient",
+    "GymDirectory",
+    "HeaderError",
+    "HeaderMode",
+    "HttpRequest",
+    "HttpResponse",
+    "HttpSqlRunner",
+    "Janitor",
+    "LeakedDatabase",
+    "Lease",
+    "Replica",
+    "RetryPolicy",
+    "SseEvent",
+    "SseParser",
+    "TaskSession",
+    "Timeouts",
+    "ToolCallRecord",
+    "ToolResult",
+    "Transport",
+    "auth_headers",
+    "connection_pool",
+    "context_headers",
+    "default_janitor",
+    "new_database_id",
+    "seed_timeout",
+]

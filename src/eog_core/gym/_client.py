@@ -1,0 +1,322 @@
+"""The async client of one gym server: MCP tools plus the REST database endpoints."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import string
+import time
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any
+
+import attrs
+
+from eog_core.errors import ClosedError, GymError, GymHTTPError, GymProtocolError
+from eog_core.gym._headers import AuthConfig, HeaderMode, auth_headers, context_headers
+from eog_core.gym._mcp import McpSession
+from eog_core.gym._transport import AiohttpTransport, HttpRequest, Transport
+from eog_core.verify._outcome import SqlOutcome
+
+__all__ = ["GymClient", "Timeouts", "ToolResult", "new_database_id", "seed_timeout"]
+
+log = logging.getLogger("eog_core.gym")
+
+_ID_ALPHABET = string.ascii_lowercase + string.digits
+_MAX_TOOL_PAGES = 1000
+
+
+@attrs.frozen(kw_only=True)
+class Timeouts:
+    """Seconds allowed per kind of request; ``seed=None`` scales with the dump size."""
+
+    connect: float = 10.0
+    rpc: float = 300.0
+    sql: float = 60.0
+    seed: float | None = None
+    admin: float = 30.0
+
+
+@attrs.frozen(kw_only=True)
+class ToolResult:
+    """A ``tools/call`` result; ``is_error`` results are returned, not raised."""
+
+    content: tuple[Mapping[str, Any], ...]
+    text: str
+    structured: Any = None
+    is_error: bool = False
+    raw: Mapping[str, Any] = attrs.field(repr=False)
+
+    @classmethod
+    def from_result(cls, result: Mapping[str, Any]) -> ToolResult:
+        """Read the ``result`` object of a ``tools/call`` answer."""
+        content = tuple(item for item in result.get("content") or () if isinstance(item, dict))
+        texts = [str(item.get("text", "")) for item in content if item.get("type") == "text"]
+        return cls(
+            content=content,
+            text="\n".join(texts),
+            structured=result.get("structuredContent"),
+            is_error=bool(result.get("isError", False)),
+            raw=result,
+        )
+
+
+def new_database_id() -> str:
+    """A fresh id in upstream's form: ``db_<epoch ms>_<9 chars [a-z0-9]>``."""
+    suffix = "".join(secrets.choice(_ID_ALPHABET) for _ in range(9))
+    return f"db_{int(time.time() * 1000)}_{suffix}"
+
+
+def seed_timeout(sql: str) -> float:
+    """Upstream's seeding budget: ``max(1200, 120 + bytes / 102400)`` seconds."""
+    return max(1200.0, 120.0 + len(sql.encode()) / 102400)
+
+
+def _normalize_url(url: object) -> str:
+    return str(url).rstrip("/")
+
+
+@attrs.define
+class GymClient:
+    """Talks to one gym: ``async with GymClient("http://localhost:8001") as gym: ...``.
+
+    Per-call headers (``x-database-id``, context, auth) go on each request,
+    never on the connection; connections come from the shared pool.
+    """
+
+    base_url: str = attrs.field(converter=_normalize_url)
+    name: str | None = attrs.field(default=None, kw_only=True)
+    mcp_endpoint: str = attrs.field(default="/mcp", kw_only=True)
+    auth: AuthConfig | None = attrs.field(default=None, kw_only=True)
+    transport: Transport | None = attrs.field(default=None, kw_only=True)
+    timeouts: Timeouts = attrs.field(factory=Timeouts, kw_only=True)
+    protocol_version: str = attrs.field(default="2025-06-18", kw_only=True)
+    header_mode: HeaderMode = attrs.field(default="strict", kw_only=True)
+    _transport: Transport = attrs.field(init=False, repr=False)
+    _mcp: McpSession = attrs.field(init=False, repr=False)
+    _closed: bool = attrs.field(default=False, init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ValueError(f"gym base_url must be an http(s) URL, got {self.base_url!r}")
+        self._transport = self.transport if self.transport is not None else AiohttpTransport()
+        self._mcp = McpSession(
+            transport=self._transport,
+            url=self._url(self.mcp_endpoint),
+            gym=self.name,
+            protocol_version=self.protocol_version,
+            connect_timeout=self.timeouts.connect,
+            base_headers=auth_headers(self.auth),
+        )
+
+    async def __aenter__(self) -> GymClient:
+        self._check_open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def session_id(self) -> str | None:
+        """The current MCP session id (None before the handshake)."""
+        return self._mcp.session_id
+
+    @property
+    def negotiated_version(self) -> str | None:
+        """The protocol version the server chose (None before the handshake)."""
+        return self._mcp.negotiated_version
+
+    async def aclose(self) -> None:
+        """End the MCP session (best effort) and release the connection pool. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await self._mcp.close(time_limit=self.timeouts.admin)
+        finally:
+            if self.transport is None:  # we made it, so we close it
+                await self._transport.aclose()
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """Every tool the server offers, following ``nextCursor`` pages."""
+        tools: list[dict[str, Any]] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(_MAX_TOOL_PAGES):
+            params = {} if cursor is None else {"cursor": cursor}
+            result = await self._rpc("tools/list", params, {}, idempotent=True)
+            page = result.get("tools")
+            if not isinstance(page, list):
+                raise self._protocol_error("tools/list answered without a tools list")
+            tools.extend(tool for tool in page if isinstance(tool, dict))
+            cursor = result.get("nextCursor")
+            if not cursor:
+                return tools
+            if cursor in seen:
+                raise self._protocol_error(f"tools/list repeated cursor {cursor!r}")
+            seen.add(cursor)
+        raise self._protocol_error(f"tools/list gave more than {_MAX_TOOL_PAGES} pages")
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        *,
+        database_id: str | None,
+        context: Mapping[str, Any] | None = None,
+    ) -> ToolResult:
+        """Call one tool against ``database_id``; never re-sent once it may have run."""
+        headers = self._call_headers(database_id, context)
+        params = {"name": name, "arguments": dict(arguments or {})}
+        result = await self._rpc("tools/call", params, headers, idempotent=False)
+        return ToolResult.from_result(result)
+
+    async def run_sql(
+        self,
+        query: str,
+        *,
+        database_id: str | None,
+        context: Mapping[str, Any] | None = None,
+    ) -> SqlOutcome:
+        """Run a verifier query via ``/api/sql-runner``; failures come back as outcomes."""
+        request = self._rest(
+            "POST",
+            "/api/sql-runner",
+            {"query": query, "database_id": database_id},
+            headers={**auth_headers(self.auth), **self._call_headers(database_id, context)},
+            timeout=self.timeouts.sql,
+            idempotent=True,
+        )
+        try:
+            response = await self._transport.send(request)
+        except GymHTTPError as exc:
+            error = f"SQL API call failed (HTTP {exc.status}): {exc.detail}"
+            return SqlOutcome.failed(error, kind="database", status=exc.status)
+        except GymError as exc:
+            return SqlOutcome.failed(str(exc), kind="transport")
+        return SqlOutcome.ok(response.body)
+
+    async def seed_database(
+        self,
+        sql: str,
+        *,
+        database_id: str | None = None,
+        name: str = "eog_core seed",
+        description: str = "Seeded by eog_core",
+    ) -> str:
+        """Create a database from a SQL dump; return its id (generated when not given)."""
+        database_id = database_id or new_database_id()
+        body = {
+            "database_id": database_id,
+            "name": name,
+            "description": description,
+            "sql_content": sql,
+        }
+        timeout = self.timeouts.seed if self.timeouts.seed is not None else seed_timeout(sql)
+        request = self._rest(
+            "POST",
+            "/api/seed-database",
+            body,
+            headers=auth_headers(self.auth),
+            timeout=timeout,
+            idempotent=False,
+        )
+        await self._transport.send(request)
+        return database_id
+
+    async def delete_database(self, database_id: str) -> bool:
+        """Drop a database; False when the gym does not support deletion (404/405)."""
+        request = self._rest(
+            "DELETE",
+            "/api/delete-database",
+            {"database_id": database_id},
+            headers=auth_headers(self.auth),
+            timeout=self.timeouts.admin,
+            idempotent=True,
+        )
+        try:
+            await self._transport.send(request)
+        except GymHTTPError as exc:
+            if exc.status in (404, 405):
+                return False
+            raise
+        return True
+
+    async def health(self) -> bool | dict[str, Any]:
+        """The ``/health`` JSON body when it is an object, True for any other 2xx, else False."""
+        request = self._rest(
+            "GET", "/health", None, headers=auth_headers(self.auth), timeout=self.timeouts.admin
+        )
+        try:
+            response = await self._transport.send(request)
+        except GymError as exc:
+            log.info("gym %s: health check failed: %s", self.name, exc)
+            return False
+        return response.body if isinstance(response.body, dict) else True
+
+    async def _rpc(
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        headers: Mapping[str, str],
+        *,
+        idempotent: bool,
+    ) -> dict[str, Any]:
+        self._check_open()
+        result = await self._mcp.request(
+            method, params, headers=headers, time_limit=self.timeouts.rpc, idempotent=idempotent
+        )
+        if not isinstance(result, dict):
+            raise self._protocol_error(f"{method} answered a non-object result")
+        return result
+
+    def _rest(
+        self,
+        method: str,
+        path: str,
+        body: Any,
+        *,
+        headers: Mapping[str, str],
+        timeout: float,
+        idempotent: bool = True,
+    ) -> HttpRequest:
+        self._check_open()
+        return HttpRequest(
+            method=method,
+            url=self._url(path),
+            headers=headers,
+            json=body,
+            timeout=timeout,
+            connect_timeout=self.timeouts.connect,
+            idempotent=idempotent,
+            gym=self.name,
+        )
+
+    def _call_headers(
+        self, database_id: str | None, context: Mapping[str, Any] | None
+    ) -> dict[str, str]:
+        headers = context_headers(context, mode=self.header_mode)
+        if database_id is not None:
+            headers["x-database-id"] = database_id
+        return headers
+
+    def _url(self, path: str) -> str:
+        if path.startswith(("http://", "https://")):
+            return path
+        return f"{self.base_url}/{path.lstrip('/')}"
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ClosedError(f"gym client {self.name or self.base_url} is closed")
+
+    def _protocol_error(self, message: str) -> GymProtocolError:
+        return GymProtocolError(message, gym=self.name, url=self._mcp.url)

@@ -1,0 +1,184 @@
+"""Where gyms are: gym name -> replica URLs, with load balancing and health.
+
+A replica is chosen by fewest active sessions among the healthy ones; a replica
+that failed to connect is marked down and re-probed through ``/health`` before
+it is used again. An optional cap of task lifecycles per replica calls back
+when reached (the EOG containers leak file descriptors and fail after ~200).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from eog_core.errors import GymUnreachableError, SchemaError
+from eog_core.gym._client import GymClient
+from eog_core.gym._transport import Transport
+from eog_core.tasks import DEFAULT_GYMS
+
+__all__ = ["GymDirectory", "Lease", "Replica"]
+
+ENV_PREFIX = "EOG_GYM_"
+
+
+@attrs.define(kw_only=True)
+class Replica:
+    """One server of a gym and its bookkeeping."""
+
+    gym: str
+    url: str
+    active: int = 0
+    lifecycles: int = 0
+    down_since: float | None = None
+    retired: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class Lease:
+    """A replica handed to one task session; give it back with :meth:`GymDirectory.release`."""
+
+    gym: str
+    url: str
+
+
+def _urls(value: str | Sequence[str], gym: str) -> list[str]:
+    urls = [u.strip() for u in value.split(",")] if isinstance(value, str) else list(value)
+    urls = [u.rstrip("/") for u in urls if u]
+    if not urls or not all(
+        isinstance(u, str) and u.startswith(("http://", "https://")) for u in urls
+    ):
+        raise SchemaError(f"gym {gym!r} needs one or more http(s) URLs, got {value!r}")
+    return urls
+
+
+@attrs.define
+class GymDirectory:
+    """Gym name -> replicas: ``GymDirectory({"sn-csm-server": ["http://a:8001", "http://b:8001"]})``.
+
+    Gyms not in the directory resolve to the URL the task names (``fallback``).
+    """
+
+    replicas: Mapping[str, str | Sequence[str]] = attrs.field(factory=dict)
+    max_lifecycles: int | None = attrs.field(default=None, kw_only=True)
+    on_exhausted: Callable[[Replica], None] | None = attrs.field(default=None, kw_only=True)
+    probe_after: float = attrs.field(default=2.0, kw_only=True)
+    transport: Transport | None = attrs.field(default=None, kw_only=True)
+    clock: Callable[[], float] = attrs.field(default=time.monotonic, kw_only=True, repr=False)
+    _table: dict[str, list[Replica]] = attrs.field(factory=dict, init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        for gym, value in self.replicas.items():
+            self._table[gym] = [Replica(gym=gym, url=url) for url in _urls(value, gym)]
+
+    @classmethod
+    def defaults(cls, host: str = "localhost", **options: Any) -> GymDirectory:
+        """The seven standard gyms on their standard ports on ``host``."""
+        return cls(
+            {gym: f"http://{host}:{port}" for gym, (_, port) in DEFAULT_GYMS.items()}, **options
+        )
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], **options: Any) -> GymDirectory:
+        """Read ``{"gym": "url" | ["url", ...]}`` from a JSON or TOML file (TOML: a ``[gyms]`` table)."""
+        source = Path(path)
+        try:
+            text = source.read_text(encoding="utf-8")
+            data = tomllib.loads(text) if source.suffix == ".toml" else json.loads(text)
+        except (OSError, ValueError) as exc:
+            raise SchemaError(f"cannot read gym directory: {exc}", source=str(source)) from exc
+        if isinstance(data, dict) and isinstance(data.get("gyms"), dict):
+            data = data["gyms"]
+        if not isinstance(data, dict):
+            raise SchemaError("expected an object of gym name -> URL(s)", source=str(source))
+        return cls(data, **options)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **options: Any) -> GymDirectory:
+        """Read ``EOG_GYM_<NAME>=url[,url...]`` variables (name upper-cased, ``-`` as ``_``)."""
+        environ = os.environ if environ is None else environ
+        known = {gym.upper().replace("-", "_"): gym for gym in DEFAULT_GYMS}
+        table: dict[str, str] = {}
+        for key, value in environ.items():
+            if key.startswith(ENV_PREFIX) and value.strip():
+                token = key[len(ENV_PREFIX) :]
+                table[known.get(token, token.lower().replace("_", "-"))] = value
+        return cls(table, **options)
+
+    def gyms(self) -> dict[str, list[Replica]]:
+        """A copy of the table, for reports."""
+        return {gym: [attrs.evolve(r) for r in reps] for gym, reps in self._table.items()}
+
+    async def acquire(self, gym: str, fallback: str | None = None) -> Lease:
+        """A replica for one task session: healthy, fewest active sessions, not retired."""
+        replicas = self._table.get(gym)
+        if not replicas:
+            if fallback is None:
+                raise GymUnreachableError(f"gym {gym!r} is not in the directory", gym=gym)
+            replicas = self._table.setdefault(gym, [Replica(gym=gym, url=fallback.rstrip("/"))])
+        candidates = [r for r in replicas if not r.retired]
+        if not candidates:
+            raise GymUnreachableError(
+                f"every replica of gym {gym!r} reached its lifecycle cap", gym=gym
+            )
+        now = self.clock()
+        healthy = [r for r in candidates if r.down_since is None]
+        for replica in candidates:
+            down_since = replica.down_since
+            if (
+                down_since is not None
+                and now - down_since >= self.probe_after
+                and await self._probe(replica)
+            ):
+                healthy.append(replica)
+        if not healthy:
+            raise GymUnreachableError(
+                f"no healthy replica of gym {gym!r} ({', '.join(r.url for r in candidates)})",
+                gym=gym,
+            )
+        chosen = min(healthy, key=lambda r: (r.active, r.lifecycles))
+        chosen.active += 1
+        chosen.lifecycles += 1
+        return Lease(gym=gym, url=chosen.url)
+
+    def release(self, lease: Lease) -> None:
+        """The session is over; a replica at its lifecycle cap is retired and reported."""
+        replica = self._find(lease)
+        if replica is None:
+            return
+        replica.active = max(0, replica.active - 1)
+        if (
+            self.max_lifecycles is not None
+            and replica.lifecycles >= self.max_lifecycles
+            and not replica.retired
+        ):
+            replica.retired = True
+            if self.on_exhausted is not None:
+                self.on_exhausted(attrs.evolve(replica))
+
+    def mark_down(self, lease: Lease) -> None:
+        """The replica could not be reached; it is probed before being used again."""
+        replica = self._find(lease)
+        if replica is not None and replica.down_since is None:
+            replica.down_since = self.clock()
+
+    def reset(self, gym: str, url: str) -> None:
+        """A restarted replica: lifecycle count to zero, in service again."""
+        replica = self._find(Lease(gym=gym, url=url.rstrip("/")))
+        if replica is not None:
+            replica.lifecycles, replica.retired, replica.down_since = 0, False, None
+
+    def _find(self, lease: Lease) -> Replica | None:
+        return next((r for r in self._table.get(lease.gym, ()) if r.url == lease.url), None)
+
+    async def _probe(self, replica: Replica) -> bool:
+        async with GymClient(replica.url, name=replica.gym, transport=self.transport) as client:
+            alive = bool(await client.health())
+        replica.down_since = None if alive else self.clock()
+        return alive

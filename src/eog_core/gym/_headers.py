@@ -1,0 +1,96 @@
+"""Per-call HTTP headers: a task's context map and its gym's credentials.
+
+Two context modes: ``"upstream"`` maps keys exactly as the upstream harness
+does; ``"strict"`` also trims values and drops empty keys. Both refuse what
+cannot be sent (CR, LF, NUL) with a :class:`HeaderError` naming the header.
+Tokens never appear in a repr, a str or a log line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import attrs
+
+from eog_core.errors import EogError
+
+__all__ = ["AuthConfig", "HeaderError", "HeaderMode", "auth_headers", "context_headers"]
+
+HeaderMode = Literal["upstream", "strict"]
+AuthType = Literal["bearer", "api_key"]
+
+_FORBIDDEN = ("\r", "\n", "\0")
+
+
+class HeaderError(EogError, ValueError):
+    """A header cannot be sent as given; ``header`` names it (never its value)."""
+
+    def __init__(self, message: str, *, header: str) -> None:
+        self.header = header
+        super().__init__(f"header {header!r}: {message}")
+
+
+def _redacted(_: object) -> str:
+    return "'***'"
+
+
+@attrs.frozen(kw_only=True)
+class AuthConfig:
+    """How to authenticate against one gym: a bearer token or an API key header."""
+
+    type: AuthType
+    token: str = attrs.field(repr=_redacted)
+    header_name: str = "Authorization"
+
+    @classmethod
+    def from_upstream(cls, config: Mapping[str, Any]) -> AuthConfig:
+        """Read a task's ``auth_config`` ``{type, token, header_name?}``."""
+        auth_type = str(config.get("type", "bearer")).strip().lower()
+        if auth_type not in ("bearer", "api_key"):
+            raise HeaderError(f"unsupported auth type {auth_type!r}", header="auth_config.type")
+        return cls(
+            type="bearer" if auth_type == "bearer" else "api_key",
+            token=str(config.get("token", "")),
+            header_name=str(config.get("header_name") or "Authorization"),
+        )
+
+    def __str__(self) -> str:
+        return f"AuthConfig({self.type} via {self.header_name})"
+
+
+def auth_headers(auth: AuthConfig | None) -> dict[str, str]:
+    """The header carrying ``auth``'s credential (empty without auth)."""
+    if auth is None:
+        return {}
+    value = f"Bearer {auth.token}" if auth.type == "bearer" else auth.token
+    _refuse_unsendable(auth.header_name, value)
+    return {auth.header_name: value}
+
+
+def context_headers(
+    context: Mapping[str, Any] | None, *, mode: HeaderMode = "strict"
+) -> dict[str, str]:
+    """Map a task's context (``{"user_email": ...}``) to ``x-`` headers."""
+    headers: dict[str, str] = {}
+    if not context:
+        return headers
+    for raw_key, raw_value in context.items():
+        key = str(raw_key).strip()
+        value = str(raw_value)
+        if mode == "strict":
+            value = value.strip()
+            if not key:
+                continue
+        name = key if key.lower().startswith("x-") else "x-" + key.lower().replace("_", "-")
+        _refuse_unsendable(name, value)
+        headers[name] = value
+    return headers
+
+
+def _refuse_unsendable(name: str, value: str) -> None:
+    for char in _FORBIDDEN:
+        if char in name:
+            raise HeaderError(f"name contains {char!r}", header=name)
+        if char in value:
+            raise HeaderError(f"value contains {char!r}", header=name)

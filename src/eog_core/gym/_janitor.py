@@ -1,0 +1,175 @@
+"""Databases whose deletion failed, kept and retried until they are gone or reported.
+
+A :class:`Janitor` never forgets a database it adopted: it retries deletion
+with exponential backoff and jitter, and :meth:`Janitor.leaked` says what is
+still on a gym. Sessions registered with it are closed when idle for longer
+than ``ttl`` (time from the last activity, not from creation), so a harness
+that drops a session without closing it does not leak its databases.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+import attrs
+
+from eog_core.errors import EogError, GymError
+from eog_core.gym._client import GymClient
+from eog_core.gym._transport import Transport
+
+__all__ = ["Janitor", "LeakedDatabase"]
+
+log = logging.getLogger("eog_core.janitor")
+
+
+@attrs.define(kw_only=True)
+class LeakedDatabase:
+    """A database the janitor still has to delete, and how that has gone so far."""
+
+    gym: str
+    url: str
+    database_id: str
+    attempts: int = 0
+    last_error: str = ""
+    next_attempt: float = 0.0
+
+
+class _Closeable(Protocol):
+    @property
+    def last_activity(self) -> float: ...
+
+    @property
+    def closed(self) -> bool: ...
+
+    async def aclose(self) -> None: ...
+
+
+@attrs.define
+class Janitor:
+    """Retries the deletion of leaked databases and reaps idle sessions.
+
+    ``async with Janitor() as janitor:`` runs the background loop; without it,
+    call :meth:`sweep` yourself. :meth:`aclose` makes a last attempt and
+    returns what is still leaked (also logged as a warning).
+    """
+
+    ttl: float = attrs.field(default=3600.0, kw_only=True)
+    base_delay: float = attrs.field(default=0.5, kw_only=True)
+    max_delay: float = attrs.field(default=60.0, kw_only=True)
+    interval: float = attrs.field(default=1.0, kw_only=True)
+    transport: Transport | None = attrs.field(default=None, kw_only=True)
+    clock: Callable[[], float] = attrs.field(default=time.monotonic, kw_only=True, repr=False)
+    _pending: dict[tuple[str, str], LeakedDatabase] = attrs.field(factory=dict, init=False)
+    _sessions: list[_Closeable] = attrs.field(factory=list, init=False, repr=False)
+    _loop_task: asyncio.Task[None] | None = attrs.field(default=None, init=False, repr=False)
+    _wake: asyncio.Event = attrs.field(factory=asyncio.Event, init=False, repr=False)
+
+    def adopt(self, *, gym: str, url: str, database_id: str, error: str = "") -> None:
+        """Take over a database whose deletion failed; it is retried from now on."""
+        key = (url, database_id)
+        if key not in self._pending:
+            self._pending[key] = LeakedDatabase(
+                gym=gym,
+                url=url,
+                database_id=database_id,
+                last_error=error,
+                next_attempt=self.clock(),
+            )
+            log.warning("janitor: adopted database %s on %s (%s): %s", database_id, gym, url, error)
+        self._wake.set()
+
+    def register(self, session: _Closeable) -> None:
+        """Watch a session: close it when idle for longer than ``ttl``."""
+        self._sessions.append(session)
+
+    def leaked(self) -> list[LeakedDatabase]:
+        """The databases still waiting for deletion."""
+        return [attrs.evolve(entry) for entry in self._pending.values()]
+
+    async def sweep(self, *, force: bool = False) -> list[LeakedDatabase]:
+        """Reap idle sessions and retry every deletion that is due (all with ``force``)."""
+        now = self.clock()
+        idle = [s for s in self._sessions if not s.closed and now - s.last_activity > self.ttl]
+        self._sessions = [s for s in self._sessions if not s.closed and s not in idle]
+        for session in idle:
+            log.warning("janitor: closing a session idle for more than %.0f s", self.ttl)
+            await _log_failure(session.aclose(), "closing an idle session")
+        due = [e for e in self._pending.values() if force or e.next_attempt <= now]
+        if due:
+            await asyncio.gather(*(self._retry(entry) for entry in due))
+        return self.leaked()
+
+    async def _retry(self, entry: LeakedDatabase) -> None:
+        entry.attempts += 1
+        try:
+            async with GymClient(entry.url, name=entry.gym, transport=self.transport) as client:
+                await client.delete_database(entry.database_id)
+        except GymError as exc:
+            entry.last_error = str(exc)
+            delay = min(self.max_delay, self.base_delay * 2 ** (entry.attempts - 1))
+            entry.next_attempt = self.clock() + delay * random.uniform(0.5, 1.0)
+            log.info(
+                "janitor: deleting %s on %s failed (attempt %d): %s",
+                entry.database_id,
+                entry.gym,
+                entry.attempts,
+                exc,
+            )
+            return
+        self._pending.pop((entry.url, entry.database_id), None)
+        log.info(
+            "janitor: deleted %s on %s after %d attempt(s)",
+            entry.database_id,
+            entry.gym,
+            entry.attempts,
+        )
+
+    async def _run(self) -> None:
+        while True:
+            self._wake.clear()
+            await self.sweep()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.interval)
+
+    async def __aenter__(self) -> Janitor:
+        if self._loop_task is None:
+            self._loop_task = asyncio.create_task(self._run(), name="eog-core-janitor")
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> list[LeakedDatabase]:
+        """Stop the loop, try every pending deletion once more, report what is left."""
+        if self._loop_task is not None:
+            self._loop_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._loop_task
+            self._loop_task = None
+        for session in [s for s in self._sessions if not s.closed]:
+            await _log_failure(session.aclose(), "closing a session")
+        self._sessions.clear()
+        left = await self.sweep(force=True)
+        for entry in left:
+            log.warning(
+                "janitor: database %s on %s (%s) is still leaked after %d attempt(s): %s",
+                entry.database_id,
+                entry.gym,
+                entry.url,
+                entry.attempts,
+                entry.last_error,
+            )
+        return left
+
+
+async def _log_failure(step: Awaitable[None], what: str) -> None:
+    try:
+        await step
+    except EogError as exc:
+        log.warning("janitor: %s failed: %s", what, exc)

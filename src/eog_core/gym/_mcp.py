@@ -1,0 +1,251 @@
+"""MCP over Streamable HTTP: the handshake, the session id and JSON-RPC exchanges.
+
+The session is opened lazily by the first request, once, under a lock. A
+request carrying a session id that the server no longer knows (404, or an old
+server's 400 "No valid session ID") re-initializes once and is sent again:
+the server refused it unread, so even ``tools/call`` is safe to re-send.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from eog_core.errors import GymError, GymHTTPError, GymProtocolError, JsonRpcError
+from eog_core.gym._transport import HttpRequest, HttpResponse, Transport
+
+__all__ = ["McpSession"]
+
+log = logging.getLogger("eog_core.gym")
+
+CLIENT_INFO = {"name": "eog-core", "version": "0.1.0"}
+_ACCEPT = "application/json, text/event-stream"
+_VERSION_HEADER_SINCE = "2025-06-18"
+
+
+@attrs.define
+class McpSession:
+    """One MCP session with one server endpoint (internal to :class:`GymClient`)."""
+
+    transport: Transport
+    url: str
+    gym: str | None
+    protocol_version: str
+    connect_timeout: float
+    base_headers: Mapping[str, str] = attrs.field(factory=dict, repr=False)
+    _lock: asyncio.Lock = attrs.field(factory=asyncio.Lock, init=False)
+    _ids: itertools.count[int] = attrs.field(factory=lambda: itertools.count(1), init=False)
+    session_id: str | None = attrs.field(default=None, init=False)
+    negotiated_version: str | None = attrs.field(default=None, init=False)
+    server_info: Mapping[str, Any] | None = attrs.field(default=None, init=False, repr=False)
+
+    async def request(
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        *,
+        headers: Mapping[str, str],
+        time_limit: float,
+        idempotent: bool,
+    ) -> Any:
+        """Send one JSON-RPC request; return its ``result`` or raise :class:`JsonRpcError`.
+
+        ``headers`` (database id, context) go on this request only, never on the handshake.
+        """
+        if self.negotiated_version is None:
+            await self._initialize_once(stale_session=None, time_limit=time_limit)
+        sent_with = self.session_id
+        try:
+            return await self._exchange(method, params, headers, time_limit, idempotent)
+        except GymHTTPError as exc:
+            if sent_with is None or not _session_gone(exc):
+                raise
+            log.info("gym %s: MCP session expired (HTTP %s), re-initializing", self.gym, exc.status)
+        await self._initialize_once(stale_session=sent_with, time_limit=time_limit)
+        return await self._exchange(method, params, headers, time_limit, idempotent)
+
+    async def close(self, *, time_limit: float) -> None:
+        """End the session on the server (best effort: failures are logged)."""
+        session_id, self.session_id = self.session_id, None
+        self.negotiated_version = None
+        if session_id is None:
+            return
+        request = HttpRequest(
+            method="DELETE",
+            url=self.url,
+            headers={**self.base_headers, **self._session_headers(session_id)},
+            timeout=time_limit,
+            connect_timeout=self.connect_timeout,
+            gym=self.gym,
+        )
+        try:
+            await self.transport.send(request)
+        except GymError as exc:
+            log.info("gym %s: ending the MCP session failed: %s", self.gym, exc)
+
+    async def _initialize_once(self, *, stale_session: str | None, time_limit: float) -> None:
+        async with self._lock:
+            if self.negotiated_version is not None and (
+                stale_session is None or self.session_id != stale_session
+            ):
+                return  # another task already (re-)initialized
+            self.session_id = None
+            self.negotiated_version = None
+            params = {
+                "protocolVersion": self.protocol_version,
+                "capabilities": {},
+                "clientInfo": CLIENT_INFO,
+            }
+            request_id = next(self._ids)
+            response = await self._post(
+                {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params},
+                {},
+                time_limit=time_limit,
+                idempotent=True,
+                request_id=request_id,
+                session_id=None,
+                version=None,
+            )
+            result = _result_of(_pick(response, request_id, self.gym, self.url), self)
+            if not isinstance(result, dict) or not isinstance(result.get("protocolVersion"), str):
+                raise GymProtocolError(
+                    "initialize answered without a protocolVersion", gym=self.gym, url=self.url
+                )
+            session_id = response.headers.get("mcp-session-id")
+            version = result["protocolVersion"]
+            self.server_info = result.get("serverInfo")
+            await self._post(
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {},
+                time_limit=time_limit,
+                idempotent=True,
+                request_id=None,
+                session_id=session_id,
+                version=version,
+            )
+            self.session_id = session_id
+            self.negotiated_version = version
+
+    async def _exchange(
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        headers: Mapping[str, str],
+        time_limit: float,
+        idempotent: bool,
+    ) -> Any:
+        request_id = next(self._ids)
+        payload = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        response = await self._post(
+            payload,
+            headers,
+            time_limit=time_limit,
+            idempotent=idempotent,
+            request_id=request_id,
+            session_id=self.session_id,
+            version=self.negotiated_version,
+        )
+        return _result_of(_pick(response, request_id, self.gym, self.url), self)
+
+    async def _post(
+        self,
+        payload: Mapping[str, Any],
+        headers: Mapping[str, str],
+        *,
+        time_limit: float,
+        idempotent: bool,
+        request_id: int | None,
+        session_id: str | None,
+        version: str | None,
+    ) -> HttpResponse:
+        all_headers = {
+            **self.base_headers,
+            **headers,
+            "Accept": _ACCEPT,
+            **self._session_headers(session_id, version),
+        }
+        request = HttpRequest(
+            method="POST",
+            url=self.url,
+            headers=all_headers,
+            json=payload,
+            timeout=time_limit,
+            connect_timeout=self.connect_timeout,
+            idempotent=idempotent,
+            gym=self.gym,
+            sse_until=None if request_id is None else _AnswerTo(request_id),
+        )
+        return await self.transport.send(request)
+
+    def _session_headers(
+        self, session_id: str | None, version: str | None = None
+    ) -> dict[str, str]:
+        headers: dict[str, str] = {}
+        if session_id is not None:
+            headers["mcp-session-id"] = session_id
+        version = version or self.negotiated_version
+        if version is not None and version >= _VERSION_HEADER_SINCE:
+            headers["MCP-Protocol-Version"] = version
+        return headers
+
+
+@attrs.frozen
+class _AnswerTo:
+    """True for the JSON-RPC response (result or error) to request ``request_id``."""
+
+    request_id: int
+
+    def __call__(self, message: Any) -> bool:
+        return (
+            isinstance(message, dict)
+            and message.get("id") == self.request_id
+            and ("result" in message or "error" in message)
+        )
+
+
+def _pick(response: HttpResponse, request_id: int, gym: str | None, url: str) -> dict[str, Any]:
+    is_answer = _AnswerTo(request_id)
+    candidates: tuple[Any, ...]
+    if response.is_event_stream:
+        candidates = response.messages
+    elif isinstance(response.body, list):
+        candidates = tuple(response.body)
+    else:
+        candidates = (response.body,)
+    for message in candidates:
+        if is_answer(message):
+            answer: dict[str, Any] = message
+            return answer
+    where = "event stream ended" if response.is_event_stream else "answer arrived"
+    raise GymProtocolError(
+        f"{where} without a JSON-RPC response to request {request_id}", gym=gym, url=url
+    )
+
+
+def _result_of(message: dict[str, Any], session: McpSession) -> Any:
+    error = message.get("error")
+    if error is None:
+        return message.get("result")
+    if not isinstance(error, dict):
+        raise GymProtocolError(
+            f"malformed JSON-RPC error: {error!r}", gym=session.gym, url=session.url
+        )
+    code = error.get("code")
+    raise JsonRpcError(
+        str(error.get("message", "")),
+        code=code if isinstance(code, int) else -32603,
+        data=error.get("data"),
+        gym=session.gym,
+        url=session.url,
+    )
+
+
+def _session_gone(error: GymHTTPError) -> bool:
+    if error.status == 404:
+        return True
+    return error.status == 400 and "session" in error.detail.lower()

@@ -1,0 +1,437 @@
+"""One rollout of one task: seeded databases, routed tool calls, verification, cleanup.
+
+``async with TaskSession.start(task, seed_root=...) as session:`` seeds one
+database per gym concurrently; a failed seed deletes the ones that succeeded
+and raises :class:`SeedError`. Closing deletes every database; one whose
+deletion fails goes to a :class:`Janitor`, which retries and reports it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import logging
+import os
+import time
+from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from eog_core.errors import (
+    ClosedError,
+    EogError,
+    GymError,
+    GymUnreachableError,
+    SeedError,
+    SeedFileError,
+)
+from eog_core.gym._client import GymClient, Timeouts, ToolResult, new_database_id
+from eog_core.gym._directory import GymDirectory, Lease
+from eog_core.gym._headers import AuthConfig, HeaderMode
+from eog_core.gym._janitor import Janitor
+from eog_core.gym._sql import HttpSqlRunner
+from eog_core.gym._transport import Transport
+from eog_core.tasks import GymServer, Task, ToolSet, ToolSnapshot, ToolSpec, merge_tools
+from eog_core.verify import (
+    DEFAULT_JUDGE_PROMPT,
+    STRICT,
+    Judge,
+    JudgePrompt,
+    Policy,
+    TaskVerdict,
+    verify_task,
+)
+
+__all__ = ["TaskSession", "ToolCallRecord", "default_janitor"]
+
+log = logging.getLogger("eog_core.session")
+
+_DEFAULT_JANITOR: Janitor | None = None
+
+
+def default_janitor() -> Janitor:
+    """The process-wide janitor that sessions use when none is given."""
+    global _DEFAULT_JANITOR
+    if _DEFAULT_JANITOR is None:
+        _DEFAULT_JANITOR = Janitor()
+    return _DEFAULT_JANITOR
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallRecord:
+    """One tool call of a rollout, as the session routed it."""
+
+    name: str
+    arguments: Mapping[str, Any]
+    gym: str | None
+    latency_ms: float
+    is_error: bool
+    error: str | None = None
+    local: bool = False
+    """Answered by the session itself (tool outside the task's set, bad arguments)."""
+
+
+def _local_error(text: str) -> ToolResult:
+    content = ({"type": "text", "text": text},)
+    return ToolResult(
+        content=content, text=text, is_error=True, raw={"content": list(content), "isError": True}
+    )
+
+
+async def _logged(what: str, step: Callable[[], Awaitable[Any]]) -> None:
+    try:
+        await step()
+    except Exception:  # cleanup carries on whatever one step raised
+        log.exception("cleanup: %s failed", what)
+
+
+def _read_seed(gym: GymServer, seed_root: Path | None) -> str:
+    if not gym.seed_database_file:
+        raise SeedFileError(f"gym {gym.name!r} names no seed_database_file", path="", gym=gym.name)
+    path = Path(gym.seed_database_file)
+    if not path.is_absolute() and seed_root is not None:
+        path = seed_root / path
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise SeedFileError(
+            f"seed file for gym {gym.name!r} not found: {path}", path=str(path), gym=gym.name
+        ) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SeedFileError(
+            f"seed file for gym {gym.name!r} unreadable: {path} ({exc})",
+            path=str(path),
+            gym=gym.name,
+        ) from exc
+
+
+@attrs.define
+class TaskSession:
+    """A task's live rollout. Build it with :meth:`start`, never directly."""
+
+    task: Task
+    tools: ToolSet
+    database_ids: Mapping[str, str]
+    trajectory: list[ToolCallRecord]
+    _clients: dict[str, GymClient] = attrs.field(repr=False)
+    _stack: AsyncExitStack = attrs.field(repr=False)
+    _janitor: Janitor = attrs.field(repr=False)
+    _owners: Mapping[str, str] = attrs.field(repr=False)
+    _forward_any_tool: bool = False
+    _closed: bool = False
+    last_activity: float = attrs.field(factory=time.monotonic)
+
+    @classmethod
+    def start(
+        cls,
+        task: Task,
+        *,
+        directory: GymDirectory | None = None,
+        seed_root: str | os.PathLike[str] | None = None,
+        seed_sql: Mapping[str, str] | None = None,
+        tool_snapshots: Mapping[str, ToolSnapshot] | None = None,
+        janitor: Janitor | None = None,
+        forward_any_tool: bool = False,
+        header_mode: HeaderMode = "strict",
+        transport: Transport | None = None,
+        timeouts: Timeouts | None = None,
+    ) -> _Starting:
+        """Seed the task's databases and connect; use with ``async with`` or ``await``.
+
+        Seed SQL comes from ``seed_sql[gym]`` or the gym's ``seed_database_file``
+        under ``seed_root``. Tools come from ``tool_snapshots`` or are listed live.
+        """
+        return _Starting(
+            lambda: cls._open(
+                task,
+                directory=directory or GymDirectory(),
+                seed_root=None if seed_root is None else Path(seed_root),
+                seed_sql=seed_sql or {},
+                tool_snapshots=tool_snapshots,
+                janitor=janitor or default_janitor(),
+                forward_any_tool=forward_any_tool,
+                header_mode=header_mode,
+                transport=transport,
+                timeouts=timeouts or Timeouts(),
+            )
+        )
+
+    @classmethod
+    async def _open(
+        cls,
+        task: Task,
+        *,
+        directory: GymDirectory,
+        seed_root: Path | None,
+        seed_sql: Mapping[str, str],
+        tool_snapshots: Mapping[str, ToolSnapshot] | None,
+        janitor: Janitor,
+        forward_any_tool: bool,
+        header_mode: HeaderMode,
+        transport: Transport | None,
+        timeouts: Timeouts,
+    ) -> TaskSession:
+        if not task.gym_servers:
+            raise SeedError(f"task {task.task_id!r} names no gym server")
+        seeds = {
+            gym.name: seed_sql[gym.name] if gym.name in seed_sql else _read_seed(gym, seed_root)
+            for gym in task.gym_servers
+        }
+        async with AsyncExitStack() as stack:
+            clients: dict[str, GymClient] = {}
+            leases: dict[str, Lease] = {}
+            for gym in task.gym_servers:
+                lease = leases[gym.name] = await directory.acquire(gym.name, fallback=gym.url)
+                stack.callback(directory.release, lease)
+                auth = (
+                    None
+                    if gym.auth is None
+                    else AuthConfig(
+                        type=gym.auth.type, token=gym.auth.token, header_name=gym.auth.header_name
+                    )
+                )
+                client = clients[gym.name] = GymClient(
+                    lease.url,
+                    name=gym.name,
+                    mcp_endpoint=gym.mcp_endpoint or task.mcp_endpoint,
+                    auth=auth,
+                    transport=transport,
+                    timeouts=timeouts,
+                    header_mode=header_mode,
+                )
+                stack.push_async_callback(_logged, f"closing client of {gym.name}", client.aclose)
+            database_ids = {gym.name: new_database_id() for gym in task.gym_servers}
+            unreached: set[str] = set()  # seeds that provably never reached their gym
+            for (
+                gym_name,
+                client,
+            ) in clients.items():  # registered before seeding: cancellation leaks nothing
+                stack.push_async_callback(
+                    _logged,
+                    f"deleting the database of {gym_name}",
+                    functools.partial(
+                        cls._delete,
+                        client,
+                        leases[gym_name],
+                        database_ids[gym_name],
+                        janitor,
+                        unreached,
+                    ),
+                )
+            outcomes = await asyncio.gather(
+                *(
+                    clients[g].seed_database(
+                        seeds[g], database_id=database_ids[g], name=f"{task.task_id or 'task'} {g}"
+                    )
+                    for g in clients
+                ),
+                return_exceptions=True,
+            )
+            failures: list[tuple[str, BaseException]] = []
+            for gym_name, outcome in zip(clients, outcomes, strict=True):
+                if isinstance(outcome, BaseException):
+                    failures.append((gym_name, outcome))
+                    if isinstance(outcome, GymUnreachableError):
+                        directory.mark_down(leases[gym_name])
+                        unreached.add(gym_name)
+            if failures:
+                for _, error in failures:
+                    if not isinstance(error, Exception):
+                        raise error  # cancellation and the like go up unchanged
+                gym_name, error = failures[0]
+                others = "".join(f"; also {g}: {e}" for g, e in failures[1:])
+                raise SeedError(
+                    f"seeding gym {gym_name!r} failed: {error}{others}", gym=gym_name
+                ) from error
+            tools, owners = await cls._discover(task, clients, tool_snapshots)
+            session = cls(
+                task=task,
+                tools=tools,
+                database_ids=database_ids,
+                trajectory=[],
+                clients=clients,
+                stack=stack.pop_all(),
+                janitor=janitor,
+                owners=owners,
+                forward_any_tool=forward_any_tool,
+            )
+        janitor.register(session)
+        return session
+
+    @staticmethod
+    async def _discover(
+        task: Task, clients: Mapping[str, GymClient], snapshots: Mapping[str, ToolSnapshot] | None
+    ) -> tuple[ToolSet, dict[str, str]]:
+        listed: dict[str, ToolSnapshot | list[ToolSpec]]
+        if snapshots is not None:
+            listed = dict(snapshots)
+        else:
+            answers = await asyncio.gather(*(client.list_tools() for client in clients.values()))
+            listed = {
+                gym: [ToolSpec.from_mcp(t, gym=gym) for t in tools]
+                for gym, tools in zip(clients, answers, strict=True)
+            }
+        every = merge_tools(attrs.evolve(task, selected_tools=None, restricted_tools=None), listed)
+        owners = {tool.name: tool.gym or "" for tool in every.tools}
+        return merge_tools(task, listed), owners
+
+    @staticmethod
+    async def _delete(
+        client: GymClient, lease: Lease, database_id: str, janitor: Janitor, unreached: set[str]
+    ) -> None:
+        if lease.gym in unreached:
+            return
+        try:
+            await client.delete_database(database_id)
+        except GymError as exc:
+            janitor.adopt(gym=lease.gym, url=lease.url, database_id=database_id, error=str(exc))
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any] | str | None = None
+    ) -> ToolResult:
+        """Call a tool on the gym that owns it, with that gym's database and context.
+
+        A tool outside the task's set (or arguments that are not a JSON object) is
+        answered here with an ``is_error`` result and never reaches a gym, unless
+        the session was started with ``forward_any_tool=True`` (upstream's way).
+        Gym failures raise after being recorded in :attr:`trajectory`.
+        """
+        self._check_open()
+        self.last_activity = time.monotonic()
+        started = time.perf_counter()
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except json.JSONDecodeError as exc:
+                return self._answer_locally(
+                    name, {}, f"Error: arguments are not valid JSON ({exc.msg})"
+                )
+        if arguments is not None and not isinstance(arguments, Mapping):
+            return self._answer_locally(name, {}, "Error: arguments must be a JSON object")
+        arguments = dict(arguments or {})
+        gym_name = self.tools.owner(name)
+        if gym_name is None:
+            if not self._forward_any_tool:
+                return self._answer_locally(
+                    name, arguments, f"Error: tool '{name}' is not available in this task"
+                )
+            gym_name = self._owners.get(name) or self.task.gym_servers[0].name
+        gym = self.task.gym(gym_name)
+        context = gym.context if gym else {}
+        try:
+            result = await self._clients[gym_name].call_tool(
+                name, arguments, database_id=self.database_ids[gym_name], context=context
+            )
+        except EogError as exc:
+            self._record(name, arguments, gym_name, started, is_error=True, error=str(exc))
+            raise
+        self._record(name, arguments, gym_name, started, is_error=result.is_error)
+        return result
+
+    def _answer_locally(self, name: str, arguments: Mapping[str, Any], text: str) -> ToolResult:
+        self.trajectory.append(
+            ToolCallRecord(
+                name=name,
+                arguments=arguments,
+                gym=None,
+                latency_ms=0.0,
+                is_error=True,
+                error=text,
+                local=True,
+            )
+        )
+        return _local_error(text)
+
+    def _record(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        gym: str,
+        started: float,
+        *,
+        is_error: bool,
+        error: str | None = None,
+    ) -> None:
+        latency = (time.perf_counter() - started) * 1000
+        self.trajectory.append(
+            ToolCallRecord(
+                name=name,
+                arguments=arguments,
+                gym=gym,
+                latency_ms=latency,
+                is_error=is_error,
+                error=error,
+            )
+        )
+        self.last_activity = time.monotonic()
+
+    async def verify(
+        self,
+        *,
+        policy: Policy = STRICT,
+        final_response: str | None = None,
+        judge: Judge | None = None,
+        judge_prompt: JudgePrompt = DEFAULT_JUDGE_PROMPT,
+        tool_calls: Iterable[Any] | None = None,
+        max_concurrency: int = 8,
+    ) -> TaskVerdict:
+        """Score the rollout on the gyms' current database state."""
+        self._check_open()
+        self.last_activity = time.monotonic()
+        calls = tool_calls if tool_calls is not None else [r.name for r in self.trajectory]
+        return await verify_task(
+            self.task,
+            sql=HttpSqlRunner(self._clients),
+            policy=policy,
+            database_ids=self.database_ids,
+            final_response=final_response,
+            tool_calls=calls,
+            judge=judge,
+            judge_prompt=judge_prompt,
+            max_concurrency=max_concurrency,
+        )
+
+    async def aclose(self) -> None:
+        """Delete every database, close the clients, release the replicas. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        await self._stack.aclose()
+        await self._janitor.sweep()
+
+    async def __aenter__(self) -> TaskSession:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ClosedError(f"task session of {self.task.task_id!r} is closed")
+
+
+@attrs.define(eq=False)
+class _Starting:
+    """What :meth:`TaskSession.start` returns: ``await`` it or ``async with`` it."""
+
+    _open: Callable[[], Awaitable[TaskSession]]
+    _session: TaskSession | None = None
+
+    def __await__(self) -> Generator[Any, None, TaskSession]:
+        return self._open().__await__()
+
+    async def __aenter__(self) -> TaskSession:
+        self._session = await self._open()
+        return self._session
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._session is not None:
+            await self._session.aclose()

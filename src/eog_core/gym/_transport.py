@@ -1,0 +1,330 @@
+"""One HTTP exchange with a gym, and the one place aiohttp errors become ours.
+
+Every client shares one pooled :class:`aiohttp.ClientSession` per event loop
+(leased while a transport is open, closed with the last lease). The transport
+retries idempotent requests with jittered exponential backoff; a request that
+is not idempotent (``tools/call``, seeding) is re-sent only when it provably
+never left this process (the connection could not be opened).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import logging
+import random
+import weakref
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any, Protocol
+
+import aiohttp
+import attrs
+
+from eog_core.errors import (
+    GymError,
+    GymHTTPError,
+    GymProtocolError,
+    GymTimeoutError,
+    GymUnreachableError,
+)
+from eog_core.gym._sse import SseParser
+
+__all__ = [
+    "AiohttpTransport",
+    "HttpRequest",
+    "HttpResponse",
+    "RetryPolicy",
+    "Transport",
+    "connection_pool",
+]
+
+log = logging.getLogger("eog_core.gym")
+
+_TRANSIENT_STATUSES = frozenset({502, 503, 504})
+# Below uvicorn's 5 s keep-alive: never reuse a connection the server is closing.
+_KEEPALIVE_SECONDS = 4.0
+
+
+@attrs.frozen(kw_only=True)
+class RetryPolicy:
+    """Bounded, fully jittered exponential backoff."""
+
+    attempts: int = 3
+    initial_delay: float = 0.05
+    max_delay: float = 1.0
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
+        ceiling = min(self.max_delay, self.initial_delay * 2 ** (attempt - 1))
+        return random.uniform(0, ceiling)
+
+
+@attrs.frozen(kw_only=True)
+class HttpRequest:
+    """One HTTP request; ``json`` (if not None) is sent as the JSON body.
+
+    ``sse_until`` stops reading an event stream at the first decoded message
+    for which it returns true.
+    """
+
+    method: str
+    url: str
+    headers: Mapping[str, str] = attrs.field(factory=dict, repr=False)
+    json: Any = attrs.field(default=None, repr=False)
+    timeout: float = 60.0
+    connect_timeout: float = 10.0
+    idempotent: bool = True
+    gym: str | None = None
+    sse_until: Callable[[Any], bool] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class HttpResponse:
+    """A 2xx answer: ``body`` is decoded JSON (text if not JSON, None if empty);
+    ``messages`` holds the JSON messages of an event stream."""
+
+    status: int
+    headers: Mapping[str, str] = attrs.field(repr=False)
+    body: Any = attrs.field(default=None, repr=False)
+    messages: tuple[Any, ...] = attrs.field(default=(), repr=False)
+    is_event_stream: bool = False
+
+
+class Transport(Protocol):
+    """Sends one request; raises only :class:`eog_core.errors.GymError` subclasses."""
+
+    async def send(self, request: HttpRequest) -> HttpResponse: ...
+
+    async def aclose(self) -> None: ...
+
+
+class _Failed(Exception):
+    """Internal: one attempt failed; says whether the request may have left."""
+
+    def __init__(self, error: GymError, *, sent: bool, transient: bool) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.sent = sent
+        self.transient = transient
+
+
+@attrs.define
+class _Pool:
+    session: aiohttp.ClientSession
+    leases: int = 0
+
+
+_POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pool] = weakref.WeakKeyDictionary()
+
+
+def _lease() -> aiohttp.ClientSession:
+    loop = asyncio.get_running_loop()
+    pool = _POOLS.get(loop)
+    if pool is None or pool.session.closed:
+        connector = aiohttp.TCPConnector(
+            limit=256, limit_per_host=0, keepalive_timeout=_KEEPALIVE_SECONDS, ttl_dns_cache=300
+        )
+        session = aiohttp.ClientSession(
+            connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False
+        )
+        pool = _POOLS[loop] = _Pool(session=session)
+    pool.leases += 1
+    return pool.session
+
+
+async def _release(session: aiohttp.ClientSession) -> None:
+    loop = asyncio.get_running_loop()
+    pool = _POOLS.get(loop)
+    if pool is None or pool.session is not session:
+        await session.close()
+        return
+    pool.leases -= 1
+    if pool.leases <= 0:
+        del _POOLS[loop]
+        await session.close()
+
+
+@asynccontextmanager
+async def connection_pool() -> AsyncIterator[None]:
+    """Keep the shared pool open across clients that come and go one after another."""
+    session = _lease()
+    try:
+        yield
+    finally:
+        await _release(session)
+
+
+@attrs.define
+class AiohttpTransport:
+    """The default transport: the shared aiohttp pool, with retries."""
+
+    retry: RetryPolicy = attrs.field(factory=RetryPolicy)
+    _session: aiohttp.ClientSession | None = attrs.field(default=None, init=False, repr=False)
+    _closed: bool = attrs.field(default=False, init=False, repr=False)
+
+    @property
+    def session(self) -> aiohttp.ClientSession | None:
+        """The pooled session this transport leases (None before first use)."""
+        return self._session
+
+    async def send(self, request: HttpRequest) -> HttpResponse:
+        if self._session is None:
+            self._session = _lease()
+        for attempt in range(1, max(1, self.retry.attempts) + 1):
+            try:
+                return await self._send_once(self._session, request)
+            except _Failed as failure:
+                may_resend = request.idempotent or not failure.sent
+                if not (failure.transient and may_resend and attempt < self.retry.attempts):
+                    raise failure.error from failure.__cause__
+                log.debug("retrying %s %s after: %s", request.method, request.url, failure.error)
+            await asyncio.sleep(self.retry.delay(attempt))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def aclose(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            await _release(session)
+
+    async def _send_once(
+        self, session: aiohttp.ClientSession, request: HttpRequest
+    ) -> HttpResponse:
+        where = {"gym": request.gym, "url": request.url}
+        data = None
+        headers = dict(request.headers)
+        if request.json is not None:
+            data = json.dumps(request.json, separators=(",", ":")).encode()
+            headers["Content-Type"] = "application/json"
+        timeout = _client_timeout(request.timeout, request.connect_timeout)
+        try:
+            async with session.request(
+                request.method,
+                request.url,
+                data=data,
+                headers=headers,
+                timeout=timeout,
+                allow_redirects=False,
+            ) as response:
+                return await _read(response, request)
+        except aiohttp.ClientConnectorError as exc:
+            error: GymError = GymUnreachableError(f"cannot connect: {exc}", **where)
+            raise _Failed(error, sent=False, transient=True) from exc
+        except aiohttp.ConnectionTimeoutError as exc:
+            error = GymTimeoutError(f"connect timed out after {request.connect_timeout}s", **where)
+            raise _Failed(error, sent=False, transient=True) from exc
+        except TimeoutError as exc:
+            error = GymTimeoutError(f"no answer within {request.timeout}s", **where)
+            raise _Failed(error, sent=True, transient=False) from exc
+        except aiohttp.InvalidURL as exc:
+            error = GymUnreachableError(f"invalid URL: {exc}", **where)
+            raise _Failed(error, sent=False, transient=False) from exc
+        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
+            if _write_refused(exc):
+                error = GymUnreachableError(f"connection closed before sending: {exc}", **where)
+                raise _Failed(error, sent=False, transient=True) from exc
+            error = GymProtocolError(f"connection lost before the answer: {exc!r}", **where)
+            raise _Failed(error, sent=True, transient=True) from exc
+        except aiohttp.ClientError as exc:
+            error = GymProtocolError(f"HTTP failure: {exc!r}", **where)
+            raise _Failed(error, sent=True, transient=False) from exc
+        except OSError as exc:
+            error = GymProtocolError(f"connection failure: {exc!r}", **where)
+            raise _Failed(error, sent=True, transient=True) from exc
+
+
+def _write_refused(exc: BaseException) -> bool:
+    """aiohttp refused to write (part of) the request to a closing connection.
+
+    The request never fully left, so no server can have acted on it: a stale
+    pooled connection to a gym that went away.
+    """
+    seen: BaseException | None = exc
+    for _ in range(3):
+        if seen is None:
+            return False
+        if isinstance(seen, aiohttp.ClientConnectionResetError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+@functools.lru_cache(maxsize=64)
+def _client_timeout(total: float, connect: float) -> aiohttp.ClientTimeout:
+    return aiohttp.ClientTimeout(total=total, sock_connect=connect)
+
+
+async def _read(response: aiohttp.ClientResponse, request: HttpRequest) -> HttpResponse:
+    where = {"gym": request.gym, "url": request.url}
+    status = response.status
+    if not 200 <= status < 300:
+        detail = _detail(await response.read())
+        status_error = GymHTTPError(
+            f"HTTP {status}: {detail}", status=status, detail=detail, **where
+        )
+        raise _Failed(status_error, sent=True, transient=status in _TRANSIENT_STATUSES)
+    if response.content_type == "text/event-stream":
+        messages = await _read_event_stream(response, request)
+        return HttpResponse(
+            status=status, headers=response.headers, messages=messages, is_event_stream=True
+        )
+    raw = await response.read()
+    try:
+        body = _decode_body(raw, strict="json" in response.content_type)
+    except ValueError as exc:
+        error = GymProtocolError(f"bad JSON in answer: {exc}", **where)
+        raise _Failed(error, sent=True, transient=False) from exc
+    return HttpResponse(status=status, headers=response.headers, body=body)
+
+
+async def _read_event_stream(
+    response: aiohttp.ClientResponse, request: HttpRequest
+) -> tuple[Any, ...]:
+    parser = SseParser()
+    messages: list[Any] = []
+    async for chunk in response.content.iter_any():
+        for event in parser.feed(chunk):
+            if event.event != "message":
+                continue
+            try:
+                message = json.loads(event.data)
+            except ValueError as exc:
+                error = GymProtocolError(
+                    f"bad JSON in event stream: {exc}", gym=request.gym, url=request.url
+                )
+                raise _Failed(error, sent=True, transient=False) from exc
+            messages.append(message)
+            if request.sse_until is not None and request.sse_until(message):
+                return tuple(messages)
+    parser.close()
+    return tuple(messages)
+
+
+def _decode_body(raw: bytes, *, strict: bool) -> Any:
+    if not raw.strip():
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        if strict:
+            raise
+        return raw.decode("utf-8", errors="replace")
+
+
+def _detail(raw: bytes) -> str:
+    """The server's explanation: JSON ``detail``, ``message`` or ``error.message``, else text."""
+    text = raw.decode("utf-8", errors="replace").strip()
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(body, dict):
+        for key in ("detail", "message"):
+            if body.get(key) is not None:
+                value = body[key]
+                return value if isinstance(value, str) else json.dumps(value)
+        error = body.get("error")
+        if isinstance(error, dict) and error.get("message") is not None:
+            return str(error["message"])
+    return text

@@ -1,0 +1,112 @@
+"""Real servers on loopback: the official SDK's FastMCP (SSE and JSON) under uvicorn."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import pytest
+import uvicorn
+from mcp.server.fastmcp import Context, FastMCP
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def build_fastmcp(*, json_response: bool) -> FastMCP:
+    server = FastMCP("eog-test", json_response=json_response, log_level="WARNING")
+
+    @server.tool()
+    def echo_headers(ctx: Context[Any, Any, Any]) -> dict[str, str]:
+        """Return the HTTP headers of the request that carried this call."""
+        request = ctx.request_context.request
+        assert request is not None
+        return dict(request.headers)
+
+    @server.tool()
+    def fail(message: str) -> str:
+        """Always raises."""
+        raise ValueError(message)
+
+    @server.tool()
+    async def chatty(ctx: Context[Any, Any, Any]) -> str:
+        """Send log notifications before the result."""
+        await ctx.info("first note")
+        await ctx.log("warning", "second note")
+        return "done"
+
+    @server.tool()
+    def big(size: int) -> str:
+        """A long text."""
+        return "x" * size
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        """Sum of two numbers."""
+        return a + b
+
+    @server.tool()
+    async def hang() -> str:
+        """Never answers."""
+        await anyio.sleep_forever()
+        return "unreachable"
+
+    return server
+
+
+class UvicornThread:
+    """A uvicorn server on its own thread and loop, already listening when started."""
+
+    def __init__(self, app: Any) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(128)
+        self.port: int = self.sock.getsockname()[1]
+        config = uvicorn.Config(
+            app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True
+        )
+
+    def __enter__(self) -> UvicornThread:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=15)
+        self.sock.close()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+@pytest.fixture(scope="session")
+def fastmcp_sse() -> Iterator[UvicornThread]:
+    with UvicornThread(build_fastmcp(json_response=False).streamable_http_app()) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def fastmcp_json() -> Iterator[UvicornThread]:
+    with UvicornThread(build_fastmcp(json_response=True).streamable_http_app()) as server:
+        yield server
+
+
+@pytest.fixture(params=["sse", "json"])
+def fastmcp(
+    request: pytest.FixtureRequest, fastmcp_sse: UvicornThread, fastmcp_json: UvicornThread
+) -> UvicornThread:
+    """Each test runs against both answer styles."""
+    return fastmcp_sse if request.param == "sse" else fastmcp_json
