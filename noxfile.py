@@ -31,7 +31,7 @@ def typecheck(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Throughput benchmarks (pytest-benchmark); never part of the default test run."""
     session.install("-e", ".[test]")
-    session.run("python", "-m", "pytest", "benchmarks", "-p", "no:randomly",
+    session.run("python", "-m", "pytest", "benchmarks", "-o", "python_files=bench_*.py",
                 "--benchmark-columns=min,median,mean,ops", "--benchmark-sort=name", *session.posargs)
 
 

@@ -59,6 +59,16 @@ async def test_demo_rollout_scores_and_cleans_up(gym: LocalGym, task: Task) -> N
     assert janitor.leaked() == []
 
 
+async def test_demo_rollout_over_sse_answers(task: Task) -> None:
+    async with LocalGym.demo(response_mode="sse") as gym:
+        async with TaskSession.start(task, directory=directory_for(gym), seed_root=PATHS.directory) as session:
+            for name, arguments in steps():
+                assert not (await session.call_tool(name, arguments)).is_error
+            verdict = await session.verify()
+        assert verdict.success
+        assert gym.database_ids() == []
+
+
 async def test_tool_outside_the_task_never_reaches_the_gym(gym: LocalGym, task: Task) -> None:
     restricted = Task.from_upstream(dict(task.to_upstream(), restricted_tools=["update_case"]))
     async with TaskSession.start(
