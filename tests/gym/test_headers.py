@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from eog_core.errors import EogError
+from eog_core.errors import EogError, SchemaError
 from eog_core.gym import AuthConfig, GymClient, HeaderError, auth_headers, context_headers
 
 SECRET = "tok-3f9a-very-secret"
@@ -86,11 +86,13 @@ def test_auth_headers(auth: AuthConfig | None, expected: dict[str, str]) -> None
 
 
 def test_auth_from_upstream() -> None:
-    auth = AuthConfig.from_upstream({"type": "API_KEY", "token": SECRET, "header_name": "K"})
+    auth = AuthConfig.from_upstream({"type": "api_key", "token": SECRET, "header_name": "K"})
     assert AuthConfig(type="api_key", token=SECRET, header_name="K") == auth
-    assert AuthConfig.from_upstream({"token": SECRET}).header_name == "Authorization"
-    with pytest.raises(HeaderError, match="oauth"):
+    assert AuthConfig.from_upstream({"type": "bearer", "token": SECRET}).header_name == "Authorization"
+    with pytest.raises(SchemaError, match="expected one of") as info:
         AuthConfig.from_upstream({"type": "oauth", "token": SECRET})
+    assert info.value.path == "$.type"
+    assert SECRET not in str(info.value)
 
 
 def test_auth_token_with_newline_is_refused_without_showing_it() -> None:

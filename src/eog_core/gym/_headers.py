@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-import attrs
-
 from eog_core.errors import EogError
+from eog_core.tasks import AuthConfig
 
 __all__ = ["AuthConfig", "HeaderError", "HeaderMode", "auth_headers", "context_headers"]
 
@@ -29,34 +28,6 @@ class HeaderError(EogError, ValueError):
     def __init__(self, message: str, *, header: str) -> None:
         self.header = header
         super().__init__(f"header {header!r}: {message}")
-
-
-def _redacted(_: object) -> str:
-    return "'***'"
-
-
-@attrs.frozen(kw_only=True)
-class AuthConfig:
-    """How to authenticate against one gym: a bearer token or an API key header."""
-
-    type: AuthType
-    token: str = attrs.field(repr=_redacted)
-    header_name: str = "Authorization"
-
-    @classmethod
-    def from_upstream(cls, config: Mapping[str, Any]) -> AuthConfig:
-        """Read a task's ``auth_config`` ``{type, token, header_name?}``."""
-        auth_type = str(config.get("type", "bearer")).strip().lower()
-        if auth_type not in ("bearer", "api_key"):
-            raise HeaderError(f"unsupported auth type {auth_type!r}", header="auth_config.type")
-        return cls(
-            type="bearer" if auth_type == "bearer" else "api_key",
-            token=str(config.get("token", "")),
-            header_name=str(config.get("header_name") or "Authorization"),
-        )
-
-    def __str__(self) -> str:
-        return f"AuthConfig({self.type} via {self.header_name})"
 
 
 def auth_headers(auth: AuthConfig | None) -> dict[str, str]:

@@ -31,7 +31,7 @@ from eog_core.errors import (
 )
 from eog_core.gym._client import GymClient, Timeouts, ToolResult, new_database_id
 from eog_core.gym._directory import GymDirectory, Lease
-from eog_core.gym._headers import AuthConfig, HeaderMode
+from eog_core.gym._headers import HeaderMode
 from eog_core.gym._janitor import Janitor
 from eog_core.gym._sql import HttpSqlRunner
 from eog_core.gym._transport import Transport
@@ -187,18 +187,11 @@ class TaskSession:
             for gym in task.gym_servers:
                 lease = leases[gym.name] = await directory.acquire(gym.name, fallback=gym.url)
                 stack.callback(directory.release, lease)
-                auth = (
-                    None
-                    if gym.auth is None
-                    else AuthConfig(
-                        type=gym.auth.type, token=gym.auth.token, header_name=gym.auth.header_name
-                    )
-                )
                 client = clients[gym.name] = GymClient(
                     lease.url,
                     name=gym.name,
                     mcp_endpoint=gym.mcp_endpoint or task.mcp_endpoint,
-                    auth=auth,
+                    auth=gym.auth,
                     transport=transport,
                     timeouts=timeouts,
                     header_mode=header_mode,

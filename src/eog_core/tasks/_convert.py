@@ -37,7 +37,7 @@ from eog_core.tasks._schema import (
     Verifier,
 )
 
-__all__ = ["make_converter", "task_from_mapping", "task_to_mapping"]
+__all__ = ["make_converter", "structure_or_raise", "task_from_mapping", "task_to_mapping"]
 
 TASK_KEYS = frozenset(
     {
@@ -278,6 +278,18 @@ def _nemo_to_upstream(obj: Mapping[str, Any], source: str | None) -> tuple[dict[
         return path
 
     return merged, remap
+
+
+T = typing.TypeVar("T")
+
+
+def structure_or_raise(data: Any, cls: type[T], *, source: str | None = None) -> T:
+    """Structure ``data`` as ``cls`` with the task converter, or raise :class:`SchemaError`."""
+    try:
+        return make_converter().structure(data, cls)
+    except (ClassValidationError, IterableValidationError, _Invalid) as exc:
+        _raise_schema_error(exc, source, lambda path: path)
+        raise  # unreachable: keeps type checkers content
 
 
 def task_from_mapping(obj: Mapping[str, Any], *, source: str | None = None) -> Task:

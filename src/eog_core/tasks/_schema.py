@@ -30,13 +30,30 @@ def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return dict(value) if value else {}
 
 
+def _redacted(_: object) -> str:
+    return "'***'"
+
+
 @attrs.frozen(kw_only=True)
 class AuthConfig:
-    """How a gym authenticates calls: a bearer token or an API key header."""
+    """How a gym authenticates calls: a bearer token or an API key header.
+
+    The token never appears in a repr or str.
+    """
 
     type: Literal["bearer", "api_key"]
-    token: str = attrs.field(repr=False)
+    token: str = attrs.field(repr=_redacted)
     header_name: str = "Authorization"
+
+    @classmethod
+    def from_upstream(cls, config: Mapping[str, Any], *, source: str | None = None) -> AuthConfig:
+        """Read a task's ``auth_config`` ``{type, token, header_name?}`` (SchemaError if malformed)."""
+        from eog_core.tasks._convert import structure_or_raise
+
+        return structure_or_raise(config, cls, source=source)
+
+    def __str__(self) -> str:
+        return f"AuthConfig({self.type} via {self.header_name})"
 
 
 @attrs.frozen(kw_only=True)
