@@ -25,10 +25,17 @@ def add_parser(commands: Any) -> None:
     parser.set_defaults(handler=lambda args: run_demo(sse=args.sse, as_json=args.json))
 
 
-def verdict_table(verdict: TaskVerdict) -> str:
-    rows = [(r.index + 1, r.name, "pass" if r.passed else "FAIL", "yes" if r.counted else "no",
-             r.expected, r.actual, r.error or r.details) for r in verdict.results]
-    return table(["#", "verifier", "result", "counted", "expected", "actual", "details"], rows)
+def verdict_table(verdict: TaskVerdict, parity: TaskVerdict | None = None) -> str:
+    """Per-verifier rows; with ``parity`` also whether upstream's scoring counts each one."""
+    headers = ["#", "verifier", "result", "expected", "actual", "details"]
+    rows: list[list[object]] = [
+        [r.index + 1, r.name, "pass" if r.passed else "FAIL", r.expected, r.actual, r.error or r.details]
+        for r in verdict.results]
+    if parity is not None:
+        headers.insert(3, "parity counts")
+        for row, result in zip(rows, parity.results, strict=True):
+            row.insert(3, "yes" if result.counted else "no (skipped)" if result.error else "no (same name)")
+    return table(headers, rows)
 
 
 def verdict_line(verdict: TaskVerdict) -> str:
@@ -83,7 +90,7 @@ def run_demo(*, sse: bool = False, as_json: bool = False) -> int:
                 [(c["tool"], c["is_error"], c["latency_ms"]) for c in report["calls"]]))
     for title, verdicts in (("Scripted correct trajectory", played), ("Do-nothing control", control)):
         print(f"\n== {title} ==\n")
-        print(verdict_table(verdicts["strict"]))
+        print(verdict_table(verdicts["strict"], verdicts["parity"]))
         print()
         for verdict in verdicts.values():
             print(verdict_line(verdict))

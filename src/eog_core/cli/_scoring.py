@@ -125,7 +125,8 @@ def run_verify(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(first.to_dict() if len(verdicts) == 1 else {v.policy: v.to_dict() for v in verdicts})
     else:
-        print(verdict_table(first))
+        parity = next((v for v in verdicts if v.policy == "parity"), None)
+        print(verdict_table(first, parity if parity is not first else None))
         print()
         for verdict in verdicts:
             print(verdict_line(verdict))
