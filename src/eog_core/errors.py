@@ -3,7 +3,11 @@
 ::
 
     EogError
-    ├── SchemaError              a task, row or tool snapshot is malformed (JSON path + source)
+    ├── SchemaError              a task, row, tool snapshot or gym directory is malformed (JSON path + source)
+    ├── UsageError               an argument the caller passed is invalid (a bad URL, a margin of 0)
+    │   └── HeaderError          a header cannot be sent as given (eog_core.gym)
+    ├── RequestError             a request could not be built (arguments not JSON-serialisable)
+    ├── MetricsError             a result file or verdict line is malformed (eog_core.metrics)
     ├── VerificationError        the verifier engine was misused (e.g. no runner for a gym)
     ├── JudgeError               the response_check judge failed or answered nonsense
     ├── ClosedError              a closed client or session was used again
@@ -35,9 +39,11 @@ __all__ = [
     "GymUnreachableError",
     "JsonRpcError",
     "JudgeError",
+    "RequestError",
     "SchemaError",
     "SeedError",
     "SeedFileError",
+    "UsageError",
     "VerificationError",
 ]
 
@@ -59,6 +65,17 @@ class SchemaError(EogError, ValueError):
         self.reason = message
         where = f" in {source}" if source else ""
         super().__init__(f"{path}: {message}{where}")
+
+
+class UsageError(EogError, ValueError):
+    """An argument the caller passed is invalid."""
+
+
+class RequestError(EogError, ValueError):
+    """A request could not be built, e.g. tool arguments that are not JSON-serialisable.
+
+    Nothing was sent.
+    """
 
 
 class VerificationError(EogError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -185,3 +186,42 @@ def test_bad_inputs_exit_3(tmp_path: Path) -> None:
     done = eog("score", tmp_path / "v.jsonl", check_code=3)
     assert "v.jsonl:1" in done.stderr
     assert eog("compare", tmp_path / "x.txt", tmp_path / "v.jsonl", check_code=3).stderr
+
+
+def test_argument_errors_exit_3_with_a_message(tmp_path: Path) -> None:
+    verdicts = tmp_path / "v.jsonl"
+    verdicts.write_text(json.dumps({
+        "task_id": "t", "domain": "csm", "mode": "oracle", "repeat": 0, "policy": "strict", "success": True,
+        "reward": 1.0, "pass_rate": 1.0, "num_defined": 1, "num_scored": 1, "evaluation_completed": True,
+        "failure_kind": None}) + "\n")
+    assert "margin" in eog("compare", verdicts, verdicts, "--margin", "0", check_code=3).stderr
+    assert "n_boot" in eog("compare", verdicts, verdicts, "--n-boot", "0", check_code=3).stderr
+    assert "k must be" in eog("score", verdicts, "--k", "0", check_code=3).stderr
+    task = demo_paths().task
+    assert "http" in eog("verify", task, "--gym", "demo-csm-server=localhost:8001",
+                         "--database-id", "demo-csm-server=db", check_code=3).stderr
+    assert "--database-id" in eog("verify", task, "--gym", "demo-csm-server=http://127.0.0.1:9",
+                                  check_code=3).stderr
+    snapshot = demo_snapshot(tmp_path / "s.sqlite", played=False)
+    assert "ISO-8601" in eog("verify", task, "--db", f"demo-csm-server={snapshot}", "--now", "soon",
+                             check_code=3).stderr
+
+
+def test_verify_against_a_dead_gym_is_an_incomplete_evaluation() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # nothing listens here once the socket closes
+    done = eog("verify", demo_paths().task, "--gym", f"demo-csm-server=http://127.0.0.1:{port}",
+               "--database-id", "demo-csm-server=db_x", "--policy", "strict", "--json", check_code=3)
+    verdict = json.loads(done.stdout)
+    assert verdict["evaluation_completed"] is False and verdict["failure_kind"] == "gym_unreachable"
+
+
+def test_validate_counts_a_task_in_every_mode(tmp_path: Path) -> None:
+    row = json.loads(demo_paths().task.read_text())
+    row["verifiers"][0]["validation_config"]["expected_value"] = "1"
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(json.dumps(dict(row, mode=mode)) + "\n" for mode in ("oracle", "plus_5_tools")))
+    report = json.loads(eog("validate", rows, "--json").stdout)
+    assert report["finding_counts"]["numeric_string_expectation"] == 2
+    assert report["finding_counts"]["duplicate_verifier_name"] == 2

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
+import datetime
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from eog_core import PARITY, STRICT, Task, load_task
-from eog_core.errors import ClosedError, GymUnreachableError, SeedError, SeedFileError
-from eog_core.gym import GymDirectory, Janitor, TaskSession
+from eog_core.errors import (
+    ClosedError,
+    GymUnreachableError,
+    RequestError,
+    SchemaError,
+    SeedError,
+    SeedFileError,
+)
+from eog_core.gym import GymDirectory, Janitor, TaskSession, default_janitor
 from eog_core.local import LocalGym, demo_paths, load_demo_trajectory
 
 PATHS = demo_paths()
@@ -30,6 +39,13 @@ def task() -> Task:
 
 def steps() -> list[tuple[str, dict[str, Any]]]:
     return [(step["name"], step["arguments"]) for step in load_demo_trajectory()]
+
+
+async def eventually(condition: Callable[[], bool], limit: float = 5.0) -> None:
+    """Wait until ``condition`` holds (the gym's counters offer no event to wait on)."""
+    async with asyncio.timeout(limit):
+        while not condition():  # noqa: ASYNC110 - bounded by the timeout above
+            await asyncio.sleep(0.005)
 
 
 def directory_for(*gyms: LocalGym) -> GymDirectory:
@@ -285,3 +301,74 @@ def test_directory_from_env_and_files(tmp_path: Path) -> None:
         == "http://y:8004"
     )
     assert len(GymDirectory.defaults().gyms()) == 7
+
+
+async def test_cancelled_close_hands_the_database_to_the_janitor(gym: LocalGym, task: Task) -> None:
+    janitor = Janitor(base_delay=0.0)
+    session = await TaskSession.start(task, directory=directory_for(gym), seed_root=PATHS.directory,
+                                      janitor=janitor)
+    database_id = session.database_ids[gym.name]
+    gym.set_latency(1.0)
+    closing = asyncio.create_task(session.aclose())
+    await eventually(lambda: gym.request_counts.get("/api/delete-database", 0) > 0)  # on the wire
+    closing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await closing
+    assert session.closed
+    assert [e.database_id for e in janitor.leaked()] == [database_id]
+    gym.set_latency(0.0)
+    assert await janitor.aclose() == []  # the janitor finished the job
+    assert gym.database_ids() == []
+
+
+async def test_cancelled_start_leaves_no_database(gym: LocalGym, task: Task) -> None:
+    gym.set_latency(0.3)
+    starting = asyncio.ensure_future(TaskSession.start(task, directory=directory_for(gym),
+                                                       seed_root=PATHS.directory))
+    await eventually(lambda: gym.request_counts.get("/api/seed-database", 0) > 0)
+    starting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await starting
+    leaked = await default_janitor().aclose()
+    assert gym.database_ids() == [] and leaked == []
+
+
+async def test_unserialisable_arguments_are_typed_and_recorded(gym: LocalGym, task: Task) -> None:
+    async with TaskSession.start(task, directory=directory_for(gym), seed_root=PATHS.directory) as session:
+        with pytest.raises(RequestError):
+            await session.call_tool("find_account", {"name": datetime.date(2026, 1, 1)})
+        assert session.trajectory[-1].is_error and "not valid JSON" in (session.trajectory[-1].error or "")
+        assert gym.tool_executions == {}
+
+
+async def test_refused_calls_do_not_count_for_tool_execution_verifiers(gym: LocalGym, task: Task) -> None:
+    raw = task.to_upstream()
+    raw["verifiers"] = [{"verifier_type": "tool_execution", "name": "used_get_case",
+                         "validation_config": {"selected_tools": ["get_case"], "minimum_tool_calls": 1}}]
+    checked = Task.from_upstream(raw)
+    async with TaskSession.start(checked, directory=directory_for(gym), seed_root=PATHS.directory) as session:
+        refused = await session.call_tool("get_case", {"case_id": "CS0001003"})  # not in selected_tools
+        assert refused.is_error
+        verdict = await session.verify()
+    assert not verdict.success
+    assert verdict.results[0].upstream["tools_called"] == []
+
+
+async def test_lifecycle_cap_holds_for_concurrent_sessions(task: Task) -> None:
+    async with LocalGym.demo() as gym:
+        directory = GymDirectory({gym.name: gym.url}, max_lifecycles=1)
+        first = await TaskSession.start(task, directory=directory, seed_root=PATHS.directory)
+        with pytest.raises(GymUnreachableError, match="lifecycle cap"):
+            await TaskSession.start(task, directory=directory, seed_root=PATHS.directory)
+        await first.aclose()
+        assert directory.gyms()[gym.name][0].retired
+
+
+@pytest.mark.parametrize("replicas", [{"g": [1]}, {"g": 5}, {"g": None}, {"g": []}, {"g": "ftp://x"}])
+def test_directory_refuses_malformed_replicas(replicas: dict[str, Any], tmp_path: Path) -> None:
+    with pytest.raises(SchemaError):
+        GymDirectory(replicas)
+    (tmp_path / "gyms.json").write_text(json.dumps(replicas))
+    with pytest.raises(SchemaError) as info:
+        GymDirectory.from_file(tmp_path / "gyms.json")
+    assert info.value.source == str(tmp_path / "gyms.json")

@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from eog_core.metrics import (
+    MetricsError,
     UpstreamResultFile,
     corrected_summary,
     format_corrected,
@@ -217,7 +218,7 @@ def test_corrected_printout(results: Path) -> None:
 
 
 def test_reader_refuses_a_missing_folder(tmp_path: Path) -> None:
-    with pytest.raises(NotADirectoryError):
+    with pytest.raises(MetricsError, match="not a results folder"):
         read_upstream_results(tmp_path / "nope")
 
 

@@ -13,6 +13,7 @@ from eog_core.metrics import (
     MetricsError,
     corrected_summary,
     expected_task_ids,
+    format_corrected,
     read_verdicts,
     runs_from_verdicts,
 )
@@ -185,3 +186,28 @@ def test_summary_of_nothing_lists_every_expected_task() -> None:
 def test_summary_refuses_k_below_one() -> None:
     with pytest.raises(ValueError, match="k must be at least 1"):
         corrected_summary([], k=0)
+
+
+def test_mean_over_repeats_and_pass_at_k_coverage(tmp_path: Path) -> None:
+    # task a: repeats 0,1,2 -> T, F, T ; task b: repeats 0,1 -> F, F
+    # per repeat: #0 = (1 + 0) / 2 = 0.5, #1 = (0 + 0) / 2 = 0, #2 = 1 / 1 = 1
+    # mean = 0.5; sample sd = sqrt(((0)^2 + (0.5)^2 + (0.5)^2) / 2) = 0.5
+    lines = []
+    for task, outcomes in (("a", [True, False, True]), ("b", [False, False])):
+        for repeat, ok in enumerate(outcomes):
+            lines.append(json.dumps({"task_id": task, "domain": "csm", "mode": "oracle", "repeat": repeat,
+                                     "policy": "strict", "success": ok, "reward": float(ok),
+                                     "pass_rate": float(ok), "num_defined": 1, "num_scored": 1,
+                                     "evaluation_completed": True, "failure_kind": None}))
+    path = tmp_path / "v.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    summary = corrected_summary(read_verdicts(path))
+    stats = summary.overall.strict
+    assert stats is not None
+    assert stats.repeat_success_rates == ((0, 0.5), (1, 0.0), (2, 1.0))
+    assert stats.repeat_mean == pytest.approx(0.5)
+    assert stats.repeat_sd == pytest.approx(0.5)
+    assert [(p.k, p.tasks) for p in stats.pass_at] == [(1, 2), (2, 2), (3, 1)]
+    text = format_corrected(summary)
+    assert "Mean success over 3 repeat(s) (strict): 50.00 ± 50.00" in text
+    assert "pass@3 1 task(s)" in text

@@ -184,3 +184,20 @@ def test_nemo_tool_lists_match_snapshot_merge(eog_data: Path) -> None:
         task = load_task(row)
         offered = {t["name"] for t in row["responses_create_params"]["tools"]}
         assert set(merge_tools(task, snapshots).names) == offered
+
+
+@pytest.mark.parametrize(("raw", "json_path"), [
+    ({"user_prompt": "u", "mcp_server_url": 5}, "$.mcp_server_url"),
+    ({"user_prompt": "u", "mcp_server_url": "http://x", "context": "zz"}, "$.context"),
+    ({"verifier_metadata": {"verifiers": []}, "responses_create_params": {
+        "input": [{"role": "user", "content": [{"type": "input_text", "text": 5}]}]}},
+     "$.responses_create_params.input[0].content"),
+    ({"user_prompt": "u", "verifiers": "[{\"verifier_type\": 3}]"}, "$.verifiers[0]"),
+    ({"user_prompt": "u", "gym_servers_config": "{\"a\": 1}"}, "$.gym_servers_config"),
+    ({"verifier_metadata": [], "responses_create_params": {}}, "$.verifier_metadata"),
+    ({"verifier_metadata": {}, "responses_create_params": {"input": "hi"}}, "$.responses_create_params.input"),
+])
+def test_odd_shapes_are_schema_errors_with_paths(raw: dict[str, Any], json_path: str) -> None:
+    with pytest.raises(SchemaError) as info:
+        load_task(raw)
+    assert info.value.path == json_path

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from eog_core import (
     load_task,
     verify_task,
 )
-from eog_core.errors import VerificationError
+from eog_core.errors import UsageError, VerificationError
 from eog_core.verify import JudgeRequest, Policy
 
 
@@ -49,8 +49,9 @@ def check(query: str, expected: Any, name: str = "check", gym: str | None = "gym
 
 
 @pytest.fixture
-def runner(tmp_path: Path) -> SqliteSqlRunner:
-    return SqliteSqlRunner({"gym-a": make_db(tmp_path / "a.sqlite")})
+def runner(tmp_path: Path) -> Iterator[SqliteSqlRunner]:
+    with SqliteSqlRunner({"gym-a": make_db(tmp_path / "a.sqlite")}) as opened:
+        yield opened
 
 
 async def both(task: Task, runner: Any, **kwargs: Any) -> tuple[Any, Any]:
@@ -284,3 +285,31 @@ async def test_verifiers_run_concurrently_bounded_and_keep_order() -> None:
     assert verdict.success
     assert [r.name for r in verdict.results] == [f"v{i}" for i in range(20)]
     assert runner.peak == 4
+
+
+def test_large_integer_strings_stay_exact() -> None:
+    assert compare_values(9007199254740993, "9007199254740993", "equals", STRICT).passed
+    assert not compare_values(9007199254740993, "9007199254740992", "equals", STRICT).passed
+
+
+async def test_null_comparison_type_is_reported_as_upstream_does(runner: SqliteSqlRunner) -> None:
+    task = task_with({"verifier_type": "database_state", "name": "n", "gym_name": "gym-a",
+                      "validation_config": {"query": "SELECT 1", "expected_value": 1, "comparison_type": None}})
+    parity, strict = await both(task, runner)
+    assert parity.results[0].details == "Unknown comparison type: None"
+    assert strict.failure_kind == "config_error"
+    assert Task.from_upstream(task.to_upstream()) == task
+
+
+def test_pinned_now_is_removed_from_lent_connections(tmp_path: Path) -> None:
+    connection = sqlite3.connect(make_db(tmp_path / "lent.sqlite"))
+    with SqliteSqlRunner({"gym-a": connection}, now="2030-06-01 12:00:00") as runner:
+        assert runner.query("gym-a", "SELECT date('now') AS d").body == {"data": [{"d": "2030-06-01"}]}
+    today = connection.execute("SELECT date('now')").fetchone()[0]
+    connection.close()
+    assert today != "2030-06-01"
+
+
+async def test_bad_max_concurrency_is_a_usage_error(runner: SqliteSqlRunner) -> None:
+    with pytest.raises(UsageError):
+        await verify_task(task_with(), sql=runner, max_concurrency=0)

@@ -2,7 +2,8 @@
 
 Exit codes: 0 success; 1 the thing checked failed (an invalid task, a failed
 verdict, a demo that did not score as expected); 2 bad command-line words;
-3 bad input (a malformed task, a missing file, an unreachable gym).
+3 bad input or an evaluation that could not complete (a malformed task, a
+missing file, an unreachable gym, a verifier query the database rejects).
 """
 
 from __future__ import annotations

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, TextIO, TypeVar
 
-__all__ = ["EXIT_FAILED", "EXIT_INPUT", "EXIT_OK", "Progress", "emit_json", "progress", "table"]
+__all__ = ["EXIT_FAILED", "EXIT_INPUT", "EXIT_OK", "Progress", "busy", "emit_json", "progress", "table"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # the command ran and the thing it checked failed
@@ -86,3 +88,35 @@ def progress(items: Iterable[T], label: str, total: int | None = None) -> Iterat
             bar.advance()
     finally:
         bar.close()
+
+
+@contextlib.contextmanager
+def busy(label: str, stream: TextIO | None = None, delay: float = 1.0) -> Iterator[None]:
+    """An elapsed-time ticker on stderr for work of unknown length (TTY only, after a second)."""
+    out = stream or sys.stderr
+    if not out.isatty():
+        yield
+        return
+    stop = threading.Event()
+    started = time.monotonic()
+    shown = threading.Event()
+
+    def tick() -> None:
+        if stop.wait(delay):
+            return
+        while not stop.is_set():
+            shown.set()
+            out.write(f"\r{label} ... {time.monotonic() - started:.0f}s")
+            out.flush()
+            stop.wait(0.25)
+
+    ticker = threading.Thread(target=tick, name="eog-core-progress", daemon=True)
+    ticker.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        ticker.join()
+        if shown.is_set():
+            out.write("\n")
+            out.flush()

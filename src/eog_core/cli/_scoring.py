@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from dateutil.parser import isoparse
 
 from eog_core import PARITY, STRICT, SqliteSqlRunner, TaskVerdict, load_task, verify_task
-from eog_core.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, emit_json
+from eog_core.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, busy, emit_json
 from eog_core.cli._demo import verdict_line, verdict_table
 from eog_core.gym import GymClient, HttpSqlRunner
 from eog_core.metrics import (
@@ -48,8 +49,9 @@ def add_parsers(commands: Any) -> None:
     verify = commands.add_parser(
         "verify", help="score a task on final database snapshots (or a live gym)",
         description="Run the task's verifiers on SQLite snapshots of the final databases, or on a "
-                    "live gym database. Exits 0 when the task succeeds, 1 when it fails or the "
-                    "evaluation could not complete.",
+                    "live gym database. Exits 0 when the task succeeds, 1 when it fails, 3 when "
+                    "the evaluation could not complete (a gym unreachable, a verifier query the "
+                    "database rejects, a configuration error) or the input is bad.",
         epilog="example: eog-core verify task.json --db sn-csm-server=final.sqlite --now '2026-01-05 12:00:00'",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     verify.add_argument("task", type=Path, help="a task file (any of the three formats)")
@@ -96,6 +98,16 @@ async def _verify(args: argparse.Namespace, policies: list[Policy]) -> list[Task
     snapshots = _pairs(args.db, "--db")
     if not gyms and not snapshots:
         raise argparse.ArgumentTypeError("give --db GYM=FILE for offline scoring or --gym GYM=URL for a live gym")
+    if gyms and snapshots:
+        raise argparse.ArgumentTypeError("give either --db (offline) or --gym (live), not both")
+    if missing := sorted(set(gyms) - set(database_ids)):
+        raise argparse.ArgumentTypeError(
+            f"--gym {missing[0]} needs --database-id {missing[0]}=ID (the rollout's database on that gym)")
+    if args.now is not None:
+        try:
+            isoparse(args.now.strip())
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"--now {args.now!r} is not an ISO-8601 timestamp") from exc
     clients: dict[str, GymClient] = {}
     runner: SqlRunner | None = None
     try:
@@ -117,11 +129,13 @@ def run_verify(args: argparse.Namespace) -> int:
     chosen = {"strict": [STRICT], "parity": [PARITY], "both": [STRICT, PARITY]}[args.policy]
     policies = [policy.with_reward(args.reward) for policy in chosen]
     try:
-        verdicts = asyncio.run(_verify(args, policies))
+        with busy("verifying"):
+            verdicts = asyncio.run(_verify(args, policies))
     except argparse.ArgumentTypeError as exc:
         print(f"eog-core verify: {exc}", file=sys.stderr)
         return EXIT_INPUT
     first = verdicts[0]
+    code = EXIT_OK if first.success else EXIT_FAILED if first.evaluation_completed else EXIT_INPUT
     if args.json:
         emit_json(first.to_dict() if len(verdicts) == 1 else {v.policy: v.to_dict() for v in verdicts})
     else:
@@ -130,7 +144,7 @@ def run_verify(args: argparse.Namespace) -> int:
         print()
         for verdict in verdicts:
             print(verdict_line(verdict))
-    return EXIT_OK if first.success else EXIT_FAILED
+    return code
 
 
 def _read_inputs(paths: Sequence[Path]) -> list[MetricsInput]:
@@ -146,7 +160,8 @@ def _read_inputs(paths: Sequence[Path]) -> list[MetricsInput]:
 
 
 def run_score(args: argparse.Namespace) -> int:
-    items = _read_inputs(args.paths)
+    with busy("reading results"):
+        items = _read_inputs(args.paths)
     upstream_files = [i for i in items if not hasattr(i, "policy") and hasattr(i, "runs")]
     expected = expected_task_ids(args.tasks) if args.tasks else None
     records, skipped = as_run_records(items)
@@ -167,8 +182,9 @@ def run_score(args: argparse.Namespace) -> int:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    comparison = compare_runs(_read_inputs([args.a]), _read_inputs([args.b]), margin=args.margin,
-                              n_boot=args.n_boot, seed=args.seed, policy=args.policy)
+    with busy("comparing (bootstrap)"):
+        comparison = compare_runs(_read_inputs([args.a]), _read_inputs([args.b]), margin=args.margin,
+                                  n_boot=args.n_boot, seed=args.seed, policy=args.policy)
     if args.json:
         emit_json(attrs.asdict(comparison) | {"tost_p": comparison.tost_p})
     else:

@@ -123,8 +123,8 @@ def run_validate(args: argparse.Namespace) -> int:
             errors.append(item)
             continue
         tasks.append(item)
-        if found := _findings(item, snapshots):
-            findings[item.task_id or f"#{len(tasks)}"] = found
+        if found := _findings(item, snapshots):  # keyed per row: one id may recur across modes
+            findings[f"#{len(tasks)} {item.task_id or '?'} ({item.mode or '?'})"] = found
     per_group = Counter((t.domain or "?", t.mode or "?") for t in tasks)
     kinds = Counter(v.verifier_type for t in tasks for v in t.verifiers)
     totals = Counter(f["kind"] for found in findings.values() for f in found)

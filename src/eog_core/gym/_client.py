@@ -12,11 +12,11 @@ from typing import Any
 
 import attrs
 
-from eog_core.errors import ClosedError, GymError, GymHTTPError, GymProtocolError
+from eog_core.errors import ClosedError, GymError, GymHTTPError, GymProtocolError, UsageError
 from eog_core.gym._headers import AuthConfig, HeaderMode, auth_headers, context_headers
 from eog_core.gym._mcp import McpSession
 from eog_core.gym._transport import AiohttpTransport, HttpRequest, Transport
-from eog_core.verify._outcome import SqlOutcome
+from eog_core.verify._outcome import ErrorKind, SqlOutcome
 
 __all__ = ["GymClient", "Timeouts", "ToolResult", "new_database_id", "seed_timeout"]
 
@@ -24,6 +24,7 @@ log = logging.getLogger("eog_core.gym")
 
 _ID_ALPHABET = string.ascii_lowercase + string.digits
 _MAX_TOOL_PAGES = 1000
+_UNAVAILABLE = frozenset({429, 502, 503, 504})
 
 
 @attrs.frozen(kw_only=True)
@@ -98,7 +99,7 @@ class GymClient:
 
     def __attrs_post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):
-            raise ValueError(f"gym base_url must be an http(s) URL, got {self.base_url!r}")
+            raise UsageError(f"gym base_url must be an http(s) URL, got {self.base_url!r}")
         self._transport = self.transport if self.transport is not None else AiohttpTransport()
         self._mcp = McpSession(
             transport=self._transport,
@@ -161,6 +162,8 @@ class GymClient:
             cursor = result.get("nextCursor")
             if not cursor:
                 return tools
+            if not isinstance(cursor, str):
+                raise self._protocol_error(f"tools/list answered a non-string cursor {cursor!r}")
             if cursor in seen:
                 raise self._protocol_error(f"tools/list repeated cursor {cursor!r}")
             seen.add(cursor)
@@ -178,6 +181,9 @@ class GymClient:
         headers = self._call_headers(database_id, context)
         params = {"name": name, "arguments": dict(arguments or {})}
         result = await self._rpc("tools/call", params, headers, idempotent=False)
+        content = result.get("content", [])
+        if not isinstance(content, list) or not isinstance(result.get("isError", False), bool):
+            raise self._protocol_error("tools/call answered a result without a content list")
         return ToolResult.from_result(result)
 
     async def run_sql(
@@ -200,7 +206,9 @@ class GymClient:
             response = await self._transport.send(request)
         except GymHTTPError as exc:
             error = f"SQL API call failed (HTTP {exc.status}): {exc.detail}"
-            return SqlOutcome.failed(error, kind="database", status=exc.status)
+            # A busy or unavailable gym (or its gateway) is no verdict on the query.
+            kind: ErrorKind = "transport" if exc.status in _UNAVAILABLE else "database"
+            return SqlOutcome.failed(error, kind=kind, status=exc.status)
         except GymError as exc:
             return SqlOutcome.failed(str(exc), kind="transport")
         return SqlOutcome.ok(response.body)

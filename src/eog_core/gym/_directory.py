@@ -48,13 +48,19 @@ class Lease:
     url: str
 
 
-def _urls(value: str | Sequence[str], gym: str) -> list[str]:
-    urls = [u.strip() for u in value.split(",")] if isinstance(value, str) else list(value)
-    urls = [u.rstrip("/") for u in urls if u]
-    if not urls or not all(
-        isinstance(u, str) and u.startswith(("http://", "https://")) for u in urls
-    ):
-        raise SchemaError(f"gym {gym!r} needs one or more http(s) URLs, got {value!r}")
+def _urls(value: object, gym: object) -> list[str]:
+    if not isinstance(gym, str) or not gym:
+        raise SchemaError(f"gym names must be non-empty strings, got {gym!r}")
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list | tuple):
+        raise SchemaError(f"expected a URL or a list of URLs, got {value!r}", path=f"$.{gym}")
+    urls: list[str] = []
+    for index, item in enumerate(items):
+        if not isinstance(item, str) or not item.strip().startswith(("http://", "https://")):
+            raise SchemaError(f"expected an http(s) URL, got {item!r}", path=f"$.{gym}[{index}]")
+        urls.append(item.strip().rstrip("/"))
+    if not urls:
+        raise SchemaError("no URL given", path=f"$.{gym}")
     return urls
 
 
@@ -97,7 +103,10 @@ class GymDirectory:
             data = data["gyms"]
         if not isinstance(data, dict):
             raise SchemaError("expected an object of gym name -> URL(s)", source=str(source))
-        return cls(data, **options)
+        try:
+            return cls(data, **options)
+        except SchemaError as exc:
+            raise SchemaError(exc.reason, path=exc.path, source=str(source)) from exc
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **options: Any) -> GymDirectory:
@@ -122,7 +131,7 @@ class GymDirectory:
             if fallback is None:
                 raise GymUnreachableError(f"gym {gym!r} is not in the directory", gym=gym)
             replicas = self._table.setdefault(gym, [Replica(gym=gym, url=fallback.rstrip("/"))])
-        candidates = [r for r in replicas if not r.retired]
+        candidates = [r for r in replicas if not r.retired and not self._at_cap(r)]
         if not candidates:
             raise GymUnreachableError(
                 f"every replica of gym {gym!r} reached its lifecycle cap", gym=gym
@@ -147,17 +156,18 @@ class GymDirectory:
         chosen.lifecycles += 1
         return Lease(gym=gym, url=chosen.url)
 
+    def _at_cap(self, replica: Replica) -> bool:
+        return self.max_lifecycles is not None and replica.lifecycles >= self.max_lifecycles
+
     def release(self, lease: Lease) -> None:
-        """The session is over; a replica at its lifecycle cap is retired and reported."""
+        """The session is over; a drained replica at its lifecycle cap is retired and reported."""
         replica = self._find(lease)
         if replica is None:
             return
         replica.active = max(0, replica.active - 1)
-        if (
-            self.max_lifecycles is not None
-            and replica.lifecycles >= self.max_lifecycles
-            and not replica.retired
-        ):
+        # At its cap a replica takes no new session (see acquire); once its last
+        # session is over it is retired and reported, safe to restart.
+        if self._at_cap(replica) and replica.active == 0 and not replica.retired:
             replica.retired = True
             if self.on_exhausted is not None:
                 self.on_exhausted(attrs.evolve(replica))

@@ -8,10 +8,11 @@ Tokens never appear in a repr, a str or a log line.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from eog_core.errors import EogError
+from eog_core.errors import UsageError
 from eog_core.tasks import AuthConfig
 
 __all__ = ["AuthConfig", "HeaderError", "HeaderMode", "auth_headers", "context_headers"]
@@ -20,9 +21,11 @@ HeaderMode = Literal["upstream", "strict"]
 AuthType = Literal["bearer", "api_key"]
 
 _FORBIDDEN = ("\r", "\n", "\0")
+# RFC 9110 field names are tokens: a colon or a space would forge or break headers.
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 
 
-class HeaderError(EogError, ValueError):
+class HeaderError(UsageError):
     """A header cannot be sent as given; ``header`` names it (never its value)."""
 
     def __init__(self, message: str, *, header: str) -> None:
@@ -60,8 +63,9 @@ def context_headers(
 
 
 def _refuse_unsendable(name: str, value: str) -> None:
+    if not _TOKEN.fullmatch(name):
+        bad = next((c for c in name if not _TOKEN.fullmatch(c)), "")
+        raise HeaderError(f"name contains {bad!r}, which is not allowed in a header name", header=name)
     for char in _FORBIDDEN:
-        if char in name:
-            raise HeaderError(f"name contains {char!r}", header=name)
         if char in value:
             raise HeaderError(f"value contains {char!r}", header=name)

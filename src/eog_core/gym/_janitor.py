@@ -19,7 +19,7 @@ from typing import Protocol
 
 import attrs
 
-from eog_core.errors import EogError, GymError
+from eog_core.errors import GymError
 from eog_core.gym._client import GymClient
 from eog_core.gym._transport import Transport
 
@@ -54,9 +54,11 @@ class _Closeable(Protocol):
 class Janitor:
     """Retries the deletion of leaked databases and reaps idle sessions.
 
-    ``async with Janitor() as janitor:`` runs the background loop; without it,
-    call :meth:`sweep` yourself. :meth:`aclose` makes a last attempt and
-    returns what is still leaked (also logged as a warning).
+    A background loop starts by itself when a database is adopted or a session
+    registered (inside a running event loop) and stops when nothing is left to
+    do; :meth:`sweep` does one pass by hand. :meth:`aclose` (or leaving
+    ``async with``) makes a last attempt and returns what is still leaked, also
+    logged as a warning.
     """
 
     ttl: float = attrs.field(default=3600.0, kw_only=True)
@@ -82,11 +84,24 @@ class Janitor:
                 next_attempt=self.clock(),
             )
             log.warning("janitor: adopted database %s on %s (%s): %s", database_id, gym, url, error)
-        self._wake.set()
+        self._ensure_running()
 
     def register(self, session: _Closeable) -> None:
         """Watch a session: close it when idle for longer than ``ttl``."""
         self._sessions.append(session)
+        self._ensure_running()
+
+    def _ensure_running(self) -> None:
+        """Start (or wake) the background loop; it stops by itself when nothing is left to do."""
+        if self._loop_task is not None and not self._loop_task.done():
+            self._wake.set()
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop: the next sweep or aclose does the work
+            return
+        self._wake = asyncio.Event()
+        self._loop_task = loop.create_task(self._run(), name="eog-core-janitor")
 
     def leaked(self) -> list[LeakedDatabase]:
         """The databases still waiting for deletion."""
@@ -131,15 +146,13 @@ class Janitor:
         )
 
     async def _run(self) -> None:
-        while True:
+        while self._pending or any(not session.closed for session in self._sessions):
             self._wake.clear()
             await self.sweep()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.interval)
 
     async def __aenter__(self) -> Janitor:
-        if self._loop_task is None:
-            self._loop_task = asyncio.create_task(self._run(), name="eog-core-janitor")
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -171,5 +184,5 @@ class Janitor:
 async def _log_failure(step: Awaitable[None], what: str) -> None:
     try:
         await step
-    except EogError as exc:
+    except Exception as exc:  # one failing session must not stop the janitor
         log.warning("janitor: %s failed: %s", what, exc)

@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -50,15 +51,22 @@ __all__ = ["TaskSession", "ToolCallRecord", "default_janitor"]
 
 log = logging.getLogger("eog_core.session")
 
-_DEFAULT_JANITOR: Janitor | None = None
+_DEFAULT_JANITORS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Janitor] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def default_janitor() -> Janitor:
-    """The process-wide janitor that sessions use when none is given."""
-    global _DEFAULT_JANITOR
-    if _DEFAULT_JANITOR is None:
-        _DEFAULT_JANITOR = Janitor()
-    return _DEFAULT_JANITOR
+    """The janitor that sessions of the running event loop use when none is given.
+
+    Call ``await default_janitor().aclose()`` before the loop ends to get the
+    final leak report.
+    """
+    loop = asyncio.get_running_loop()
+    janitor = _DEFAULT_JANITORS.get(loop)
+    if janitor is None:
+        janitor = _DEFAULT_JANITORS[loop] = Janitor()
+    return janitor
 
 
 @attrs.frozen(kw_only=True)
@@ -87,6 +95,15 @@ async def _logged(what: str, step: Callable[[], Awaitable[Any]]) -> None:
         await step()
     except Exception:  # cleanup carries on whatever one step raised
         log.exception("cleanup: %s failed", what)
+
+
+async def _settle(seeding: asyncio.Future[Any], limit: float) -> None:
+    """Wait (up to ``limit`` seconds) for seed requests still in flight to finish."""
+    if seeding.done():
+        return
+    done, _ = await asyncio.wait([seeding], timeout=limit)
+    if not done:
+        log.warning("cleanup: seeding still running after %.0f s; deleting anyway", limit)
 
 
 def _read_seed(gym: GymServer, seed_root: Path | None) -> str:
@@ -215,7 +232,7 @@ class TaskSession:
                         unreached,
                     ),
                 )
-            outcomes = await asyncio.gather(
+            seeding = asyncio.gather(
                 *(
                     clients[g].seed_database(
                         seeds[g], database_id=database_ids[g], name=f"{task.task_id or 'task'} {g}"
@@ -224,6 +241,10 @@ class TaskSession:
                 ),
                 return_exceptions=True,
             )
+            # Runs first on the way out: a seed already on the wire lands before its
+            # database is deleted, even when the start is cancelled.
+            stack.push_async_callback(_settle, seeding, timeouts.admin)
+            outcomes = await asyncio.shield(seeding)
             failures: list[tuple[str, BaseException]] = []
             for gym_name, outcome in zip(clients, outcomes, strict=True):
                 if isinstance(outcome, BaseException):
@@ -282,6 +303,10 @@ class TaskSession:
             await client.delete_database(database_id)
         except GymError as exc:
             janitor.adopt(gym=lease.gym, url=lease.url, database_id=database_id, error=str(exc))
+        except BaseException:  # cancelled mid-delete: the janitor finishes the job
+            janitor.adopt(gym=lease.gym, url=lease.url, database_id=database_id,
+                          error="deletion interrupted")
+            raise
 
     @property
     def closed(self) -> bool:
@@ -379,7 +404,8 @@ class TaskSession:
         """Score the rollout on the gyms' current database state."""
         self._check_open()
         self.last_activity = time.monotonic()
-        calls = tool_calls if tool_calls is not None else [r.name for r in self.trajectory]
+        calls = tool_calls if tool_calls is not None else [
+            r.name for r in self.trajectory if not r.local]  # refused calls never ran
         return await verify_task(
             self.task,
             sql=HttpSqlRunner(self._clients),
@@ -398,7 +424,6 @@ class TaskSession:
             return
         self._closed = True
         await self._stack.aclose()
-        await self._janitor.sweep()
 
     async def __aenter__(self) -> TaskSession:
         return self

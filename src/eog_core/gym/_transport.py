@@ -28,6 +28,7 @@ from eog_core.errors import (
     GymProtocolError,
     GymTimeoutError,
     GymUnreachableError,
+    RequestError,
 )
 from eog_core.gym._sse import SseParser
 
@@ -195,7 +196,10 @@ class AiohttpTransport:
         data = None
         headers = dict(request.headers)
         if request.json is not None:
-            data = json.dumps(request.json, separators=(",", ":")).encode()
+            try:
+                data = json.dumps(request.json, separators=(",", ":"), allow_nan=False).encode()
+            except (TypeError, ValueError) as exc:  # nothing was sent: the caller's data is at fault
+                raise RequestError(f"request body is not valid JSON: {exc}") from exc
             headers["Content-Type"] = "application/json"
         timeout = _client_timeout(request.timeout, request.connect_timeout)
         try:

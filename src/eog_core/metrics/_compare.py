@@ -23,6 +23,7 @@ from collections.abc import Iterable
 
 import attrs
 
+from eog_core.errors import UsageError
 from eog_core.metrics._records import PolicyName, RunRecord, TaskKey
 from eog_core.metrics._results import MetricsInput, as_run_records
 from eog_core.metrics._stats import (
@@ -101,9 +102,9 @@ def compare_runs(
     verdicts can be set against upstream's files.
     """
     if margin <= 0:
-        raise ValueError(f"margin must be positive, got {margin}")
+        raise UsageError(f"margin must be positive, got {margin}")
     if n_boot < 1:
-        raise ValueError(f"n_boot must be at least 1, got {n_boot}")
+        raise UsageError(f"n_boot must be at least 1, got {n_boot}")
     runs_a, runs_b = _by_run(a), _by_run(b)
     counts = {"both": 0, "a": 0, "b": 0, "none": 0, "errored": 0, "no_policy": 0}
     per_task: dict[TaskKey, list[int]] = defaultdict(lambda: [0, 0, 0])

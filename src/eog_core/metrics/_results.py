@@ -26,6 +26,7 @@ from typing import Literal
 
 import attrs
 
+from eog_core.errors import UsageError
 from eog_core.metrics._records import PolicyName, RunRecord, TaskKey
 from eog_core.metrics._stats import pass_at_k
 from eog_core.metrics._table import grid_table, percent
@@ -74,6 +75,12 @@ class PolicyStats:
     verifier_pass_rate: float | None
     pass_at: tuple[PassAtK, ...]
     errors_by_kind: tuple[tuple[str, int], ...] = ()
+    repeat_success_rates: tuple[tuple[int, float], ...] = ()
+    """(repeat, success rate over the tasks scored in that repeat), by repeat."""
+    repeat_mean: float | None = None
+    """Mean of the per-repeat success rates (the mean over k repeats)."""
+    repeat_sd: float | None = None
+    """Sample standard deviation of the per-repeat success rates (None below 2 repeats)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -133,6 +140,7 @@ def _policy_stats(
     records: Sequence[RunRecord], policy: PolicyName, ks: Sequence[int]
 ) -> PolicyStats | None:
     per_task: dict[TaskKey, list[bool]] = defaultdict(list)
+    per_repeat: dict[int, list[bool]] = defaultdict(list)
     pass_rates: list[float] = []
     errors: Counter[str] = Counter()
     for record in records:
@@ -142,6 +150,7 @@ def _policy_stats(
         attempts = per_task[record.task_key]
         if outcome.completed:
             attempts.append(outcome.success)
+            per_repeat[record.repeat].append(outcome.success)
             pass_rates.append(outcome.pass_rate)
         else:
             errors[outcome.failure_kind or "unknown"] += 1
@@ -159,6 +168,12 @@ def _policy_stats(
         pass_at.append(PassAtK(k=k, value=_mean(values), tasks=len(values)))
     successes = sum(sum(a) for a in scored.values())
     runs_scored = len(pass_rates)
+    repeat_rates = tuple((r, sum(v) / len(v)) for r, v in sorted(per_repeat.items()))
+    rates_only = [rate for _, rate in repeat_rates]
+    repeat_sd = None
+    if len(rates_only) >= 2:
+        centre = sum(rates_only) / len(rates_only)
+        repeat_sd = math.sqrt(sum((x - centre) ** 2 for x in rates_only) / (len(rates_only) - 1))
     return PolicyStats(
         runs_scored=runs_scored,
         runs_errored=sum(errors.values()),
@@ -171,6 +186,9 @@ def _policy_stats(
         verifier_pass_rate=_mean(pass_rates),
         pass_at=tuple(pass_at),
         errors_by_kind=tuple(sorted(errors.items())),
+        repeat_success_rates=repeat_rates,
+        repeat_mean=_mean(rates_only),
+        repeat_sd=repeat_sd,
     )
 
 
@@ -201,7 +219,7 @@ def corrected_summary(
     """
     runs, skipped = as_run_records(records)
     if k is not None and k < 1:
-        raise ValueError(f"k must be at least 1, got {k}")
+        raise UsageError(f"k must be at least 1, got {k}")
     repeats = Counter(r.task_key for r in runs)
     top_k = k if k is not None else max(repeats.values(), default=1)
     ks = tuple(range(1, top_k + 1))
@@ -283,6 +301,13 @@ def format_corrected(summary: CorrectedSummary) -> str:
             lines.append(f"Errored runs by kind ({policy}): {kinds}")
         if stats.tasks_all_errored:
             lines.append(f"Tasks with every run errored ({policy}): {stats.tasks_all_errored}")
+        if stats.repeat_mean is not None:
+            spread = f" ± {percent(stats.repeat_sd)} (sample sd)" if stats.repeat_sd is not None else ""
+            each = ", ".join(f"#{r}: {percent(rate)}" for r, rate in stats.repeat_success_rates)
+            lines.append(f"Mean success over {len(stats.repeat_success_rates)} repeat(s) ({policy}): "
+                         f"{percent(stats.repeat_mean)}{spread}   [{each}]")
+        lines.append("pass@k over tasks with at least k scored runs: "
+                     + ", ".join(f"pass@{p.k} {p.tasks} task(s)" for p in stats.pass_at))
     lines += ["", *legend]
     if summary.missing_tasks:
         lines += ["", "Missing tasks (no result):"]

@@ -31,7 +31,7 @@ from typing import Any
 
 import attrs
 
-from eog_core.metrics._records import PolicyOutcome, RunRecord, TaskKey
+from eog_core.metrics._records import MetricsError, PolicyOutcome, RunRecord, TaskKey
 from eog_core.metrics._table import grid_table
 
 __all__ = [
@@ -173,7 +173,7 @@ def read_upstream_results(path: str | os.PathLike[str]) -> list[UpstreamResultFi
     """
     root = Path(path)
     if not root.is_dir():
-        raise NotADirectoryError(f"not a results folder: {root}")
+        raise MetricsError("not a results folder (expected run_<i>/results_*.json under it)", source=str(root))
     return [_read_one(root, file) for file in sorted(root.rglob("*.json")) if file.is_file()]
 
 

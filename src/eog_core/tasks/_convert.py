@@ -246,7 +246,11 @@ def _prompts_from_input(params: Any, source: str | None) -> dict[str, str]:
             raise SchemaError("expected a message object", path=where, source=source)
         role, content = message.get("role"), message.get("content")
         if isinstance(content, list):  # content parts: [{"type": "input_text", "text": ...}]
-            content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+            texts = [part.get("text") for part in content if isinstance(part, dict)]
+            if not all(isinstance(text, str) for text in texts):
+                raise SchemaError("expected every content part to carry a string text",
+                                  path=f"{where}.content", source=source)
+            content = "".join(str(text) for text in texts)
         if not isinstance(content, str):
             raise SchemaError("expected message content to be a string", path=f"{where}.content",
                               source=source)
@@ -308,15 +312,24 @@ def task_from_mapping(obj: Mapping[str, Any], *, source: str | None = None) -> T
     for key in ("verifiers", "gym_servers_config"):
         _decode_json_field(data, key, source)
     legacy = {k: data.pop(k) for k in LEGACY_KEYS & set(data)}
-    if not data.get("gym_servers_config") and isinstance(legacy.get("mcp_server_url"), str):
+    if not data.get("gym_servers_config") and "mcp_server_url" in legacy:
         data["gym_servers_config"] = [_legacy_gym(legacy)]
         legacy["_synthesized_gym"] = True
+        remap = _legacy_remap(remap)
     try:
         task: Task = make_converter().structure(data, Task)
     except (ClassValidationError, IterableValidationError, _Invalid) as exc:
         _raise_schema_error(exc, source, remap)
         raise  # unreachable: keeps type checkers content
     return attrs.evolve(task, legacy=legacy) if legacy else task
+
+
+_LEGACY_PATH = re.compile(r"^\$\.gym_servers_config\[0\]\.(mcp_server_url|seed_database_file|context|auth_config)")
+
+
+def _legacy_remap(inner: Callable[[str], str]) -> Callable[[str], str]:
+    """Errors in the gym built from legacy top-level keys point at those keys."""
+    return lambda path: inner(_LEGACY_PATH.sub(r"$.\1", path))
 
 
 def _legacy_gym(legacy: Mapping[str, Any]) -> dict[str, Any]:

@@ -74,14 +74,15 @@ class DatabaseStateCheck:
     """``validation_config`` of a ``database_state`` verifier.
 
     ``query`` may be missing: upstream then fails the verifier with "No SQL
-    query provided", so loading keeps it and the engine reports it.
+    query provided", so loading keeps it and the engine reports it. Likewise
+    a null ``comparison_type`` loads and fails as "Unknown comparison type: None".
     ``comparison_type_given`` remembers whether the file named a comparison (for
     an exact round trip); the effective comparison defaults to ``equals``.
     """
 
     query: str | None = None
     expected_value: Any = None
-    comparison_type: str = "equals"
+    comparison_type: str | None = "equals"
     has_expected_value: bool = True
     has_comparison_type: bool = True
 

@@ -60,8 +60,11 @@ def _is_number(value: Any) -> bool:
 
 
 def _as_number(text: str) -> int | float | None:
-    if not _NUMBER.fullmatch(text):
+    match = _NUMBER.fullmatch(text)
+    if not match:
         return None
+    if match.group(2) is None and match.group(3) is None and "." not in text:
+        return int(text)  # an integer literal stays exact, however large
     number = float(text)
     return int(number) if number.is_integer() and abs(number) < 2**53 else number
 

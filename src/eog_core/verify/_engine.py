@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import attrs
 
-from eog_core.errors import EogError, JudgeError
+from eog_core.errors import EogError, JudgeError, UsageError
 from eog_core.tasks import (
     DatabaseStateCheck,
     DatabaseStateVerifier,
@@ -341,7 +341,7 @@ async def verify_task(
     ``name``, or objects with a ``name`` attribute (for ``tool_execution``).
     """
     if max_concurrency < 1:
-        raise ValueError("max_concurrency must be at least 1")
+        raise UsageError(f"max_concurrency must be at least 1, got {max_concurrency}")
     run = _Run(task=task, sql=sql, policy=policy, database_ids=dict(database_ids or {}),
                final_response=final_response or "", tool_names=_tool_names(tool_calls),
                judge=judge, judge_prompt=judge_prompt, semaphore=asyncio.Semaphore(max_concurrency))

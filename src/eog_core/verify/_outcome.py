@@ -7,7 +7,7 @@ from typing import Any, Literal, Protocol
 
 import attrs
 
-__all__ = ["SqlOutcome", "SqlRunner"]
+__all__ = ["ErrorKind", "SqlOutcome", "SqlRunner"]
 
 ErrorKind = Literal["database", "transport"]
 

@@ -18,7 +18,6 @@ from eog_core.verify._compare import Comparison, strict_compare, upstream_compar
 
 __all__ = ["PARITY", "STRICT", "ParityPolicy", "Policy", "StrictPolicy", "read_only_problem"]
 
-HeaderMode = Literal["upstream", "strict"]
 RewardMode = Literal["binary", "fractional"]
 
 
@@ -28,7 +27,6 @@ class Policy(abc.ABC):
 
     name: str
     reward: RewardMode = "binary"
-    header_mode: HeaderMode = "strict"
 
     @abc.abstractmethod
     def compare(self, actual: Any, expected: Any, comparison_type: Any) -> Comparison:
@@ -68,7 +66,6 @@ class ParityPolicy(Policy):
     """Byte-for-byte upstream behaviour, quirks included."""
 
     name: str = "parity"
-    header_mode: HeaderMode = "upstream"
 
     def compare(self, actual: Any, expected: Any, comparison_type: Any) -> Comparison:
         return upstream_compare(actual, expected, comparison_type)

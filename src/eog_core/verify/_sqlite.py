@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import sqlite3
 from collections.abc import Mapping
@@ -17,28 +19,46 @@ __all__ = ["SqliteSqlRunner"]
 _TIME_FUNCTIONS = ("date", "time", "datetime", "julianday", "unixepoch", "strftime")
 
 
-def _pin_now(connection: sqlite3.Connection, now: str) -> None:
-    """Make SQLite's date functions read ``'now'`` as the fixed moment ``now``.
+class _Clock:
+    """The pinned moment and the helper connection whose built-ins do the date arithmetic.
+
+    After :meth:`release` the shadow functions compute with the real clock on a
+    throwaway in-memory connection, so a lent connection keeps working.
+    """
+
+    def __init__(self, now: str) -> None:
+        self.now: str | None = now
+        self.helper: sqlite3.Connection | None = sqlite3.connect(":memory:", check_same_thread=False)
+
+    def evaluate(self, name: str, first_time_arg: int, *args: Any) -> Any:
+        now = self.now
+        swapped = [now if now is not None and i >= first_time_arg and isinstance(a, str)
+                   and a.lower() == "now" else a for i, a in enumerate(args)]
+        sql = f"SELECT {name}({', '.join('?' * len(swapped))})"
+        if self.helper is not None:
+            return self.helper.execute(sql, swapped).fetchone()[0]
+        with contextlib.closing(sqlite3.connect(":memory:")) as scratch:
+            return scratch.execute(sql, swapped).fetchone()[0]
+
+    def release(self) -> None:
+        self.now = None
+        if self.helper is not None:
+            self.helper.close()
+            self.helper = None
+
+
+def _pin_now(connection: sqlite3.Connection, clock: _Clock) -> None:
+    """Make SQLite's date functions read ``'now'`` as the clock's fixed moment.
 
     The built-in functions are shadowed by same-named Python functions that
-    swap the ``'now'`` argument and delegate to the built-ins of a private
-    in-memory connection. (``CURRENT_TIMESTAMP`` and friends are keywords and
-    keep the wall clock.)
+    swap the ``'now'`` argument and delegate to the built-ins of another
+    connection. (``CURRENT_TIMESTAMP`` and friends are keywords and keep the
+    wall clock.)
     """
-    helper = sqlite3.connect(":memory:", check_same_thread=False)
-
-    def shadow(name: str, first_time_arg: int) -> Any:
-        def call(*args: Any) -> Any:
-            swapped = [now if i >= first_time_arg and isinstance(a, str) and a.lower() == "now"
-                       else a for i, a in enumerate(args)]
-            marks = ", ".join("?" * len(swapped))
-            return helper.execute(f"SELECT {name}({marks})", swapped).fetchone()[0]
-
-        return call
-
     for name in _TIME_FUNCTIONS:
         first = 1 if name == "strftime" else 0
-        connection.create_function(name, -1, shadow(name, first), deterministic=True)
+        connection.create_function(name, -1, functools.partial(clock.evaluate, name, first),
+                                   deterministic=True)
 
 
 def _jsonable(value: Any) -> Any:
@@ -62,11 +82,12 @@ class SqliteSqlRunner:
         self._connections: dict[str, sqlite3.Connection] = {}
         self._owned: list[sqlite3.Connection] = []
         pinned = self._format_now(now)
+        self._clock = _Clock(pinned) if pinned is not None else None
         try:
             for gym, source in databases.items():
                 connection = source if isinstance(source, sqlite3.Connection) else self._open(gym, source)
-                if pinned is not None:
-                    _pin_now(connection, pinned)
+                if self._clock is not None:
+                    _pin_now(connection, self._clock)
                 self._connections[gym] = connection
         except BaseException:
             self.close()
@@ -118,9 +139,11 @@ class SqliteSqlRunner:
         return self.query(gym_name, query)
 
     def close(self) -> None:
-        """Close the connections this runner opened (not the ones it was given)."""
+        """Close the connections this runner opened; lent ones read the real clock again."""
         while self._owned:
             self._owned.pop().close()
+        if self._clock is not None:
+            self._clock.release()
 
     def __enter__(self) -> SqliteSqlRunner:
         return self
