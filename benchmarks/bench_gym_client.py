@@ -88,24 +88,31 @@ def serve(port: int) -> None:
     )
 
 
-@pytest.fixture(scope="module", params=["fastmcp-json", "aiohttp-stub"])
-def server(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
-    """The server kind and its base URL, in a subprocess."""
+def spawn_server(kind: str) -> tuple[subprocess.Popen[bytes], str]:
+    """Start a benchmark server (``fastmcp-json`` or ``aiohttp-stub``) in a subprocess."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    process = subprocess.Popen([sys.executable, __file__, request.param, str(port)])
+    process = subprocess.Popen([sys.executable, __file__, kind, str(port)], stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return process, f"http://127.0.0.1:{port}"
+        except OSError:
+            if time.monotonic() > deadline or process.poll() is not None:
+                process.kill()
+                process.wait()
+                raise
+            time.sleep(0.05)
+
+
+@pytest.fixture(scope="module", params=["fastmcp-json", "aiohttp-stub"])
+def server(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
+    """The server kind and its base URL, in a subprocess."""
+    process, url = spawn_server(request.param)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise
-                time.sleep(0.05)
-        yield request.param, f"http://127.0.0.1:{port}"
+        yield request.param, url
     finally:
         process.terminate()
         process.wait(timeout=10)

@@ -10,9 +10,7 @@ server's warm-up and the machine's drift, which separate benchmark runs do not.
 from __future__ import annotations
 
 import asyncio
-import socket
 import statistics
-import subprocess
 import sys
 import time
 from contextlib import AsyncExitStack
@@ -44,22 +42,9 @@ async def measure(url: str) -> None:
 
 
 def main() -> None:
-    kind = sys.argv[1] if len(sys.argv) > 1 else "fastmcp-json"
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    server = subprocess.Popen([sys.executable, bench.__file__, kind, str(port)], stderr=subprocess.DEVNULL)
+    server, url = bench.spawn_server(sys.argv[1] if len(sys.argv) > 1 else "fastmcp-json")
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
-        asyncio.run(measure(f"http://127.0.0.1:{port}"))
+        asyncio.run(measure(url))
     finally:
         server.terminate()
         server.wait(timeout=10)
