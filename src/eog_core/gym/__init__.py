@@ -9,8 +9,8 @@ from eog_core.gym._headers import (
     auth_headers,
     context_headers,
 )
-from eog_core.gym._janitor import Janitor, LeakedDatabase
-from eog_core.gym._session import TaskSession, ToolCallRecord, default_janitor
+from eog_core.gym._janitor import Janitor, LeakedDatabase, default_janitor
+from eog_core.gym._session import TaskSession, ToolCallRecord
 from eog_core.gym._sql import HttpSqlRunner
 from eog_core.gym._sse import SseEvent, SseParser
 from eog_core.gym._transport import (

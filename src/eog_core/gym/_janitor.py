@@ -14,6 +14,7 @@ import contextlib
 import logging
 import random
 import time
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
@@ -23,7 +24,7 @@ from eog_core.errors import GymError
 from eog_core.gym._client import GymClient
 from eog_core.gym._transport import Transport
 
-__all__ = ["Janitor", "LeakedDatabase"]
+__all__ = ["Janitor", "LeakedDatabase", "default_janitor"]
 
 log = logging.getLogger("eog_core.janitor")
 
@@ -186,3 +187,21 @@ async def _log_failure(step: Awaitable[None], what: str) -> None:
         await step
     except Exception as exc:  # one failing session must not stop the janitor
         log.warning("janitor: %s failed: %s", what, exc)
+
+
+_DEFAULT_JANITORS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Janitor] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def default_janitor() -> Janitor:
+    """The janitor that sessions of the running event loop use when none is given.
+
+    Call ``await default_janitor().aclose()`` before the loop ends to get the
+    final leak report.
+    """
+    loop = asyncio.get_running_loop()
+    janitor = _DEFAULT_JANITORS.get(loop)
+    if janitor is None:
+        janitor = _DEFAULT_JANITORS[loop] = Janitor()
+    return janitor

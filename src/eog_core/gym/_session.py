@@ -14,7 +14,6 @@ import json
 import logging
 import os
 import time
-import weakref
 from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -28,15 +27,15 @@ from eog_core.errors import (
     GymError,
     GymUnreachableError,
     SeedError,
-    SeedFileError,
 )
 from eog_core.gym._client import GymClient, Timeouts, ToolResult, new_database_id
 from eog_core.gym._directory import GymDirectory, Lease
 from eog_core.gym._headers import HeaderMode
-from eog_core.gym._janitor import Janitor
+from eog_core.gym._janitor import Janitor, default_janitor
+from eog_core.gym._seeding import read_seed, settle
 from eog_core.gym._sql import HttpSqlRunner
 from eog_core.gym._transport import Transport
-from eog_core.tasks import GymServer, Task, ToolSet, ToolSnapshot, ToolSpec, merge_tools
+from eog_core.tasks import Task, ToolSet, ToolSnapshot, ToolSpec, merge_tools
 from eog_core.verify import (
     DEFAULT_JUDGE_PROMPT,
     STRICT,
@@ -47,27 +46,9 @@ from eog_core.verify import (
     verify_task,
 )
 
-__all__ = ["TaskSession", "ToolCallRecord", "default_janitor"]
+__all__ = ["TaskSession", "ToolCallRecord"]
 
 log = logging.getLogger("eog_core.session")
-
-_DEFAULT_JANITORS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Janitor] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def default_janitor() -> Janitor:
-    """The janitor that sessions of the running event loop use when none is given.
-
-    Call ``await default_janitor().aclose()`` before the loop ends to get the
-    final leak report.
-    """
-    loop = asyncio.get_running_loop()
-    janitor = _DEFAULT_JANITORS.get(loop)
-    if janitor is None:
-        janitor = _DEFAULT_JANITORS[loop] = Janitor()
-    return janitor
-
 
 @attrs.frozen(kw_only=True)
 class ToolCallRecord:
@@ -95,35 +76,6 @@ async def _logged(what: str, step: Callable[[], Awaitable[Any]]) -> None:
         await step()
     except Exception:  # cleanup carries on whatever one step raised
         log.exception("cleanup: %s failed", what)
-
-
-async def _settle(seeding: asyncio.Future[Any], limit: float) -> None:
-    """Wait (up to ``limit`` seconds) for seed requests still in flight to finish."""
-    if seeding.done():
-        return
-    done, _ = await asyncio.wait([seeding], timeout=limit)
-    if not done:
-        log.warning("cleanup: seeding still running after %.0f s; deleting anyway", limit)
-
-
-def _read_seed(gym: GymServer, seed_root: Path | None) -> str:
-    if not gym.seed_database_file:
-        raise SeedFileError(f"gym {gym.name!r} names no seed_database_file", path="", gym=gym.name)
-    path = Path(gym.seed_database_file)
-    if not path.is_absolute() and seed_root is not None:
-        path = seed_root / path
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise SeedFileError(
-            f"seed file for gym {gym.name!r} not found: {path}", path=str(path), gym=gym.name
-        ) from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SeedFileError(
-            f"seed file for gym {gym.name!r} unreadable: {path} ({exc})",
-            path=str(path),
-            gym=gym.name,
-        ) from exc
 
 
 @attrs.define
@@ -195,7 +147,7 @@ class TaskSession:
         if not task.gym_servers:
             raise SeedError(f"task {task.task_id!r} names no gym server")
         seeds = {
-            gym.name: seed_sql[gym.name] if gym.name in seed_sql else _read_seed(gym, seed_root)
+            gym.name: seed_sql[gym.name] if gym.name in seed_sql else read_seed(gym, seed_root)
             for gym in task.gym_servers
         }
         async with AsyncExitStack() as stack:
@@ -243,7 +195,7 @@ class TaskSession:
             )
             # Runs first on the way out: a seed already on the wire lands before its
             # database is deleted, even when the start is cancelled.
-            stack.push_async_callback(_settle, seeding, timeouts.admin)
+            stack.push_async_callback(settle, seeding, timeouts.admin)
             outcomes = await asyncio.shield(seeding)
             failures: list[tuple[str, BaseException]] = []
             for gym_name, outcome in zip(clients, outcomes, strict=True):
