@@ -225,3 +225,30 @@ def test_validate_counts_a_task_in_every_mode(tmp_path: Path) -> None:
     report = json.loads(eog("validate", rows, "--json").stdout)
     assert report["finding_counts"]["numeric_string_expectation"] == 2
     assert report["finding_counts"]["duplicate_verifier_name"] == 2
+
+
+def test_serve_local_runs_until_interrupted() -> None:
+    import signal
+    import time
+    import urllib.request
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "eog_core", "serve-local", "--port", str(port), "--sse"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as answer:
+                    assert json.loads(answer.read())["status"] == "ok"
+                    break
+            except OSError:
+                assert time.monotonic() < deadline and server.poll() is None, server.stderr
+                time.sleep(0.05)
+    finally:
+        server.send_signal(signal.SIGINT)
+        out, _ = server.communicate(timeout=30)
+    assert server.returncode == 0
+    assert f"127.0.0.1:{port}" in out
