@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from eog_core import load_tasks
 from eog_core.local import LocalGym, demo_paths
 from tests.conftest import require_eog_data
 
@@ -62,6 +63,7 @@ def test_convert_matches_the_nemo_rows(tmp_path: Path) -> None:
     eog("convert", data / "tasks", "--tools", data / "tools", "-o", out)
     rows = {json.loads(line)["verifier_metadata"]["task_id"]: json.loads(line) for line in out.read_text().splitlines()}
     assert len(rows) == 13
+    assert {t.task_id for t in load_tasks(out)} == set(rows)  # the rows load back as tasks
     for line in (data / "nemo-rows" / "csm_revised.jsonl").read_text().splitlines():
         nemo = json.loads(line)
         ours = rows[nemo["verifier_metadata"]["task_id"]]
@@ -203,6 +205,7 @@ def test_argument_errors_exit_3_with_a_message(tmp_path: Path) -> None:
     assert "--database-id" in eog("verify", task, "--gym", "demo-csm-server=http://127.0.0.1:9",
                                   check_code=3).stderr
     snapshot = demo_snapshot(tmp_path / "s.sqlite", played=False)
+    assert "demo-csm-server" in eog("verify", task, "--db", f"other-gym={snapshot}", check_code=3).stderr
     assert "ISO-8601" in eog("verify", task, "--db", f"demo-csm-server={snapshot}", "--now", "soon",
                              check_code=3).stderr
 

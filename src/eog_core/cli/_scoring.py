@@ -103,6 +103,11 @@ async def _verify(args: argparse.Namespace, policies: list[Policy]) -> list[Task
     if missing := sorted(set(gyms) - set(database_ids)):
         raise argparse.ArgumentTypeError(
             f"--gym {missing[0]} needs --database-id {missing[0]}=ID (the rollout's database on that gym)")
+    needed = {v.gym_name or (task.default_gym.name if task.default_gym else "") for v in task.verifiers}
+    if missing_gyms := sorted(needed - set(gyms or snapshots) - {""}):
+        flag = "--gym" if gyms else "--db"
+        raise argparse.ArgumentTypeError(
+            f"the task's verifiers query gym(s) {', '.join(missing_gyms)}: give {flag} for each")
     if args.now is not None:
         try:
             isoparse(args.now.strip())
