@@ -16,9 +16,11 @@ from eog_core.errors import (
     GymUnreachableError,
     JsonRpcError,
     JudgeError,
+    RequestError,
     SchemaError,
     SeedError,
     SeedFileError,
+    UsageError,
     VerificationError,
 )
 from eog_core.tasks import Task, load_task, load_tasks
@@ -37,24 +39,29 @@ if TYPE_CHECKING:
     from eog_core.gym import (
         GymClient,
         GymDirectory,
+        HeaderError,
         HttpSqlRunner,
         Janitor,
         TaskSession,
         ToolCallRecord,
         ToolResult,
     )
+    from eog_core.metrics import MetricsError
 
 __version__ = "0.1.0"
 
 # The gym SDK pulls in aiohttp; load it on first use so that pure scoring
 # (tasks + verify) imports quickly.
-_LAZY = frozenset({"GymClient", "GymDirectory", "HttpSqlRunner", "Janitor", "TaskSession",
-                   "ToolCallRecord", "ToolResult"})
+_LAZY = {
+    **dict.fromkeys(("GymClient", "GymDirectory", "HeaderError", "HttpSqlRunner", "Janitor",
+                     "TaskSession", "ToolCallRecord", "ToolResult"), "eog_core.gym"),
+    "MetricsError": "eog_core.metrics",
+}
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        value = getattr(importlib.import_module("eog_core.gym"), name)
+        value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'eog_core' has no attribute {name!r}")
@@ -71,10 +78,13 @@ __all__ = [
     "GymProtocolError",
     "GymTimeoutError",
     "GymUnreachableError",
+    "HeaderError",
     "HttpSqlRunner",
     "Janitor",
     "JsonRpcError",
     "JudgeError",
+    "MetricsError",
+    "RequestError",
     "SchemaError",
     "SeedError",
     "SeedFileError",
@@ -85,6 +95,7 @@ __all__ = [
     "TaskVerdict",
     "ToolCallRecord",
     "ToolResult",
+    "UsageError",
     "VerificationError",
     "__version__",
     "compare_values",

@@ -206,7 +206,7 @@ def test_argument_errors_exit_3_with_a_message(tmp_path: Path) -> None:
                                   check_code=3).stderr
     snapshot = demo_snapshot(tmp_path / "s.sqlite", played=False)
     assert "demo-csm-server" in eog("verify", task, "--db", f"other-gym={snapshot}", check_code=3).stderr
-    assert "ISO-8601" in eog("verify", task, "--db", f"demo-csm-server={snapshot}", "--now", "soon",
+    assert "SQLite understands" in eog("verify", task, "--db", f"demo-csm-server={snapshot}", "--now", "soon",
                              check_code=3).stderr
 
 
@@ -255,3 +255,10 @@ def test_serve_local_runs_until_interrupted() -> None:
         out, _ = server.communicate(timeout=30)
     assert server.returncode == 0
     assert f"127.0.0.1:{port}" in out
+
+
+def test_empty_inputs_are_errors(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    assert "no scored runs" in eog("score", tmp_path / "empty", check_code=3).stderr
+    (tmp_path / "v.jsonl").write_text("")
+    assert "no scored runs" in eog("compare", tmp_path / "v.jsonl", tmp_path / "v.jsonl", check_code=3).stderr

@@ -100,3 +100,57 @@ def test_bad_base_url_is_a_usage_error() -> None:
 def test_headers_that_would_forge_or_break_requests_are_refused(context: dict[str, str], mode: Any) -> None:
     with pytest.raises(HeaderError):
         context_headers(context, mode=mode)
+
+
+@pytest.mark.parametrize("value", ["a\x01b", "a\x7fb", "a\r\nx-forged: 1"])
+def test_control_characters_in_header_values_are_refused(value: str) -> None:
+    with pytest.raises(HeaderError, match="control character"):
+        context_headers({"x-user-email": value})
+    assert context_headers({"x-note": "tab\tis fine"}) == {"x-note": "tab\tis fine"}
+
+
+async def test_database_id_must_be_sendable(odd_gym: tuple[str, dict[str, Answer]]) -> None:
+    url, answers = odd_gym
+    answers["tools/call"] = lambda message: {"content": []}
+    async with GymClient(url, name="odd") as client:
+        with pytest.raises(HeaderError, match="x-database-id"):
+            await client.call_tool("t", {}, database_id="db\r\nx-evil: 1")
+        with pytest.raises(HeaderError, match="x-database-id"):
+            await client.run_sql("SELECT 1", database_id="db\n")
+
+
+async def test_deeply_nested_arguments_are_a_request_error(odd_gym: tuple[str, dict[str, Answer]]) -> None:
+    url, answers = odd_gym
+    answers["tools/call"] = lambda message: {"content": []}
+    nested: Any = []
+    for _ in range(100_000):
+        nested = [nested]
+    async with GymClient(url, name="odd") as client:
+        with pytest.raises(RequestError):
+            await client.call_tool("t", {"deep": nested}, database_id="db")
+
+
+@pytest.fixture
+async def bad_version_gym() -> AsyncIterator[str]:
+    async def mcp(request: web.Request) -> web.Response:
+        message = await request.json()
+        if message.get("method") != "initialize":
+            return web.Response(status=202)
+        result = {"protocolVersion": "2025-06-18\r\nx-evil: 1", "capabilities": {}}
+        return web.json_response({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    app = web.Application()
+    app.router.add_post("/mcp", mcp)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
+    finally:
+        await runner.cleanup()
+
+
+async def test_unusable_protocol_version_is_a_protocol_error(bad_version_gym: str) -> None:
+    async with GymClient(bad_version_gym, name="odd") as client:
+        with pytest.raises(GymProtocolError, match="protocolVersion"):
+            await client.list_tools()

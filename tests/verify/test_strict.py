@@ -313,3 +313,15 @@ def test_pinned_now_is_removed_from_lent_connections(tmp_path: Path) -> None:
 async def test_bad_max_concurrency_is_a_usage_error(runner: SqliteSqlRunner) -> None:
     with pytest.raises(UsageError):
         await verify_task(task_with(), sql=runner, max_concurrency=0)
+
+
+def test_pinned_now_covers_date_functions_without_a_time_value(tmp_path: Path) -> None:
+    with SqliteSqlRunner({"gym-a": make_db(tmp_path / "a.sqlite")}, now="2030-06-01 12:00:00") as runner:
+        outcome = runner.query("gym-a", "SELECT date() AS a, datetime() AS b, strftime('%Y') AS c")
+    assert outcome.body == {"data": [{"a": "2030-06-01", "b": "2030-06-01 12:00:00", "c": "2030"}]}
+
+
+@pytest.mark.parametrize("now", ["soon", "20260105T120000"])
+def test_unparseable_now_is_a_usage_error(now: str, tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="SQLite understands"):
+        SqliteSqlRunner({"gym-a": make_db(tmp_path / "a.sqlite")}, now=now)

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from dateutil.parser import isoparse
 
 from eog_core import PARITY, STRICT, SqliteSqlRunner, TaskVerdict, load_task, verify_task
 from eog_core.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, busy, emit_json
@@ -108,11 +107,6 @@ async def _verify(args: argparse.Namespace, policies: list[Policy]) -> list[Task
         flag = "--gym" if gyms else "--db"
         raise argparse.ArgumentTypeError(
             f"the task's verifiers query gym(s) {', '.join(missing_gyms)}: give {flag} for each")
-    if args.now is not None:
-        try:
-            isoparse(args.now.strip())
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(f"--now {args.now!r} is not an ISO-8601 timestamp") from exc
     clients: dict[str, GymClient] = {}
     runner: SqlRunner | None = None
     try:
@@ -170,6 +164,9 @@ def run_score(args: argparse.Namespace) -> int:
     upstream_files = [i for i in items if not hasattr(i, "policy") and hasattr(i, "runs")]
     expected = expected_task_ids(args.tasks) if args.tasks else None
     records, skipped = as_run_records(items)
+    if not records:
+        raise MetricsError("no scored runs found (expected run_<i>/results_*.json files or verdict "
+                           "lines)", source=", ".join(map(str, args.paths)))
     summary = corrected_summary(records, expected_tasks=expected, k=args.k)
     summary = attrs.evolve(summary, skipped=tuple(skipped) + tuple(summary.skipped))
     upstream = upstream_summary(upstream_files) if upstream_files else None  # type: ignore[arg-type]
@@ -187,8 +184,12 @@ def run_score(args: argparse.Namespace) -> int:
 
 
 def run_compare(args: argparse.Namespace) -> int:
+    sides = [_read_inputs([args.a]), _read_inputs([args.b])]
+    for path, items in zip((args.a, args.b), sides, strict=True):
+        if not as_run_records(items)[0]:
+            raise MetricsError("no scored runs found", source=str(path))
     with busy("comparing (bootstrap)"):
-        comparison = compare_runs(_read_inputs([args.a]), _read_inputs([args.b]), margin=args.margin,
+        comparison = compare_runs(sides[0], sides[1], margin=args.margin,
                                   n_boot=args.n_boot, seed=args.seed, policy=args.policy)
     if args.json:
         emit_json(attrs.asdict(comparison) | {"tost_p": comparison.tost_p})

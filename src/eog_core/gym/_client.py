@@ -13,7 +13,13 @@ from typing import Any
 import attrs
 
 from eog_core.errors import ClosedError, GymError, GymHTTPError, GymProtocolError, UsageError
-from eog_core.gym._headers import AuthConfig, HeaderMode, auth_headers, context_headers
+from eog_core.gym._headers import (
+    AuthConfig,
+    HeaderMode,
+    auth_headers,
+    checked_header,
+    context_headers,
+)
 from eog_core.gym._mcp import McpSession
 from eog_core.gym._transport import AiohttpTransport, HttpRequest, Transport
 from eog_core.verify._outcome import ErrorKind, SqlOutcome
@@ -314,7 +320,7 @@ class GymClient:
     ) -> dict[str, str]:
         headers = context_headers(context, mode=self.header_mode)
         if database_id is not None:
-            headers["x-database-id"] = database_id
+            headers["x-database-id"] = checked_header("x-database-id", database_id)
         return headers
 
     def _url(self, path: str) -> str:

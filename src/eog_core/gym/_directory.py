@@ -151,6 +151,11 @@ class GymDirectory:
                 f"no healthy replica of gym {gym!r} ({', '.join(r.url for r in candidates)})",
                 gym=gym,
             )
+        # Probing awaited: another session may have taken a replica to its cap meanwhile.
+        healthy = [r for r in healthy if not r.retired and not self._at_cap(r)]
+        if not healthy:
+            raise GymUnreachableError(f"no replica of gym {gym!r} is both healthy and under its "
+                                      "lifecycle cap", gym=gym)
         chosen = min(healthy, key=lambda r: (r.active, r.lifecycles))
         chosen.active += 1
         chosen.lifecycles += 1

@@ -20,7 +20,8 @@ __all__ = ["AuthConfig", "HeaderError", "HeaderMode", "auth_headers", "context_h
 HeaderMode = Literal["upstream", "strict"]
 AuthType = Literal["bearer", "api_key"]
 
-_FORBIDDEN = ("\r", "\n", "\0")
+# Field values may hold tabs but no other control character (RFC 9110 section 5.5).
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 # RFC 9110 field names are tokens: a colon or a space would forge or break headers.
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 
@@ -40,6 +41,12 @@ def auth_headers(auth: AuthConfig | None) -> dict[str, str]:
     value = f"Bearer {auth.token}" if auth.type == "bearer" else auth.token
     _refuse_unsendable(auth.header_name, value)
     return {auth.header_name: value}
+
+
+def checked_header(name: str, value: str) -> str:
+    """``value``, after checking that ``name: value`` can be sent as a header."""
+    _refuse_unsendable(name, value)
+    return value
 
 
 def context_headers(
@@ -66,6 +73,5 @@ def _refuse_unsendable(name: str, value: str) -> None:
     if not _TOKEN.fullmatch(name):
         bad = next((c for c in name if not _TOKEN.fullmatch(c)), "")
         raise HeaderError(f"name contains {bad!r}, which is not allowed in a header name", header=name)
-    for char in _FORBIDDEN:
-        if char in value:
-            raise HeaderError(f"value contains {char!r}", header=name)
+    if control := _CONTROL.search(value):
+        raise HeaderError(f"value contains the control character {control.group()!r}", header=name)

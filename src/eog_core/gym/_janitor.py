@@ -16,13 +16,14 @@ import random
 import time
 import weakref
 from collections.abc import Awaitable, Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 import attrs
 
 from eog_core.errors import GymError
 from eog_core.gym._client import GymClient
 from eog_core.gym._transport import Transport
+from eog_core.tasks import AuthConfig
 
 __all__ = ["Janitor", "LeakedDatabase", "default_janitor"]
 
@@ -39,6 +40,10 @@ class LeakedDatabase:
     attempts: int = 0
     last_error: str = ""
     next_attempt: float = 0.0
+    auth: AuthConfig | None = None
+    """The gym's credentials (redacted in reprs): a retry authenticates like the session did."""
+    after: asyncio.Future[Any] | None = attrs.field(default=None, repr=False)
+    """A seed still in flight: deletion waits until it has landed."""
 
 
 class _Closeable(Protocol):
@@ -71,10 +76,16 @@ class Janitor:
     _pending: dict[tuple[str, str], LeakedDatabase] = attrs.field(factory=dict, init=False)
     _sessions: list[_Closeable] = attrs.field(factory=list, init=False, repr=False)
     _loop_task: asyncio.Task[None] | None = attrs.field(default=None, init=False, repr=False)
-    _wake: asyncio.Event = attrs.field(factory=asyncio.Event, init=False, repr=False)
+    _wake: asyncio.Event | None = attrs.field(default=None, init=False, repr=False)
+    _closing: bool = attrs.field(default=False, init=False, repr=False)
 
-    def adopt(self, *, gym: str, url: str, database_id: str, error: str = "") -> None:
-        """Take over a database whose deletion failed; it is retried from now on."""
+    def adopt(self, *, gym: str, url: str, database_id: str, error: str = "",
+              auth: AuthConfig | None = None, after: asyncio.Future[Any] | None = None) -> None:
+        """Take over a database whose deletion failed; it is retried from now on.
+
+        ``auth`` is the gym's credentials; ``after`` a seed request still in
+        flight, which must land before the database can be deleted.
+        """
         key = (url, database_id)
         if key not in self._pending:
             self._pending[key] = LeakedDatabase(
@@ -83,18 +94,27 @@ class Janitor:
                 database_id=database_id,
                 last_error=error,
                 next_attempt=self.clock(),
+                auth=auth,
+                after=after,
             )
             log.warning("janitor: adopted database %s on %s (%s): %s", database_id, gym, url, error)
         self._ensure_running()
 
     def register(self, session: _Closeable) -> None:
         """Watch a session: close it when idle for longer than ``ttl``."""
+        self._sessions = [s for s in self._sessions if not s.closed]
         self._sessions.append(session)
         self._ensure_running()
 
+    def forget(self, session: _Closeable) -> None:
+        """Stop watching a session (it closed): the janitor keeps no reference to it."""
+        self._sessions = [s for s in self._sessions if s is not session and not s.closed]
+
     def _ensure_running(self) -> None:
         """Start (or wake) the background loop; it stops by itself when nothing is left to do."""
-        if self._loop_task is not None and not self._loop_task.done():
+        if self._closing:
+            return  # aclose makes the last attempt itself
+        if self._loop_task is not None and self._wake is not None:
             self._wake.set()
             return
         try:
@@ -116,7 +136,8 @@ class Janitor:
         for session in idle:
             log.warning("janitor: closing a session idle for more than %.0f s", self.ttl)
             await _log_failure(session.aclose(), "closing an idle session")
-        due = [e for e in self._pending.values() if force or e.next_attempt <= now]
+        due = [e for e in self._pending.values()
+               if (e.after is None or e.after.done()) and (force or e.next_attempt <= now)]
         if due:
             await asyncio.gather(*(self._retry(entry) for entry in due))
         return self.leaked()
@@ -124,7 +145,8 @@ class Janitor:
     async def _retry(self, entry: LeakedDatabase) -> None:
         entry.attempts += 1
         try:
-            async with GymClient(entry.url, name=entry.gym, transport=self.transport) as client:
+            async with GymClient(entry.url, name=entry.gym, auth=entry.auth,
+                                 transport=self.transport) as client:
                 await client.delete_database(entry.database_id)
         except GymError as exc:
             entry.last_error = str(exc)
@@ -147,11 +169,17 @@ class Janitor:
         )
 
     async def _run(self) -> None:
-        while self._pending or any(not session.closed for session in self._sessions):
-            self._wake.clear()
-            await self.sweep()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.interval)
+        try:
+            while self._pending or any(not session.closed for session in self._sessions):
+                wake = self._wake
+                assert wake is not None
+                wake.clear()
+                await self.sweep()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), self.interval)
+        finally:  # drop every reference to this event loop once idle
+            self._loop_task = None
+            self._wake = None
 
     async def __aenter__(self) -> Janitor:
         return self
@@ -161,15 +189,19 @@ class Janitor:
 
     async def aclose(self) -> list[LeakedDatabase]:
         """Stop the loop, try every pending deletion once more, report what is left."""
-        if self._loop_task is not None:
-            self._loop_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._loop_task
-            self._loop_task = None
-        for session in [s for s in self._sessions if not s.closed]:
-            await _log_failure(session.aclose(), "closing a session")
-        self._sessions.clear()
-        left = await self.sweep(force=True)
+        self._closing = True
+        try:
+            task = self._loop_task
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            for session in [s for s in self._sessions if not s.closed]:
+                await _log_failure(session.aclose(), "closing a session")
+            self._sessions.clear()
+            left = await self.sweep(force=True)
+        finally:
+            self._closing = False
         for entry in left:
             log.warning(
                 "janitor: database %s on %s (%s) is still leaked after %d attempt(s): %s",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,6 +27,7 @@ log = logging.getLogger("eog_core.gym")
 CLIENT_INFO = {"name": "eog-core", "version": "0.1.0"}
 _ACCEPT = "application/json, text/event-stream"
 _VERSION_HEADER_SINCE = "2025-06-18"
+_VERSION = re.compile(r"[0-9A-Za-z._-]{1,32}")
 
 
 @attrs.define
@@ -118,6 +120,10 @@ class McpSession:
                 )
             session_id = response.headers.get("mcp-session-id")
             version = result["protocolVersion"]
+            if not _VERSION.fullmatch(version):  # it is sent back as a header on every request
+                raise GymProtocolError(
+                    f"initialize answered an unusable protocolVersion {version!r}",
+                    gym=self.gym, url=self.url)
             self.server_info = result.get("serverInfo")
             await self._post(
                 {"jsonrpc": "2.0", "method": "notifications/initialized"},

@@ -168,22 +168,6 @@ class TaskSession:
                 stack.push_async_callback(_logged, f"closing client of {gym.name}", client.aclose)
             database_ids = {gym.name: new_database_id() for gym in task.gym_servers}
             unreached: set[str] = set()  # seeds that provably never reached their gym
-            for (
-                gym_name,
-                client,
-            ) in clients.items():  # registered before seeding: cancellation leaks nothing
-                stack.push_async_callback(
-                    _logged,
-                    f"deleting the database of {gym_name}",
-                    functools.partial(
-                        cls._delete,
-                        client,
-                        leases[gym_name],
-                        database_ids[gym_name],
-                        janitor,
-                        unreached,
-                    ),
-                )
             seeding = asyncio.gather(
                 *(
                     clients[g].seed_database(
@@ -193,8 +177,16 @@ class TaskSession:
                 ),
                 return_exceptions=True,
             )
+            # Registered before the first await, so a cancelled start deletes too.
+            for gym_name, client in clients.items():
+                stack.push_async_callback(
+                    _logged,
+                    f"deleting the database of {gym_name}",
+                    functools.partial(cls._delete, client, leases[gym_name],
+                                      database_ids[gym_name], janitor, unreached, seeding),
+                )
             # Runs first on the way out: a seed already on the wire lands before its
-            # database is deleted, even when the start is cancelled.
+            # database is deleted; one still running after that goes to the janitor.
             stack.push_async_callback(settle, seeding, timeouts.admin)
             outcomes = await asyncio.shield(seeding)
             failures: list[tuple[str, BaseException]] = []
@@ -246,18 +238,21 @@ class TaskSession:
         return merge_tools(task, listed), owners
 
     @staticmethod
-    async def _delete(
-        client: GymClient, lease: Lease, database_id: str, janitor: Janitor, unreached: set[str]
-    ) -> None:
+    async def _delete(client: GymClient, lease: Lease, database_id: str, janitor: Janitor,
+                      unreached: set[str], seeding: asyncio.Future[Any]) -> None:
         if lease.gym in unreached:
+            return
+        adopt = functools.partial(janitor.adopt, gym=lease.gym, url=lease.url,
+                                  database_id=database_id, auth=client.auth)
+        if not seeding.done():  # deleting now could precede the seed: the janitor waits for it
+            adopt(error="seed still in flight", after=seeding)
             return
         try:
             await client.delete_database(database_id)
         except GymError as exc:
-            janitor.adopt(gym=lease.gym, url=lease.url, database_id=database_id, error=str(exc))
+            adopt(error=str(exc))
         except BaseException:  # cancelled mid-delete: the janitor finishes the job
-            janitor.adopt(gym=lease.gym, url=lease.url, database_id=database_id,
-                          error="deletion interrupted")
+            adopt(error="deletion interrupted")
             raise
 
     @property
@@ -375,7 +370,10 @@ class TaskSession:
         if self._closed:
             return
         self._closed = True
-        await self._stack.aclose()
+        try:
+            await self._stack.aclose()
+        finally:
+            self._janitor.forget(self)
 
     async def __aenter__(self) -> TaskSession:
         return self

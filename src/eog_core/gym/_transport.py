@@ -198,7 +198,7 @@ class AiohttpTransport:
         if request.json is not None:
             try:
                 data = json.dumps(request.json, separators=(",", ":"), allow_nan=False).encode()
-            except (TypeError, ValueError) as exc:  # nothing was sent: the caller's data is at fault
+            except (TypeError, ValueError, RecursionError) as exc:  # nothing sent: caller's data
                 raise RequestError(f"request body is not valid JSON: {exc}") from exc
             headers["Content-Type"] = "application/json"
         timeout = _client_timeout(request.timeout, request.connect_timeout)
@@ -276,7 +276,7 @@ async def _read(response: aiohttp.ClientResponse, request: HttpRequest) -> HttpR
     raw = await response.read()
     try:
         body = _decode_body(raw, strict="json" in response.content_type)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         error = GymProtocolError(f"bad JSON in answer: {exc}", **where)
         raise _Failed(error, sent=True, transient=False) from exc
     return HttpResponse(status=status, headers=response.headers, body=body)
@@ -293,7 +293,7 @@ async def _read_event_stream(
                 continue
             try:
                 message = json.loads(event.data)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:
                 error = GymProtocolError(
                     f"bad JSON in event stream: {exc}", gym=request.gym, url=request.url
                 )
@@ -310,7 +310,7 @@ def _decode_body(raw: bytes, *, strict: bool) -> Any:
         return None
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         if strict:
             raise
         return raw.decode("utf-8", errors="replace")
@@ -321,7 +321,7 @@ def _detail(raw: bytes) -> str:
     text = raw.decode("utf-8", errors="replace").strip()
     try:
         body = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text
     if isinstance(body, dict):
         for key in ("detail", "message"):

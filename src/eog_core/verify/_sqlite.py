@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from eog_core.errors import VerificationError
+from eog_core.errors import UsageError, VerificationError
 from eog_core.verify._outcome import SqlOutcome
 
 __all__ = ["SqliteSqlRunner"]
@@ -34,6 +34,8 @@ class _Clock:
         now = self.now
         swapped = [now if now is not None and i >= first_time_arg and isinstance(a, str)
                    and a.lower() == "now" else a for i, a in enumerate(args)]
+        if now is not None and len(swapped) == first_time_arg:  # no time value means 'now'
+            swapped.append(now)
         sql = f"SELECT {name}({', '.join('?' * len(swapped))})"
         if self.helper is not None:
             return self.helper.execute(sql, swapped).fetchone()[0]
@@ -83,6 +85,11 @@ class SqliteSqlRunner:
         self._owned: list[sqlite3.Connection] = []
         pinned = self._format_now(now)
         self._clock = _Clock(pinned) if pinned is not None else None
+        if pinned is not None and self._clock is not None and self._clock.evaluate(
+                "datetime", 0, pinned) is None:
+            self._clock.release()
+            raise UsageError(f"now={pinned!r} is not a time SQLite understands "
+                             "(use e.g. '2026-01-05 12:00:00' or '2026-01-05T12:00:00Z')")
         try:
             for gym, source in databases.items():
                 connection = source if isinstance(source, sqlite3.Connection) else self._open(gym, source)
