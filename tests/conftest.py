@@ -15,7 +15,10 @@ def require_eog_data() -> Path:
     """The shared data folder; in CI its absence fails the test instead of skipping it."""
     if EOG_DATA.is_dir():
         return EOG_DATA
-    message = f"benchmark data not found at {EOG_DATA} (set EOG_DATA_DIR)"
+    message = (f"benchmark data not found at {EOG_DATA}: to run this test, set EOG_DATA_DIR to an "
+               "eog-data folder (tasks/, nemo-rows/, tools/, fixtures/; docs/formats.md, section "
+               "'The benchmark data folder', says where each part comes from) or place it at "
+               "../shared/eog-data beside the clone")
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(message)
     pytest.skip(message)
