@@ -18,6 +18,7 @@
         ├── GymTimeoutError      the gym did not answer in time
         ├── GymHTTPError         the gym answered a non-success HTTP status (status, detail)
         ├── GymProtocolError     the answer could not be understood (bad JSON, SSE without our reply)
+        │   └── ProtocolVersionError  the gym negotiated an MCP version we do not speak (version)
         └── JsonRpcError         the MCP server answered a JSON-RPC error (code, message, data)
 
 Leaf classes carry structured attributes so harnesses can branch on them
@@ -39,6 +40,7 @@ __all__ = [
     "GymUnreachableError",
     "JsonRpcError",
     "JudgeError",
+    "ProtocolVersionError",
     "RequestError",
     "SchemaError",
     "SeedError",
@@ -142,6 +144,23 @@ class GymHTTPError(GymError):
 
 class GymProtocolError(GymError):
     """The gym's answer violated the protocol (bad JSON, an SSE stream without our response)."""
+
+
+class ProtocolVersionError(GymProtocolError):
+    """The gym chose an MCP protocol ``version`` outside ``supported`` (the session was ended)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        version: str,
+        supported: tuple[str, ...],
+        gym: str | None = None,
+        url: str | None = None,
+    ) -> None:
+        self.version = version
+        self.supported = supported
+        super().__init__(message, gym=gym, url=url)
 
 
 class JsonRpcError(GymError):

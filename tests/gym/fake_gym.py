@@ -31,6 +31,8 @@ class FakeGym:
     drop_tools_list: int = 0
     unavailable: int = 0
     mcp_delete_status: int = 200
+    delete_headers: list[dict[str, str]] = attrs.Factory(list)
+    answer_version: str | None = None
     delete_supported: bool = True
     seeded: dict[str, dict[str, Any]] = attrs.Factory(dict)
     sql_seen: list[tuple[str, Any, str | None]] = attrs.Factory(list)
@@ -66,7 +68,7 @@ class FakeGym:
             if self.expire_new_sessions:
                 self.expired.add(session)
             result = {
-                "protocolVersion": message["params"]["protocolVersion"],
+                "protocolVersion": self.answer_version or message["params"]["protocolVersion"],
                 "capabilities": {"tools": {}},
                 "serverInfo": {"name": "fake", "version": "0"},
             }
@@ -110,6 +112,7 @@ class FakeGym:
 
     async def _mcp_delete(self, request: web.Request) -> web.Response:
         self.methods.append("DELETE")
+        self.delete_headers.append(dict(request.headers))
         return web.json_response({"detail": "nope"}, status=self.mcp_delete_status)
 
     async def _sql(self, request: web.Request) -> web.Response:

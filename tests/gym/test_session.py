@@ -20,7 +20,7 @@ from eog_core.errors import (
     SeedError,
     SeedFileError,
 )
-from eog_core.gym import GymDirectory, Janitor, TaskSession, default_janitor
+from eog_core.gym import GymDirectory, Janitor, TaskSession, connection_pool, default_janitor
 from eog_core.local import LocalGym, demo_paths, load_demo_trajectory
 
 PATHS = demo_paths()
@@ -305,17 +305,18 @@ def test_directory_from_env_and_files(tmp_path: Path) -> None:
 
 async def test_cancelled_close_hands_the_database_to_the_janitor(gym: LocalGym, task: Task) -> None:
     janitor = Janitor(base_delay=0.0)
-    session = await TaskSession.start(task, directory=directory_for(gym), seed_root=PATHS.directory,
-                                      janitor=janitor)
-    database_id = session.database_ids[gym.name]
-    gym.set_latency(1.0)
-    closing = asyncio.create_task(session.aclose())
-    await eventually(lambda: gym.request_counts.get("/api/delete-database", 0) > 0)  # on the wire
-    closing.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await closing
-    assert session.closed
-    assert [e.database_id for e in janitor.leaked()] == [database_id]
+    async with connection_pool():  # closing the session then sends nothing slow after the cancel
+        session = await TaskSession.start(task, directory=directory_for(gym),
+                                          seed_root=PATHS.directory, janitor=janitor)
+        database_id = session.database_ids[gym.name]
+        gym.set_latency(1.0)
+        closing = asyncio.create_task(session.aclose())
+        await eventually(lambda: gym.request_counts.get("/api/delete-database", 0) > 0)  # on the wire
+        closing.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await closing
+        assert session.closed
+        assert [e.database_id for e in janitor.leaked()] == [database_id]
     gym.set_latency(0.0)
     assert await janitor.aclose() == []  # the janitor finished the job
     assert gym.database_ids() == []

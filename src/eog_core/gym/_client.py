@@ -21,7 +21,14 @@ from eog_core.gym._headers import (
     context_headers,
 )
 from eog_core.gym._mcp import McpSession
-from eog_core.gym._transport import AiohttpTransport, HttpRequest, Transport
+from eog_core.gym._transport import (
+    AiohttpTransport,
+    HttpRequest,
+    Pool,
+    Transport,
+    lease_pool,
+    release_pool,
+)
 from eog_core.verify._outcome import ErrorKind, SqlOutcome
 
 __all__ = ["GymClient", "Timeouts", "ToolResult", "new_database_id", "seed_timeout"]
@@ -88,7 +95,12 @@ class GymClient:
     """Talks to one gym: ``async with GymClient("http://localhost:8001") as gym: ...``.
 
     Per-call headers (``x-database-id``, context, auth) go on each request,
-    never on the connection; connections come from the shared pool.
+    never on the connection; connections come from the shared pool. With
+    ``shared_session=True`` the client uses the one MCP session that every
+    sharing client of this replica (same URL, credentials and protocol version)
+    on this event loop uses, and its cached tool list; closing the client leaves
+    that session open, and the connection pool ends it (``DELETE``) when it
+    closes. Otherwise the client has its own session, ended when it closes.
     """
 
     base_url: str = attrs.field(converter=_normalize_url)
@@ -99,22 +111,18 @@ class GymClient:
     timeouts: Timeouts = attrs.field(factory=Timeouts, kw_only=True)
     protocol_version: str = attrs.field(default="2025-06-18", kw_only=True)
     header_mode: HeaderMode = attrs.field(default="strict", kw_only=True)
+    shared_session: bool = attrs.field(default=False, kw_only=True)
     _transport: Transport = attrs.field(init=False, repr=False)
-    _mcp: McpSession = attrs.field(init=False, repr=False)
+    _mcp: McpSession | None = attrs.field(default=None, init=False, repr=False)
+    _pool: Pool | None = attrs.field(default=None, init=False, repr=False)
     _closed: bool = attrs.field(default=False, init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):
             raise UsageError(f"gym base_url must be an http(s) URL, got {self.base_url!r}")
         self._transport = self.transport if self.transport is not None else AiohttpTransport()
-        self._mcp = McpSession(
-            transport=self._transport,
-            url=self._url(self.mcp_endpoint),
-            gym=self.name,
-            protocol_version=self.protocol_version,
-            connect_timeout=self.timeouts.connect,
-            base_headers=auth_headers(self.auth),
-        )
+        if not self.shared_session:
+            self._mcp = self._new_session(self._transport)
 
     async def __aenter__(self) -> GymClient:
         self._check_open()
@@ -135,26 +143,52 @@ class GymClient:
     @property
     def session_id(self) -> str | None:
         """The current MCP session id (None before the handshake)."""
-        return self._mcp.session_id
+        return None if self._mcp is None else self._mcp.session_id
 
     @property
     def negotiated_version(self) -> str | None:
         """The protocol version the server chose (None before the handshake)."""
-        return self._mcp.negotiated_version
+        return None if self._mcp is None else self._mcp.negotiated_version
 
     async def aclose(self) -> None:
-        """End the MCP session (best effort) and release the connection pool. Idempotent."""
+        """End the client's own MCP session (best effort) or leave the shared one; release the
+        connection pool. Idempotent."""
         if self._closed:
             return
         self._closed = True
+        mcp, pool = self._mcp, self._pool
+        self._pool = None
         try:
-            await self._mcp.close(time_limit=self.timeouts.admin)
+            if self.shared_session:
+                self._mcp = None  # the pool ends the shared session when it closes
+                if pool is not None:
+                    await release_pool(pool)
+            elif mcp is not None:
+                await mcp.close(time_limit=self.timeouts.admin)
         finally:
             if self.transport is None:  # we made it, so we close it
                 await self._transport.aclose()
 
-    async def list_tools(self) -> list[dict[str, Any]]:
-        """Every tool the server offers, following ``nextCursor`` pages."""
+    async def list_tools(self, *, refresh: bool = False) -> list[dict[str, Any]]:
+        """Every tool the server offers, following ``nextCursor`` pages.
+
+        With a shared MCP session the answer is cached with it: one listing per
+        replica for every sharing client, until ``refresh=True`` lists again (or
+        the session is re-initialized). Treat the returned tool objects as
+        read-only. A client with its own session lists every time.
+        """
+        self._check_open()
+        if not self.shared_session:
+            return await self._fetch_tools()
+        mcp = self._session()
+        async with mcp.tools_lock:
+            if refresh or mcp.tools is None:
+                tools = await self._fetch_tools()
+                mcp.tools = tools
+                return list(tools)
+            return list(mcp.tools)
+
+    async def _fetch_tools(self) -> list[dict[str, Any]]:
         tools: list[dict[str, Any]] = []
         cursor: str | None = None
         seen: set[str] = set()
@@ -174,6 +208,44 @@ class GymClient:
                 raise self._protocol_error(f"tools/list repeated cursor {cursor!r}")
             seen.add(cursor)
         raise self._protocol_error(f"tools/list gave more than {_MAX_TOOL_PAGES} pages")
+
+    def _new_session(self, transport: Transport) -> McpSession:
+        return McpSession(
+            transport=transport,
+            url=self._url(self.mcp_endpoint),
+            gym=self.name,
+            protocol_version=self.protocol_version,
+            connect_timeout=self.timeouts.connect,
+            base_headers=auth_headers(self.auth),
+            close_timeout=self.timeouts.admin,
+        )
+
+    def _session(self) -> McpSession:
+        """This client's MCP session; a shared one is looked up (or made) in the loop's pool."""
+        mcp = self._mcp
+        if mcp is not None:
+            return mcp
+        pool = self._pool = lease_pool()
+        base = auth_headers(self.auth)
+        key = (
+            "mcp",
+            self._url(self.mcp_endpoint),
+            self.name,
+            self.protocol_version,
+            tuple(sorted(base.items())),
+            self.timeouts.connect,
+            None if self.transport is None else id(self.transport),
+        )
+        found = pool.shared.get(key)
+        if isinstance(found, McpSession):
+            mcp = found
+        else:
+            mcp = self._new_session(
+                self.transport if self.transport is not None else AiohttpTransport.on_pool(pool)
+            )
+            pool.shared[key] = mcp
+        self._mcp = mcp
+        return mcp
 
     async def call_tool(
         self,
@@ -286,7 +358,7 @@ class GymClient:
         idempotent: bool,
     ) -> dict[str, Any]:
         self._check_open()
-        result = await self._mcp.request(
+        result = await self._session().request(
             method, params, headers=headers, time_limit=self.timeouts.rpc, idempotent=idempotent
         )
         if not isinstance(result, dict):
@@ -333,4 +405,4 @@ class GymClient:
             raise ClosedError(f"gym client {self.name or self.base_url} is closed")
 
     def _protocol_error(self, message: str) -> GymProtocolError:
-        return GymProtocolError(message, gym=self.name, url=self._mcp.url)
+        return GymProtocolError(message, gym=self.name, url=self._url(self.mcp_endpoint))

@@ -20,7 +20,7 @@ import attrs
 
 from eog_core.errors import GymUnreachableError, SchemaError
 from eog_core.gym._client import GymClient
-from eog_core.gym._transport import Transport
+from eog_core.gym._transport import Pool, Transport, lease_pool, release_pool
 from eog_core.tasks import DEFAULT_GYMS
 
 __all__ = ["GymDirectory", "Lease", "Replica"]
@@ -78,6 +78,7 @@ class GymDirectory:
     transport: Transport | None = attrs.field(default=None, kw_only=True)
     clock: Callable[[], float] = attrs.field(default=time.monotonic, kw_only=True, repr=False)
     _table: dict[str, list[Replica]] = attrs.field(factory=dict, init=False, repr=False)
+    _held: list[Pool] = attrs.field(factory=list, init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         for gym, value in self.replicas.items():
@@ -119,6 +120,21 @@ class GymDirectory:
                 token = key[len(ENV_PREFIX) :]
                 table[known.get(token, token.lower().replace("_", "-"))] = value
         return cls(table, **options)
+
+    async def __aenter__(self) -> GymDirectory:
+        """Hold the event loop's connection pool open, and with it the MCP sessions and
+        tool lists shared by the task sessions on this directory's replicas, until exit."""
+        self._held.append(lease_pool())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Let go of the connection pool held by ``async with`` (its last holder ends the
+        shared MCP sessions with ``DELETE``). Idempotent."""
+        while self._held:
+            await release_pool(self._held.pop())
 
     def gyms(self) -> dict[str, list[Replica]]:
         """A copy of the table, for reports."""

@@ -3,7 +3,12 @@
 The session is opened lazily by the first request, once, under a lock. A
 request carrying a session id that the server no longer knows (404, or an old
 server's 400 "No valid session ID") re-initializes once and is sent again:
-the server refused it unread, so even ``tools/call`` is safe to re-send.
+the server refused it unread, so even ``tools/call`` is safe to re-send. Every
+caller sharing the session sees one re-initialization, not one each.
+
+The server's chosen protocol version must be one of
+:data:`SUPPORTED_PROTOCOL_VERSIONS`; otherwise the session is ended and
+:class:`ProtocolVersionError` raised (the spec says the client should disconnect).
 """
 
 from __future__ import annotations
@@ -17,10 +22,16 @@ from typing import Any
 
 import attrs
 
-from eog_core.errors import GymError, GymHTTPError, GymProtocolError, JsonRpcError
+from eog_core.errors import (
+    GymError,
+    GymHTTPError,
+    GymProtocolError,
+    JsonRpcError,
+    ProtocolVersionError,
+)
 from eog_core.gym._transport import HttpRequest, HttpResponse, Transport
 
-__all__ = ["McpSession"]
+__all__ = ["SUPPORTED_PROTOCOL_VERSIONS", "McpSession"]
 
 log = logging.getLogger("eog_core.gym")
 
@@ -28,11 +39,17 @@ CLIENT_INFO = {"name": "eog-core", "version": "0.1.0"}
 _ACCEPT = "application/json, text/event-stream"
 _VERSION_HEADER_SINCE = "2025-06-18"
 _VERSION = re.compile(r"[0-9A-Za-z._-]{1,32}")
+SUPPORTED_PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+"""The MCP revisions this client speaks (the EOG containers answer 2024-11-05)."""
 
 
-@attrs.define
+@attrs.define(eq=False)
 class McpSession:
-    """One MCP session with one server endpoint (internal to :class:`GymClient`)."""
+    """One MCP session with one server endpoint (internal to :class:`GymClient`).
+
+    Shared sessions live in the event loop's connection pool and are ended by
+    :meth:`aclose` when it closes; ``tools`` caches the server's tool list.
+    """
 
     transport: Transport
     url: str
@@ -40,11 +57,16 @@ class McpSession:
     protocol_version: str
     connect_timeout: float
     base_headers: Mapping[str, str] = attrs.field(factory=dict, repr=False)
-    _lock: asyncio.Lock = attrs.field(factory=asyncio.Lock, init=False)
+    close_timeout: float = 30.0
+    _lock: asyncio.Lock = attrs.field(factory=asyncio.Lock, init=False, repr=False)
     _ids: itertools.count[int] = attrs.field(factory=lambda: itertools.count(1), init=False)
     session_id: str | None = attrs.field(default=None, init=False)
     negotiated_version: str | None = attrs.field(default=None, init=False)
     server_info: Mapping[str, Any] | None = attrs.field(default=None, init=False, repr=False)
+    tools: list[dict[str, Any]] | None = attrs.field(default=None, init=False, repr=False)
+    """The last ``tools/list`` answer (all pages); dropped when the session is re-initialized."""
+    tools_lock: asyncio.Lock = attrs.field(factory=asyncio.Lock, init=False, repr=False)
+    initializations: int = attrs.field(default=0, init=False)
 
     async def request(
         self,
@@ -74,19 +96,31 @@ class McpSession:
     async def close(self, *, time_limit: float) -> None:
         """End the session on the server (best effort: failures are logged)."""
         session_id, self.session_id = self.session_id, None
-        self.negotiated_version = None
-        if session_id is None:
-            return
+        version, self.negotiated_version = self.negotiated_version, None
+        self.tools = None
+        if session_id is not None:
+            await self._end(session_id, version, time_limit)
+
+    async def aclose(self) -> None:
+        """End the session (the connection pool calls this when it closes)."""
+        await self.close(time_limit=self.close_timeout)
+
+    async def _end(self, session_id: str, version: str | None, time_limit: float) -> None:
         request = HttpRequest(
             method="DELETE",
             url=self.url,
-            headers={**self.base_headers, **self._session_headers(session_id)},
+            headers={**self.base_headers, **self._session_headers(session_id, version)},
             timeout=time_limit,
             connect_timeout=self.connect_timeout,
             gym=self.gym,
         )
         try:
             await self.transport.send(request)
+        except GymHTTPError as exc:
+            if exc.status == 405:  # the spec lets a server refuse client-ended sessions
+                log.debug("gym %s: the server does not end MCP sessions on DELETE", self.gym)
+            else:
+                log.info("gym %s: ending the MCP session failed: %s", self.gym, exc)
         except GymError as exc:
             log.info("gym %s: ending the MCP session failed: %s", self.gym, exc)
 
@@ -98,6 +132,7 @@ class McpSession:
                 return  # another task already (re-)initialized
             self.session_id = None
             self.negotiated_version = None
+            self.tools = None  # a new session may be a new server: list its tools again
             params = {
                 "protocolVersion": self.protocol_version,
                 "capabilities": {},
@@ -124,6 +159,14 @@ class McpSession:
                 raise GymProtocolError(
                     f"initialize answered an unusable protocolVersion {version!r}",
                     gym=self.gym, url=self.url)
+            if version not in SUPPORTED_PROTOCOL_VERSIONS:
+                if session_id is not None:  # disconnect: end what the server opened
+                    await self._end(session_id, version, time_limit)
+                raise ProtocolVersionError(
+                    f"the gym chose MCP protocol version {version!r}; eog_core speaks "
+                    f"{', '.join(SUPPORTED_PROTOCOL_VERSIONS)}",
+                    version=version, supported=SUPPORTED_PROTOCOL_VERSIONS,
+                    gym=self.gym, url=self.url)
             self.server_info = result.get("serverInfo")
             await self._post(
                 {"jsonrpc": "2.0", "method": "notifications/initialized"},
@@ -136,6 +179,7 @@ class McpSession:
             )
             self.session_id = session_id
             self.negotiated_version = version
+            self.initializations += 1
 
     async def _exchange(
         self,

@@ -14,7 +14,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Generator, Iterable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -71,6 +71,10 @@ def _local_error(text: str) -> ToolResult:
     )
 
 
+def _own_session(per_database: bool | Collection[str], gym: str) -> bool:
+    return per_database if isinstance(per_database, bool) else gym in per_database
+
+
 async def _logged(what: str, step: Callable[[], Awaitable[Any]]) -> None:
     try:
         await step()
@@ -108,11 +112,18 @@ class TaskSession:
         header_mode: HeaderMode = "strict",
         transport: Transport | None = None,
         timeouts: Timeouts | None = None,
+        session_per_database: bool | Collection[str] = False,
     ) -> _Starting:
         """Seed the task's databases and connect; use with ``async with`` or ``await``.
 
         Seed SQL comes from ``seed_sql[gym]`` or the gym's ``seed_database_file``
-        under ``seed_root``. Tools come from ``tool_snapshots`` or are listed live.
+        under ``seed_root``. Tools come from ``tool_snapshots`` or are listed live
+        (once per replica and event loop: the list is cached with the MCP session).
+        Every task session talks to a replica through the one MCP session shared
+        on this event loop (the database travels in each call's header); for a
+        gym that binds its database to the MCP session, ``session_per_database``
+        (True, or a collection of gym names) gives each task its own session,
+        ended when the task session closes.
         """
         return _Starting(
             lambda: cls._open(
@@ -126,6 +137,7 @@ class TaskSession:
                 header_mode=header_mode,
                 transport=transport,
                 timeouts=timeouts or Timeouts(),
+                session_per_database=session_per_database,
             )
         )
 
@@ -143,6 +155,7 @@ class TaskSession:
         header_mode: HeaderMode,
         transport: Transport | None,
         timeouts: Timeouts,
+        session_per_database: bool | Collection[str],
     ) -> TaskSession:
         if not task.gym_servers:
             raise SeedError(f"task {task.task_id!r} names no gym server")
@@ -164,6 +177,7 @@ class TaskSession:
                     transport=transport,
                     timeouts=timeouts,
                     header_mode=header_mode,
+                    shared_session=not _own_session(session_per_database, gym.name),
                 )
                 stack.push_async_callback(_logged, f"closing client of {gym.name}", client.aclose)
             database_ids = {gym.name: new_database_id() for gym in task.gym_servers}

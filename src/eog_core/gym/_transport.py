@@ -1,7 +1,8 @@
 """One HTTP exchange with a gym, and the one place aiohttp errors become ours.
 
 Every client shares one pooled :class:`aiohttp.ClientSession` per event loop
-(leased while a transport is open, closed with the last lease). The transport
+(leased while a transport is open, closed with the last lease); the pool also
+holds the MCP sessions that task sessions share, ended when it closes. The transport
 retries idempotent requests with jittered exponential backoff; a request that
 is not idempotent (``tools/call``, seeding) is re-sent only when it provably
 never left this process (the connection could not be opened).
@@ -15,7 +16,7 @@ import json
 import logging
 import random
 import weakref
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Hashable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
@@ -36,9 +37,13 @@ __all__ = [
     "AiohttpTransport",
     "HttpRequest",
     "HttpResponse",
+    "Pool",
+    "PoolResource",
     "RetryPolicy",
     "Transport",
     "connection_pool",
+    "lease_pool",
+    "release_pool",
 ]
 
 log = logging.getLogger("eog_core.gym")
@@ -111,16 +116,32 @@ class _Failed(Exception):
         self.transient = transient
 
 
-@attrs.define
-class _Pool:
+class PoolResource(Protocol):
+    """Something shared through the pool (an MCP session), ended before the pool closes."""
+
+    async def aclose(self) -> None: ...
+
+
+@attrs.define(eq=False)
+class Pool:
+    """One event loop's pooled HTTP session and the MCP sessions shared over it.
+
+    Leased while a client is open and closed with the last lease: first every
+    shared resource ends (``DELETE`` of the shared MCP sessions), then the
+    HTTP session.
+    """
+
     session: aiohttp.ClientSession
     leases: int = 0
+    shared: dict[Hashable, PoolResource] = attrs.field(factory=dict, repr=False)
+    closed: bool = False
 
 
-_POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pool] = weakref.WeakKeyDictionary()
+_POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Pool] = weakref.WeakKeyDictionary()
 
 
-def _lease() -> aiohttp.ClientSession:
+def lease_pool() -> Pool:
+    """The running loop's pool, leased: pair every call with :func:`release_pool`."""
     loop = asyncio.get_running_loop()
     pool = _POOLS.get(loop)
     if pool is None or pool.session.closed:
@@ -130,31 +151,39 @@ def _lease() -> aiohttp.ClientSession:
         session = aiohttp.ClientSession(
             connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False
         )
-        pool = _POOLS[loop] = _Pool(session=session)
+        pool = _POOLS[loop] = Pool(session=session)
     pool.leases += 1
-    return pool.session
+    return pool
 
 
-async def _release(session: aiohttp.ClientSession) -> None:
-    loop = asyncio.get_running_loop()
-    pool = _POOLS.get(loop)
-    if pool is None or pool.session is not session:
-        await session.close()
-        return
+async def release_pool(pool: Pool) -> None:
+    """Give a lease back; the last one ends the shared resources and closes the pool."""
     pool.leases -= 1
-    if pool.leases <= 0:
+    if pool.leases > 0 or pool.closed:
+        return
+    pool.closed = True
+    loop = asyncio.get_running_loop()
+    if _POOLS.get(loop) is pool:
         del _POOLS[loop]
-        await session.close()
+    try:
+        for resource in list(pool.shared.values()):
+            try:
+                await resource.aclose()
+            except Exception:  # one failing resource must not keep the pool open
+                log.exception("closing the connection pool: ending %r failed", resource)
+        pool.shared.clear()
+    finally:
+        await pool.session.close()
 
 
 @asynccontextmanager
 async def connection_pool() -> AsyncIterator[None]:
-    """Keep the shared pool open across clients that come and go one after another."""
-    session = _lease()
+    """Keep the shared pool (and its shared MCP sessions) open across clients that come and go."""
+    pool = lease_pool()
     try:
         yield
     finally:
-        await _release(session)
+        await release_pool(pool)
 
 
 @attrs.define
@@ -162,20 +191,28 @@ class AiohttpTransport:
     """The default transport: the shared aiohttp pool, with retries."""
 
     retry: RetryPolicy = attrs.field(factory=RetryPolicy)
-    _session: aiohttp.ClientSession | None = attrs.field(default=None, init=False, repr=False)
-    _closed: bool = attrs.field(default=False, init=False, repr=False)
+    _pool: Pool | None = attrs.field(default=None, init=False, repr=False)
+    _leased: bool = attrs.field(default=True, init=False, repr=False)
+
+    @classmethod
+    def on_pool(cls, pool: Pool, retry: RetryPolicy | None = None) -> AiohttpTransport:
+        """A transport that sends on ``pool`` without leasing it (for what the pool owns)."""
+        transport = cls(retry=retry or RetryPolicy())
+        transport._pool, transport._leased = pool, False
+        return transport
 
     @property
     def session(self) -> aiohttp.ClientSession | None:
-        """The pooled session this transport leases (None before first use)."""
-        return self._session
+        """The pooled session this transport uses (None before first use)."""
+        return None if self._pool is None else self._pool.session
 
     async def send(self, request: HttpRequest) -> HttpResponse:
-        if self._session is None:
-            self._session = _lease()
+        if self._pool is None:
+            self._pool = lease_pool()
+        session = self._pool.session
         for attempt in range(1, max(1, self.retry.attempts) + 1):
             try:
-                return await self._send_once(self._session, request)
+                return await self._send_once(session, request)
             except _Failed as failure:
                 may_resend = request.idempotent or not failure.sent
                 if not (failure.transient and may_resend and attempt < self.retry.attempts):
@@ -185,9 +222,14 @@ class AiohttpTransport:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def aclose(self) -> None:
-        session, self._session = self._session, None
-        if session is not None:
-            await _release(session)
+        if not self._leased:
+            return  # the pool's own transport: the pool ends it
+        pool = self._pool
+        if pool is not None:
+            try:  # still usable while the pool ends what it shares through this transport
+                await release_pool(pool)
+            finally:
+                self._pool = None
 
     async def _send_once(
         self, session: aiohttp.ClientSession, request: HttpRequest
