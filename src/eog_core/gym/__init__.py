@@ -10,6 +10,7 @@ from eog_core.gym._headers import (
     context_headers,
 )
 from eog_core.gym._janitor import Janitor, LeakedDatabase, default_janitor
+from eog_core.gym._mcp import SUPPORTED_PROTOCOL_VERSIONS
 from eog_core.gym._session import TaskSession, ToolCallRecord
 from eog_core.gym._sql import HttpSqlRunner
 from eog_core.gym._sse import SseEvent, SseParser
@@ -23,6 +24,7 @@ from eog_core.gym._transport import (
 )
 
 __all__ = [
+    "SUPPORTED_PROTOCOL_VERSIONS",
     "AiohttpTransport",
     "AuthConfig",
     "GymClient",
