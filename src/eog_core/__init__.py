@@ -24,7 +24,8 @@ from eog_core.errors import (
     UsageError,
     VerificationError,
 )
-from eog_core.tasks import Task, load_task, load_tasks
+from eog_core.model_view import final_answer, tool_observation, tools_used
+from eog_core.tasks import Task, clean_schema, load_task, load_tasks
 from eog_core.verify import (
     PARITY,
     STRICT,
@@ -100,9 +101,13 @@ __all__ = [
     "UsageError",
     "VerificationError",
     "__version__",
+    "clean_schema",
     "compare_values",
     "extract_value",
+    "final_answer",
     "load_task",
     "load_tasks",
+    "tool_observation",
+    "tools_used",
     "verify_task",
 ]

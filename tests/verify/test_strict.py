@@ -233,6 +233,7 @@ async def test_response_check_parses_fenced_judge_replies(runner: SqliteSqlRunne
     request = judge.requests[0]
     assert "closed" in request.sql_result and request.final_response == "Ticket 1 is closed."
     assert "Is the state reported?" in request.user_prompt
+    assert request.temperature == 0.0  # upstream's judge samples at its default temperature 0.0
 
 
 async def test_response_check_without_judge_or_with_nonsense(runner: SqliteSqlRunner) -> None:

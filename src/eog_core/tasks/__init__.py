@@ -22,6 +22,7 @@ from eog_core.tasks._tools import (
     clean_schema,
     load_tool_snapshots,
     merge_tools,
+    raw_schema,
 )
 
 __all__ = [
@@ -47,4 +48,5 @@ __all__ = [
     "load_tool_snapshots",
     "make_converter",
     "merge_tools",
+    "raw_schema",
 ]

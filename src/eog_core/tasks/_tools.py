@@ -25,13 +25,115 @@ __all__ = [
     "clean_schema",
     "load_tool_snapshots",
     "merge_tools",
+    "raw_schema",
 ]
 
 _DROPPED_SCHEMA_KEYS = frozenset({"$schema", "title", "$id"})
 
 
-def clean_schema(schema: Mapping[str, Any] | None) -> dict[str, Any]:
-    """A tool input schema fit for a model API: an object schema without metadata keys."""
+def _empty_object() -> dict[str, Any]:
+    return {"type": "object", "properties": {}, "required": []}
+
+
+def _members(value: Any) -> list[Any]:
+    """The elements Python iteration yields for a JSON value (chars of a string, keys of an
+    object); nothing for a number, boolean or null, where upstream's cleaner would crash."""
+    return list(value) if isinstance(value, list | tuple | str | Mapping) else []
+
+
+def _first_object_option(options: Any) -> dict[str, Any] | None:
+    return next((dict(option) for option in _members(options)
+                 if isinstance(option, Mapping) and option.get("type") == "object"), None)
+
+
+def _merge_all_of(parts: Any) -> dict[str, Any]:
+    merged = _empty_object()
+    for part in _members(parts):
+        if not isinstance(part, Mapping):
+            continue
+        if isinstance(part.get("properties"), Mapping):
+            merged["properties"].update(part["properties"])
+        if "required" in part:
+            merged["required"].extend(_members(part["required"]))
+    return merged
+
+
+def _is_null(type_name: Any) -> bool:
+    return isinstance(type_name, str) and type_name.lower() == "null"
+
+
+def _clean_property(prop: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
+    """One property as upstream presents it, and whether a null type made it optional."""
+    cleaned = dict(prop)
+    optional = False
+    if isinstance(cleaned.get("type"), list):
+        types = cleaned["type"]
+        concrete = [t for t in types if not _is_null(t)]
+        cleaned["type"] = concrete[0] if concrete else "string"
+        optional = not concrete or len(concrete) < len(types)  # an empty list too
+    if cleaned.get("type") == "object" and "properties" in cleaned:
+        cleaned = clean_schema(cleaned)
+    if cleaned.get("type") == "array" and isinstance(cleaned.get("items"), Mapping):
+        cleaned["items"] = clean_schema(cleaned["items"])
+    return cleaned, optional
+
+
+def clean_schema(schema: Any) -> dict[str, Any]:
+    """A tool input schema exactly as upstream's LLM client shows it to the model.
+
+    Rules (``benchmark/llm_client.py``, ``_clean_json_schema``): a non-object input
+    becomes an empty object schema; a top-level ``oneOf`` is replaced by its first
+    ``type: object`` option (none: empty object schema), then ``allOf`` by the merge of
+    its parts' ``properties`` and ``required`` (everything else dropped), then ``anyOf``
+    like ``oneOf``; a missing ``type`` becomes ``object`` and an object without
+    ``properties`` gets an empty one. Each property whose ``type`` is a list takes its
+    first non-null type (``string`` when every type is null) and, when a null type was
+    listed, leaves ``required``; object properties with ``properties`` and dict
+    ``items`` of arrays are cleaned the same way. Other keys (``title``,
+    ``additionalProperties``, nested ``anyOf``) are kept. The input is never modified.
+    Where upstream's cleaner would crash (a number where a list is expected, a
+    non-string type name) the odd value counts as absent or as a concrete type.
+    """
+    if not isinstance(schema, Mapping):
+        return _empty_object()
+    cleaned = dict(schema)
+    if "oneOf" in cleaned:
+        option = _first_object_option(cleaned["oneOf"])
+        if option is None:
+            return _empty_object()
+        cleaned = option
+    if "allOf" in cleaned:
+        cleaned = _merge_all_of(cleaned["allOf"])
+    if "anyOf" in cleaned:
+        option = _first_object_option(cleaned["anyOf"])
+        if option is None:
+            return _empty_object()
+        cleaned = option
+    cleaned.setdefault("type", "object")
+    if cleaned["type"] == "object":
+        cleaned.setdefault("properties", {})
+    properties = cleaned.get("properties")
+    if isinstance(properties, Mapping):
+        optional: list[Any] = []
+        cleaned_properties: dict[str, Any] = {}
+        for name, prop in properties.items():
+            if isinstance(prop, Mapping):
+                prop, made_optional = _clean_property(prop)
+                if made_optional:
+                    optional.append(name)
+            cleaned_properties[name] = prop
+        cleaned["properties"] = cleaned_properties
+        if optional and "required" in cleaned:
+            required = cleaned["required"]
+            if isinstance(required, list | tuple | str | Mapping):
+                cleaned["required"] = [name for name in required if name not in optional]
+    return cleaned
+
+
+def raw_schema(schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The richer schema of the ``raw=True`` opt-in: the gym's own input schema with
+    nullable types and combinators intact, only metadata keys (``$schema``, ``$id``,
+    ``title``) dropped and ``type``/``properties`` defaulted to an object."""
     cleaned = {k: v for k, v in (schema or {}).items() if k not in _DROPPED_SCHEMA_KEYS}
     cleaned.setdefault("type", "object")
     if cleaned["type"] == "object":
@@ -55,7 +157,8 @@ class ToolSpec:
         """Read a ``tools/list`` entry (``{name, description, inputSchema, ...}``)."""
         if not isinstance(tool, Mapping) or not isinstance(tool.get("name"), str):
             raise SchemaError("expected a tool object with a string name", path=where, source=source)
-        schema = tool.get("inputSchema", tool.get("parameters", {}))
+        # A tool without a schema gets the one upstream assumes for it.
+        schema = tool.get("inputSchema", tool.get("parameters", _empty_object()))
         if not isinstance(schema, Mapping):
             raise SchemaError("expected an object", path=f"{where}.inputSchema", source=source)
         description = tool.get("description") or ""
@@ -65,16 +168,22 @@ class ToolSpec:
         return cls(name=tool["name"], description=description, input_schema=dict(schema),
                    output_schema=dict(output) if isinstance(output, Mapping) else None, gym=gym)
 
-    def to_responses_tool(self) -> dict[str, Any]:
-        """The tool as an OpenAI Responses-API function tool (as NeMo Gym rows carry it)."""
-        return {"type": "function", "name": self.name, "description": self.description,
-                "parameters": clean_schema(self.input_schema), "strict": False}
+    def parameters(self, *, raw: bool = False) -> dict[str, Any]:
+        """The input schema shown to the model: upstream's cleaned schema (:func:`clean_schema`),
+        or with ``raw=True`` the gym's richer schema (:func:`raw_schema`)."""
+        return raw_schema(self.input_schema) if raw else clean_schema(self.input_schema)
 
-    def to_chat_tool(self) -> dict[str, Any]:
-        """The tool as a Chat-Completions function tool."""
+    def to_responses_tool(self, *, raw: bool = False) -> dict[str, Any]:
+        """The tool as an OpenAI Responses-API function tool, as upstream sends it (and as
+        NeMo Gym rows carry it): cleaned parameters and ``strict: false``."""
+        return {"type": "function", "name": self.name, "description": self.description,
+                "parameters": self.parameters(raw=raw), "strict": False}
+
+    def to_chat_tool(self, *, raw: bool = False) -> dict[str, Any]:
+        """The tool as a Chat-Completions function tool, as upstream sends it (no ``strict``)."""
         return {"type": "function", "function": {
             "name": self.name, "description": self.description,
-            "parameters": clean_schema(self.input_schema)}}
+            "parameters": self.parameters(raw=raw)}}
 
 
 @attrs.frozen(kw_only=True)
@@ -110,11 +219,13 @@ class ToolSet:
         tool = self.get(name)
         return tool.gym if tool else None
 
-    def responses_tools(self) -> list[dict[str, Any]]:
-        return [tool.to_responses_tool() for tool in self.tools]
+    def responses_tools(self, *, raw: bool = False) -> list[dict[str, Any]]:
+        """Every tool for the Responses API (see :meth:`ToolSpec.to_responses_tool`)."""
+        return [tool.to_responses_tool(raw=raw) for tool in self.tools]
 
-    def chat_tools(self) -> list[dict[str, Any]]:
-        return [tool.to_chat_tool() for tool in self.tools]
+    def chat_tools(self, *, raw: bool = False) -> list[dict[str, Any]]:
+        """Every tool for Chat Completions (see :meth:`ToolSpec.to_chat_tool`)."""
+        return [tool.to_chat_tool(raw=raw) for tool in self.tools]
 
 
 def _read_snapshot(path: Path) -> ToolSnapshot:

@@ -16,6 +16,7 @@ from eog_core.verify._engine import (
 from eog_core.verify._extract import extract_value
 from eog_core.verify._judge import (
     DEFAULT_JUDGE_PROMPT,
+    JUDGE_TEMPERATURE,
     Judge,
     JudgePrompt,
     JudgeRequest,
@@ -35,6 +36,7 @@ from eog_core.verify._sqlite import SqliteSqlRunner
 __all__ = [
     "COMPARISON_TYPES",
     "DEFAULT_JUDGE_PROMPT",
+    "JUDGE_TEMPERATURE",
     "PARITY",
     "STRICT",
     "Comparison",

@@ -9,7 +9,12 @@ import attrs
 
 from eog_core.errors import JudgeError
 
-__all__ = ["DEFAULT_JUDGE_PROMPT", "Judge", "JudgePrompt", "JudgeRequest", "parse_judge_reply"]
+__all__ = ["DEFAULT_JUDGE_PROMPT", "JUDGE_TEMPERATURE", "Judge", "JudgePrompt", "JudgeRequest",
+           "parse_judge_reply"]
+
+#: The sampling temperature a judge model is asked with. Upstream's judge is its
+#: LLM client, whose temperature defaults to 0.0 (``LLMConfig``, ``LLMClient``).
+JUDGE_TEMPERATURE = 0.0
 
 
 @attrs.frozen(kw_only=True)
@@ -22,10 +27,14 @@ class JudgeRequest:
     final_response: str
     comparison_prompt: str
     minimum_score: float
+    temperature: float = JUDGE_TEMPERATURE
+    """The temperature to ask the judge model with (0.0, as upstream's default)."""
 
 
 class Judge(Protocol):
-    """An async callable that asks a model and returns its raw text reply."""
+    """An async callable that asks a model and returns its raw text reply.
+
+    A judge that calls a model should sample at ``request.temperature``."""
 
     async def __call__(self, request: JudgeRequest) -> str: ...
 
