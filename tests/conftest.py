@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.datasets import DataSet
 
 REPO = Path(__file__).resolve().parent.parent
 EOG_DATA = Path(os.environ.get("EOG_DATA_DIR", REPO.parent / "shared" / "eog-data"))
@@ -27,3 +31,13 @@ def require_eog_data() -> Path:
 @pytest.fixture(scope="session")
 def eog_data() -> Path:
     return require_eog_data()
+
+
+@pytest.fixture(params=["examples", "eog-data"])
+def dataset(request: pytest.FixtureRequest) -> DataSet:
+    """Our own example data, then the real data (which skips, or fails in CI, when absent)."""
+    from tests.datasets import DATA_SETS
+
+    data = DATA_SETS[request.param]
+    _ = data.root  # skips or fails now, before the test starts
+    return data

@@ -14,7 +14,7 @@ import pytest
 
 from eog_core import load_tasks
 from eog_core.local import LocalGym, demo_paths
-from tests.conftest import require_eog_data
+from tests.datasets import DataSet
 
 
 def eog(*args: str | Path, check_code: int | None = 0) -> subprocess.CompletedProcess[str]:
@@ -41,11 +41,11 @@ def test_help_has_examples() -> None:
         assert "example:" in eog(command, "--help").stdout
 
 
-def test_validate_real_data_and_defects(tmp_path: Path) -> None:
-    data = require_eog_data()
+def test_validate_data_and_defects(tmp_path: Path, dataset: DataSet) -> None:
+    data = dataset.root
     report = json.loads(eog("validate", data / "tasks", data / "nemo-rows", "--tools", data / "tools", "--json").stdout)
-    assert report["invalid"] == 0 and report["valid"] == 32
-    assert report["verifier_kinds"] == {"database_state": 240}
+    assert report["invalid"] == 0 and report["valid"] == dataset.valid_in_validate
+    assert report["verifier_kinds"] == {"database_state": dataset.verifiers_in_validate}
     assert report["finding_counts"]["duplicate_verifier_name"] > 0
     assert report["finding_counts"]["tool_not_in_snapshots"] == 1  # get_team, in the hybrid row
     broken = json.loads(demo_paths().task.read_text())
@@ -57,14 +57,14 @@ def test_validate_real_data_and_defects(tmp_path: Path) -> None:
     assert "1 valid task(s), 1 invalid" in done.stdout
 
 
-def test_convert_matches_the_nemo_rows(tmp_path: Path) -> None:
-    data = require_eog_data()
+def test_convert_matches_the_nemo_rows(tmp_path: Path, dataset: DataSet) -> None:
+    data = dataset.root
     out = tmp_path / "rows.jsonl"
     eog("convert", data / "tasks", "--tools", data / "tools", "-o", out)
     rows = {json.loads(line)["verifier_metadata"]["task_id"]: json.loads(line) for line in out.read_text().splitlines()}
-    assert len(rows) == 13
+    assert len(rows) == dataset.upstream_files
     assert {t.task_id for t in load_tasks(out)} == set(rows)  # the rows load back as tasks
-    for line in (data / "nemo-rows" / "csm_revised.jsonl").read_text().splitlines():
+    for line in (data / "nemo-rows" / dataset.csm_rows_file).read_text().splitlines():
         nemo = json.loads(line)
         ours = rows[nemo["verifier_metadata"]["task_id"]]
         # the rows carry what the model is shown: upstream's cleaned schemas, in merge order

@@ -18,41 +18,38 @@ from eog_core.tasks import (
     load_tool_snapshots,
     merge_tools,
 )
+from tests.datasets import DataSet, upstream_files
 
 
-def upstream_files(root: Path) -> list[Path]:
-    return sorted((root / "tasks").rglob("*.json"))
-
-
-def test_all_upstream_task_files_load(eog_data: Path) -> None:
-    files = upstream_files(eog_data)
-    assert len(files) == 13
+def test_all_upstream_task_files_load(dataset: DataSet) -> None:
+    files = upstream_files(dataset.root)
+    assert len(files) == dataset.upstream_files
     tasks = [load_task(f) for f in files]
     assert all(isinstance(v, DatabaseStateVerifier) for t in tasks for v in t.verifiers)
-    assert sum(len(t.verifiers) for t in tasks) == 102
-    assert {t.domain for t in tasks} == {"csm", "itsm"}
+    assert sum(len(t.verifiers) for t in tasks) == dataset.upstream_verifiers
+    assert {t.domain for t in tasks} == dataset.domains
     assert [t.task_id for t in tasks] == [f.stem for f in files]
 
 
-def test_all_nemo_rows_and_rollouts_load(eog_data: Path) -> None:
-    rows = load_tasks(eog_data / "nemo-rows")
-    assert len(rows) == 19
-    rollouts = load_tasks(eog_data / "nemo-rows" / "example_rollouts.jsonl")
-    assert len(rollouts) == 5
+def test_all_nemo_rows_and_rollouts_load(dataset: DataSet) -> None:
+    rows = load_tasks(dataset.root / "nemo-rows")
+    assert len(rows) == dataset.nemo_tasks
+    rollouts = load_tasks(dataset.root / "nemo-rows" / dataset.rollout_file)
+    assert len(rollouts) == dataset.rollouts
     assert all(t.task_id and t.domain and t.mode == "oracle" for t in rows)
-    hybrid = load_tasks(eog_data / "nemo-rows" / "hybrid_synthetic.jsonl")[0]
+    hybrid = load_tasks(dataset.root / "nemo-rows" / dataset.hybrid_file)[0]
     assert hybrid.domain == "hybrid"
     assert [g.name for g in hybrid.gym_servers] == ["gym-teams-mcp", "gym-email-mcp"]
 
 
-def test_round_trip_is_identity_on_every_file(eog_data: Path) -> None:
-    tasks = load_tasks(eog_data / "tasks") + load_tasks(eog_data / "nemo-rows")
+def test_round_trip_is_identity_on_every_file(dataset: DataSet) -> None:
+    tasks = load_tasks(dataset.root / "tasks") + load_tasks(dataset.root / "nemo-rows")
     for task in tasks:
         assert Task.from_upstream(task.to_upstream()) == task
 
 
-def test_upstream_files_dump_back_unchanged(eog_data: Path) -> None:
-    for path in upstream_files(eog_data):
+def test_upstream_files_dump_back_unchanged(dataset: DataSet) -> None:
+    for path in upstream_files(dataset.root):
         raw = json.loads(path.read_text())
         dumped = load_task(path).to_upstream()
         del dumped["task_id"], dumped["domain"]  # added from the file name and gyms
@@ -60,8 +57,8 @@ def test_upstream_files_dump_back_unchanged(eog_data: Path) -> None:
         assert dumped == raw
 
 
-def test_dataset_row_with_json_string_fields(eog_data: Path) -> None:
-    raw = json.loads(upstream_files(eog_data)[0].read_text())
+def test_dataset_row_with_json_string_fields(dataset: DataSet) -> None:
+    raw = json.loads(upstream_files(dataset.root)[0].read_text())
     row = dict(raw, task_id="t1", domain="csm", mode="plus_5_tools",
                verifiers=json.dumps(raw["verifiers"]), gym_servers_config=json.dumps(raw["gym_servers_config"]))
     task = load_task(row)
@@ -121,9 +118,9 @@ def _mutated(raw: dict[str, Any], path: list[Any], value: Any) -> dict[str, Any]
     (["surprise"], 1, "$.surprise", "unknown key"),
     (["verifiers"], "[1,", "$.verifiers", "not a valid JSON string"),
 ])
-def test_schema_errors_name_the_json_path_and_file(eog_data: Path, path: list[Any], value: Any,
+def test_schema_errors_name_the_json_path_and_file(dataset: DataSet, path: list[Any], value: Any,
                                                     json_path: str, reason: str) -> None:
-    source = upstream_files(eog_data)[0]
+    source = upstream_files(dataset.root)[0]
     raw = json.loads(source.read_text())
     with pytest.raises(SchemaError) as info:
         Task.from_upstream(_mutated(raw, path, value), source=str(source))
@@ -132,8 +129,8 @@ def test_schema_errors_name_the_json_path_and_file(eog_data: Path, path: list[An
     assert str(source) in str(info.value)
 
 
-def test_nemo_row_errors_point_into_verifier_metadata(eog_data: Path) -> None:
-    row = json.loads((eog_data / "nemo-rows" / "itsm_revised.jsonl").read_text().splitlines()[0])
+def test_nemo_row_errors_point_into_verifier_metadata(dataset: DataSet) -> None:
+    row = json.loads((dataset.root / "nemo-rows" / dataset.itsm_rows_file).read_text().splitlines()[0])
     row["verifier_metadata"]["verifiers"][1]["validation_config"]["comparison_type"] = 3
     with pytest.raises(SchemaError) as info:
         load_task(row)
@@ -156,9 +153,9 @@ def test_bad_files_raise_schema_errors(tmp_path: Path) -> None:
         load_tasks(tmp_path / "empty")
 
 
-def test_tool_snapshots_merge_in_gym_order(eog_data: Path) -> None:
-    snapshots = load_tool_snapshots(eog_data / "tools")
-    assert sum(len(s.tools) for s in snapshots.values()) == 512
+def test_tool_snapshots_merge_in_gym_order(dataset: DataSet) -> None:
+    snapshots = load_tool_snapshots(dataset.root / "tools")
+    assert sum(len(s.tools) for s in snapshots.values()) == dataset.tools_total
     owners = [name for name, snap in snapshots.items() if "list_users" in {t.name for t in snap.tools}]
     assert len(owners) == 4
     task = load_task({"user_prompt": "u", "gym_servers_config": [
@@ -176,10 +173,10 @@ def test_tool_snapshots_merge_in_gym_order(eog_data: Path) -> None:
     assert selected.chat_tools()[0]["function"]["name"] == "list_users"
 
 
-def test_nemo_tool_lists_match_snapshot_merge(eog_data: Path) -> None:
+def test_nemo_tool_lists_match_snapshot_merge(dataset: DataSet) -> None:
     """The tools a NeMo row offers are exactly our merge of the snapshots for its task."""
-    snapshots = load_tool_snapshots(eog_data / "tools")
-    for line in (eog_data / "nemo-rows" / "csm_revised.jsonl").read_text().splitlines():
+    snapshots = load_tool_snapshots(dataset.root / "tools")
+    for line in (dataset.root / "nemo-rows" / dataset.csm_rows_file).read_text().splitlines():
         row = json.loads(line)
         task = load_task(row)
         offered = {t["name"] for t in row["responses_create_params"]["tools"]}

@@ -1,4 +1,4 @@
-"""Snapshots of every real task's parsed form and verdicts (parity and strict).
+"""Snapshots of every task's parsed form and verdicts (parity and strict), ours and the real ones.
 
 Databases are synthesized so that every verifier query runs (``dbbuild``); the
 first CSM task is also scored on its real seed fixture after the agent's
@@ -20,9 +20,11 @@ from syrupy.extensions.json import JSONSnapshotExtension
 
 from eog_core import PARITY, STRICT, SqliteSqlRunner, Task, load_task, load_tasks, verify_task
 from tests.conftest import require_eog_data
+from tests.datasets import EXAMPLES
 from tests.verify.dbbuild import build_database
 
 ENTITLEMENT_TASK = "task_20251205_153330_906_a8eea1c0_8c7a6205"
+EXAMPLE_ENTITLEMENT_TASK = "task_example_entitlement_upgrade"
 
 
 @pytest.fixture
@@ -51,14 +53,22 @@ TASK_IDS = (
 )
 
 
-@functools.cache
-def real_tasks() -> dict[str, Task]:
-    """Every real task by id: the 13 upstream files plus the rows whose id no file has."""
-    data = require_eog_data()
-    tasks = {t.task_id: t for t in load_tasks(data / "tasks")}
-    for task in load_tasks(data / "nemo-rows"):
+
+
+def tasks_of(root: Path) -> dict[str, Task]:
+    """Every task of a data folder by id: the upstream files plus the rows whose id no file has."""
+    tasks = {t.task_id: t for t in load_tasks(root / "tasks")}
+    for task in load_tasks(root / "nemo-rows"):
         tasks.setdefault(task.task_id, task)
     return tasks
+
+
+@functools.cache
+def real_tasks() -> dict[str, Task]:
+    return tasks_of(require_eog_data())
+
+
+EXAMPLE_TASKS = tasks_of(EXAMPLES)
 
 
 def digest(text: str) -> str:
@@ -88,9 +98,9 @@ def test_real_tasks_are_present() -> None:
     assert sorted(real_tasks()) == sorted(TASK_IDS)
 
 
-@pytest.mark.parametrize("task_id", TASK_IDS)
+@pytest.mark.parametrize("task_id", [*TASK_IDS, *sorted(EXAMPLE_TASKS)])
 async def test_parsed_form_and_verdicts(task_id: str, tmp_path: Path, snapshot_json: SnapshotAssertion) -> None:
-    task = real_tasks()[task_id]
+    task = EXAMPLE_TASKS[task_id] if task_id in EXAMPLE_TASKS else real_tasks()[task_id]
     with SqliteSqlRunner(databases_for(task, tmp_path)) as runner:
         parity = await verify_task(task, sql=runner, policy=PARITY)
         strict = await verify_task(task, sql=runner, policy=STRICT)
@@ -115,4 +125,22 @@ async def test_entitlement_task_on_its_seed_fixture(tmp_path: Path, snapshot_jso
     by_name = {r.name: r for r in strict.results if r.name == "update_entitlement"}
     assert by_name  # the three update_entitlement checks ran
     assert sum(r.passed for r in strict.results) >= 3
+    assert snapshot_json == {"parity": parity.to_dict(), "strict": strict.to_dict()}
+
+
+async def test_example_entitlement_task_on_its_seed_fixture(tmp_path: Path, snapshot_json: SnapshotAssertion) -> None:
+    """The same scoring on our own example task and seed: runs without the real data."""
+    task = EXAMPLE_TASKS[EXAMPLE_ENTITLEMENT_TASK]
+    database = tmp_path / "final.sqlite"
+    with sqlite3.connect(database) as connection:
+        connection.executescript((EXAMPLES / "fixtures" / "seed_entitlement.sql").read_text())
+        # what a correct agent does to entitlement 41
+        connection.execute("UPDATE entitlement SET coverage_hours = 'h24x7', max_cases_per_month = 0 "
+                           "WHERE entitlement_id = 41")
+    with SqliteSqlRunner({"sn-csm-server": database}) as runner:
+        parity = await verify_task(task, sql=runner, policy=PARITY)
+        strict = await verify_task(task, sql=runner, policy=STRICT)
+    assert strict.success and not parity.success  # "1" vs COUNT(*) = 1: unwinnable upstream only
+    assert [r.passed for r in strict.results] == [True, True, True]
+    assert parity.num_scored == 2  # the two update_entitlement checks collapse to the last
     assert snapshot_json == {"parity": parity.to_dict(), "strict": strict.to_dict()}
