@@ -126,7 +126,8 @@ class GymTimeoutError(GymError):
 
 
 class GymHTTPError(GymError):
-    """The gym answered with a non-success HTTP status; ``detail`` is its explanation."""
+    """The gym answered with a non-success HTTP status; ``detail`` is its explanation,
+    ``raw`` the body as it came."""
 
     def __init__(
         self,
@@ -136,9 +137,11 @@ class GymHTTPError(GymError):
         detail: str = "",
         gym: str | None = None,
         url: str | None = None,
+        raw: bytes = b"",
     ) -> None:
         self.status = status
         self.detail = detail
+        self.raw = raw
         super().__init__(message, gym=gym, url=url)
 
 

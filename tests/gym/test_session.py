@@ -157,7 +157,8 @@ async def test_unreachable_gym_at_start_is_typed_and_leaks_nothing() -> None:
         await dead.stop()
         task = Task.from_upstream(
             dict(
-                two_gym_task(one, one).to_upstream(),
+                json.loads(PATHS.task.read_text()),
+                verifiers=[],
                 gym_servers_config=[
                     {
                         "mcp_server_name": "gym-one",

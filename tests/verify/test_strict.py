@@ -123,7 +123,8 @@ async def test_rejected_query_is_a_verifier_error(runner: SqliteSqlRunner) -> No
 
 async def test_empty_verifier_set_is_not_a_success(runner: SqliteSqlRunner) -> None:
     parity, strict = await both(task_with(), runner)
-    assert parity.success is True and parity.reward == 1.0
+    assert parity.to_dict() == {"error": "division by zero", "overall_success": False}  # upstream's run error
+    assert (parity.success, parity.reward, parity.failure_kind) == (False, 0.0, "run_error")
     assert (strict.success, strict.failure_kind, strict.reward) == (False, "no_verifiers", 0.0)
 
 

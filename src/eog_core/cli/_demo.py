@@ -82,8 +82,8 @@ def run_demo(*, sse: bool = False, as_json: bool = False) -> int:
           and not report["databases_left"] and not report["leaked"])
     if as_json:
         emit_json({**report, "ok": ok,
-                   "played": {k: v.to_dict() for k, v in played.items()},
-                   "control": {k: v.to_dict() for k, v in control.items()}})
+                   "played": {k: v.to_dict(detailed=True) for k, v in played.items()},
+                   "control": {k: v.to_dict(detailed=True) for k, v in control.items()}})
         return EXIT_OK if ok else EXIT_FAILED
     print(f"eog-core demo: task {report['task_id']} on the local gym at {report['gym']}\n")
     print(table(["tool call", "is_error", "latency ms"],

@@ -136,7 +136,8 @@ def run_verify(args: argparse.Namespace) -> int:
     first = verdicts[0]
     code = EXIT_OK if first.success else EXIT_FAILED if first.evaluation_completed else EXIT_INPUT
     if args.json:
-        emit_json(first.to_dict() if len(verdicts) == 1 else {v.policy: v.to_dict() for v in verdicts})
+        emit_json(first.to_dict(detailed=True) if len(verdicts) == 1
+                  else {v.policy: v.to_dict(detailed=True) for v in verdicts})
     else:
         parity = next((v for v in verdicts if v.policy == "parity"), None)
         print(verdict_table(first, parity if parity is not first else None))

@@ -162,8 +162,8 @@ def task_rows(task: Task, snapshots: dict[str, ToolSnapshot]) -> dict[str, Any]:
         "verifier_metadata": {
             "task_id": task.task_id, "domain": task.domain, "mode": task.mode or "oracle",
             "gym_servers_config": upstream.get("gym_servers_config", []),
-            "verifiers": upstream["verifiers"], "selected_tools": upstream["selected_tools"],
-            "restricted_tools": upstream["restricted_tools"],
+            "verifiers": upstream.get("verifiers", []), "selected_tools": upstream.get("selected_tools"),
+            "restricted_tools": upstream.get("restricted_tools"),
             "tool_to_gym": {tool.name: tool.gym for tool in tools.tools},
         },
     }

@@ -21,6 +21,7 @@ from eog_core.gym._headers import (
     context_headers,
 )
 from eog_core.gym._mcp import McpSession
+from eog_core.gym._sql_answer import sql_answer, sql_error_text
 from eog_core.gym._transport import (
     AiohttpTransport,
     HttpRequest,
@@ -279,17 +280,17 @@ class GymClient:
             headers={**auth_headers(self.auth), **self._call_headers(database_id, context)},
             timeout=self.timeouts.sql,
             idempotent=True,
+            raw_body=True,
         )
         try:
             response = await self._transport.send(request)
         except GymHTTPError as exc:
-            error = f"SQL API call failed (HTTP {exc.status}): {exc.detail}"
             # A busy or unavailable gym (or its gateway) is no verdict on the query.
             kind: ErrorKind = "transport" if exc.status in _UNAVAILABLE else "database"
-            return SqlOutcome.failed(error, kind=kind, status=exc.status)
+            return SqlOutcome.failed(sql_error_text(exc.status, exc.raw), kind=kind, status=exc.status)
         except GymError as exc:
             return SqlOutcome.failed(str(exc), kind="transport")
-        return SqlOutcome.ok(response.body)
+        return sql_answer(response.raw)
 
     async def seed_database(
         self,
@@ -374,6 +375,7 @@ class GymClient:
         headers: Mapping[str, str],
         timeout: float,
         idempotent: bool = True,
+        raw_body: bool = False,
     ) -> HttpRequest:
         self._check_open()
         return HttpRequest(
@@ -385,6 +387,7 @@ class GymClient:
             connect_timeout=self.timeouts.connect,
             idempotent=idempotent,
             gym=self.name,
+            raw_body=raw_body,
         )
 
     def _call_headers(

@@ -72,7 +72,8 @@ class HttpRequest:
     """One HTTP request; ``json`` (if not None) is sent as the JSON body.
 
     ``sse_until`` stops reading an event stream at the first decoded message
-    for which it returns true.
+    for which it returns true. With ``raw_body`` a 2xx body is not decoded at
+    all: the answer carries it in ``raw`` only.
     """
 
     method: str
@@ -84,18 +85,21 @@ class HttpRequest:
     idempotent: bool = True
     gym: str | None = None
     sse_until: Callable[[Any], bool] | None = None
+    raw_body: bool = False
 
 
 @attrs.frozen(kw_only=True)
 class HttpResponse:
     """A 2xx answer: ``body`` is decoded JSON (text if not JSON, None if empty);
-    ``messages`` holds the JSON messages of an event stream."""
+    ``messages`` holds the JSON messages of an event stream; ``raw`` the body
+    bytes of a ``raw_body`` request."""
 
     status: int
     headers: Mapping[str, str] = attrs.field(repr=False)
     body: Any = attrs.field(default=None, repr=False)
     messages: tuple[Any, ...] = attrs.field(default=(), repr=False)
     is_event_stream: bool = False
+    raw: bytes = attrs.field(default=b"", repr=False)
 
 
 class Transport(Protocol):
@@ -305,11 +309,14 @@ async def _read(response: aiohttp.ClientResponse, request: HttpRequest) -> HttpR
     where = {"gym": request.gym, "url": request.url}
     status = response.status
     if not 200 <= status < 300:
-        detail = _detail(await response.read())
+        raw_error = await response.read()
+        detail = _detail(raw_error)
         status_error = GymHTTPError(
-            f"HTTP {status}: {detail}", status=status, detail=detail, **where
+            f"HTTP {status}: {detail}", status=status, detail=detail, raw=raw_error, **where
         )
         raise _Failed(status_error, sent=True, transient=status in _TRANSIENT_STATUSES)
+    if request.raw_body:
+        return HttpResponse(status=status, headers=response.headers, raw=await response.read())
     if response.content_type == "text/event-stream":
         messages = await _read_event_stream(response, request)
         return HttpResponse(

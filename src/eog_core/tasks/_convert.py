@@ -118,30 +118,53 @@ def make_converter() -> cattrs.Converter:
 
     conv.register_structure_hook_func(lambda t: t == Mapping[str, Any], structure_mapping)
 
-    def closed_object(cls: type[Any], **overrides: Any) -> Callable[[Any, Any], Any]:
-        generated = make_dict_structure_fn(cls, conv, _cattrs_forbid_extra_keys=True, **overrides)
+    def structure_optional_number(value: Any, _type: Any) -> int | float | None:
+        if value is None or (isinstance(value, int | float) and not isinstance(value, bool)):
+            return value
+        raise _Invalid(f"expected a number or null, got {_json_type(value)}")
+
+    conv.register_structure_hook_func(lambda t: t == (int | float | None), structure_optional_number)
+
+    def closed_object(cls: type[Any], *, extra: bool = False, **overrides: Any) -> Callable[[Any, Any], Any]:
+        """A hook for ``cls`` that refuses unknown keys (or keeps them in ``extra``)
+        and records the keys it was read with in ``source_keys``."""
+        fields = {a.name for a in attrs.fields(cls)}
+        omitted = {name: override(omit=True)
+                   for name in ("source_keys", "extra", "null_context", "has_validation_config",
+                                "has_expected_value", "has_comparison_type") if name in fields}
+        generated = make_dict_structure_fn(cls, conv, _cattrs_forbid_extra_keys=True,
+                                           **(omitted | overrides))
+        wire = {getattr(overrides.get(a.name), "rename", None) or a.name
+                for a in attrs.fields(cls) if a.name not in omitted}
 
         def hook(value: Any, _type: Any) -> Any:
             if not isinstance(value, dict):
                 raise _Invalid(f"expected an object, got {_json_type(value)}")
-            return generated(_strip_private(value), cls)
+            data = _strip_private(value)
+            changes: dict[str, Any] = {"source_keys": tuple(data)} if "source_keys" in fields else {}
+            if extra:
+                changes["extra"] = {k: v for k, v in data.items() if k not in wire}
+                data = {k: v for k, v in data.items() if k in wire}
+            return attrs.evolve(generated(data, cls), **changes)
 
         return hook
 
     conv.register_structure_hook(AuthConfig, closed_object(AuthConfig))
-    conv.register_structure_hook(
-        GymServer,
-        closed_object(
-            GymServer,
-            name=override(rename="mcp_server_name"),
-            url=override(rename="mcp_server_url"),
-            auth=override(rename="auth_config"),
-        ),
+    gym_hook = closed_object(
+        GymServer, extra=True,
+        name=override(rename="mcp_server_name"),
+        url=override(rename="mcp_server_url"),
+        auth=override(rename="auth_config"),
     )
-    db_check = closed_object(
-        DatabaseStateCheck, has_expected_value=override(omit=True),
-        has_comparison_type=override(omit=True),
-    )
+
+    def structure_gym(value: Any, _type: Any) -> GymServer:
+        if isinstance(value, dict) and "context" in value and value["context"] is None:
+            gym: GymServer = gym_hook(value | {"context": {}}, _type)  # keeps the key's position
+            return attrs.evolve(gym, null_context=True)
+        return gym_hook(value, _type)  # type: ignore[no-any-return]
+
+    conv.register_structure_hook(GymServer, structure_gym)
+    db_check = closed_object(DatabaseStateCheck)
 
     def structure_db_check(value: Any, _type: Any) -> DatabaseStateCheck:
         check: DatabaseStateCheck = db_check(value, _type)
@@ -155,7 +178,7 @@ def make_converter() -> cattrs.Converter:
     conv.register_structure_hook(ResponseCheck, closed_object(ResponseCheck))
     conv.register_structure_hook(ToolExecutionCheck, closed_object(ToolExecutionCheck))
     for cls in (*_VERIFIER_CLASSES.values(), UnknownVerifier):
-        conv.register_structure_hook(cls, closed_object(cls))
+        conv.register_structure_hook(cls, _verifier_hook(closed_object(cls)))
 
     def structure_verifier(value: Any, _type: Any) -> Verifier:
         if not isinstance(value, dict):
@@ -204,6 +227,19 @@ def _wire_path(path: str) -> str:
         return f"$.gym_servers_config{index}" + (f".{_GYM_WIRE_NAMES[attr]}" if attr else "")
 
     return _GYM_PATH.sub(rename, path)
+
+
+def _verifier_hook(inner: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """A verifier without ``validation_config`` loads (upstream fails its run, parity reports that)."""
+
+    def hook(value: Any, _type: Any) -> Any:
+        if isinstance(value, dict) and "validation_config" not in value:
+            verifier = inner(value | {"validation_config": {}}, _type)
+            keys = tuple(k for k in verifier.source_keys if k != "validation_config")
+            return attrs.evolve(verifier, has_validation_config=False, source_keys=keys)
+        return inner(value, _type)
+
+    return hook
 
 
 def _format_exception(exc: BaseException, type_: type | None) -> str:
@@ -301,10 +337,12 @@ def task_from_mapping(obj: Mapping[str, Any], *, source: str | None = None) -> T
     if not isinstance(obj, Mapping):
         raise SchemaError(f"expected a task object, got {_json_type(obj)}", source=source)
     remap: Callable[[str], str] = lambda path: path  # noqa: E731
+    source_keys: tuple[str, ...] | None = None
     if "verifier_metadata" in obj:
         data, remap = _nemo_to_upstream(obj, source)
     else:
         data = _strip_private(obj)
+        source_keys = tuple(data)
         unknown = sorted(set(data) - TASK_KEYS - ROW_KEYS - LEGACY_KEYS, key=str)
         if unknown:
             raise SchemaError(f"unknown key {unknown[0]!r} (upstream drops such a task silently)",
@@ -321,7 +359,21 @@ def task_from_mapping(obj: Mapping[str, Any], *, source: str | None = None) -> T
     except (ClassValidationError, IterableValidationError, _Invalid) as exc:
         _raise_schema_error(exc, source, remap)
         raise  # unreachable: keeps type checkers content
-    return attrs.evolve(task, legacy=legacy) if legacy else task
+    _refuse_duplicate_gyms(task, source, remap)
+    return attrs.evolve(task, legacy=legacy, source_keys=source_keys)
+
+
+def _refuse_duplicate_gyms(task: Task, source: str | None, remap: Callable[[str], str]) -> None:
+    """Two gyms of one name: upstream silently mixes their settings, so the task is refused."""
+    first: dict[str, int] = {}
+    for index, gym in enumerate(task.gym_servers):
+        if gym.name in first:
+            where = remap(f"$.gym_servers_config[{first[gym.name]}].mcp_server_name")
+            raise SchemaError(
+                f"duplicate gym name {gym.name!r}, first at {where} (upstream would run the "
+                "last gym's client with the first gym's context)",
+                path=remap(f"$.gym_servers_config[{index}].mcp_server_name"), source=source)
+        first[gym.name] = index
 
 
 _LEGACY_PATH = re.compile(r"^\$\.gym_servers_config\[0\]\.(mcp_server_url|seed_database_file|context|auth_config)")
@@ -340,64 +392,76 @@ def _legacy_gym(legacy: Mapping[str, Any]) -> dict[str, Any]:
     return gym
 
 
+def _keep(full: dict[str, Any], source_keys: tuple[str, ...] | None,
+          optional: tuple[str, ...] = ()) -> dict[str, Any]:
+    """``full`` cut down to the keys a record was read with, in their order.
+
+    Built in code (no source keys), keys in ``optional`` are left out when None.
+    """
+    if source_keys is None:
+        return {k: v for k, v in full.items() if not (k in optional and v is None)}
+    return {k: full[k] for k in source_keys if k in full}
+
+
 def _gym_to_mapping(gym: GymServer) -> dict[str, Any]:
-    out: dict[str, Any] = {"mcp_server_name": gym.name, "mcp_server_url": gym.url}
-    if gym.seed_database_file is not None:
-        out["seed_database_file"] = gym.seed_database_file
-    out["context"] = dict(gym.context)
-    if gym.user_info is not None:
-        out["user_info"] = gym.user_info
-    if gym.mcp_endpoint is not None:
-        out["mcp_endpoint"] = gym.mcp_endpoint
-    if gym.auth is not None:
-        out["auth_config"] = {"type": gym.auth.type, "token": gym.auth.token,
-                              "header_name": gym.auth.header_name}
-    return out
+    auth = None if gym.auth is None else {
+        "type": gym.auth.type, "token": gym.auth.token, "header_name": gym.auth.header_name}
+    full: dict[str, Any] = {
+        "mcp_server_name": gym.name, "mcp_server_url": gym.url,
+        "seed_database_file": gym.seed_database_file,
+        "context": None if gym.null_context else dict(gym.context),
+        "user_info": gym.user_info, "mcp_endpoint": gym.mcp_endpoint, "auth_config": auth,
+    }
+    full |= {k: v for k, v in gym.extra.items() if k not in full}
+    return _keep(full, gym.source_keys,
+                 ("seed_database_file", "user_info", "mcp_endpoint", "auth_config"))
+
+
+def _config_to_mapping(config: Any) -> dict[str, Any]:
+    if isinstance(config, DatabaseStateCheck):
+        full = {"query": config.query, "expected_value": config.expected_value,
+                "comparison_type": config.comparison_type}
+        if config.source_keys is None:
+            keys = [k for k, given in (("query", config.query is not None),
+                                       ("expected_value", config.has_expected_value),
+                                       ("comparison_type", config.has_comparison_type)) if given]
+            return {k: full[k] for k in keys}
+        return _keep(full, config.source_keys)
+    if isinstance(config, ResponseCheck):
+        return _keep({"sql_query": config.sql_query, "comparison_prompt": config.comparison_prompt,
+                      "minimum_comparison_value": config.minimum_comparison_value},
+                     config.source_keys, ("sql_query", "comparison_prompt", "minimum_comparison_value"))
+    if isinstance(config, ToolExecutionCheck):
+        return _keep({"selected_tools": list(config.selected_tools),
+                      "minimum_tool_calls": config.minimum_tool_calls}, config.source_keys)
+    return dict(config)
 
 
 def _verifier_to_mapping(verifier: Verifier) -> dict[str, Any]:
-    out: dict[str, Any] = {"verifier_type": verifier.verifier_type}
-    for key in ("name", "description", "gym_name"):
-        value = getattr(verifier, key)
-        if value is not None:
-            out[key] = value
-    config = verifier.validation_config
-    if isinstance(config, DatabaseStateCheck):
-        body: dict[str, Any] = {}
-        if config.query is not None:
-            body["query"] = config.query
-        if config.has_expected_value:
-            body["expected_value"] = config.expected_value
-        if config.has_comparison_type:
-            body["comparison_type"] = config.comparison_type
-    elif isinstance(config, ResponseCheck | ToolExecutionCheck):
-        body = make_converter().unstructure(config)
-        if isinstance(config, ToolExecutionCheck):
-            body["selected_tools"] = list(config.selected_tools)
-        body = {k: v for k, v in body.items() if v is not None}
-    else:
-        body = dict(config)
-    out["validation_config"] = body
-    return out
+    full: dict[str, Any] = {"verifier_type": verifier.verifier_type, "name": verifier.name,
+                            "description": verifier.description, "gym_name": verifier.gym_name}
+    if verifier.has_validation_config:
+        full["validation_config"] = _config_to_mapping(verifier.validation_config)
+    return _keep(full, verifier.source_keys, ("name", "description", "gym_name"))
 
 
 def task_to_mapping(task: Task) -> dict[str, Any]:
-    """The upstream form of ``task``; ``task_id``/``domain``/``mode`` are added when known."""
-    out: dict[str, Any] = {}
-    for key in ("task_id", "domain", "mode"):
-        value = getattr(task, key)
-        if value is not None:
-            out[key] = value
-    out["mcp_endpoint"] = task.mcp_endpoint
-    out["number_of_runs"] = task.number_of_runs
-    out["reset_database_between_runs"] = task.reset_database_between_runs
+    """The upstream task file of ``task`` (see :meth:`Task.to_upstream`)."""
     legacy = dict(task.legacy)
-    if not legacy.pop("_synthesized_gym", False):
-        out["gym_servers_config"] = [_gym_to_mapping(gym) for gym in task.gym_servers]
-    out.update(legacy)
-    out["system_prompt"] = task.system_prompt
-    out["user_prompt"] = task.user_prompt
-    out["selected_tools"] = None if task.selected_tools is None else list(task.selected_tools)
-    out["restricted_tools"] = None if task.restricted_tools is None else list(task.restricted_tools)
-    out["verifiers"] = [_verifier_to_mapping(v) for v in task.verifiers]
-    return out
+    synthesized = legacy.pop("_synthesized_gym", False)
+    full: dict[str, Any] = {
+        "mcp_endpoint": task.mcp_endpoint,
+        "number_of_runs": task.number_of_runs,
+        "reset_database_between_runs": task.reset_database_between_runs,
+    }
+    if not synthesized:
+        full["gym_servers_config"] = [_gym_to_mapping(gym) for gym in task.gym_servers]
+    full |= legacy
+    full |= {
+        "system_prompt": task.system_prompt,
+        "user_prompt": task.user_prompt,
+        "selected_tools": None if task.selected_tools is None else list(task.selected_tools),
+        "restricted_tools": None if task.restricted_tools is None else list(task.restricted_tools),
+        "verifiers": [_verifier_to_mapping(v) for v in task.verifiers],
+    }
+    return _keep(full, task.source_keys)

@@ -30,6 +30,11 @@ def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return dict(value) if value else {}
 
 
+def _source_keys() -> Any:
+    """The keys a record was read with, in order (None when built in code); not part of equality."""
+    return attrs.field(default=None, eq=False, repr=False)
+
+
 def _redacted(_: object) -> str:
     return "'***'"
 
@@ -58,7 +63,12 @@ class AuthConfig:
 
 @attrs.frozen(kw_only=True)
 class GymServer:
-    """One gym server a task uses (``gym_servers_config[i]`` upstream)."""
+    """One gym server a task uses (``gym_servers_config[i]`` upstream).
+
+    ``extra`` keeps the keys upstream accepts and ignores (``database_id``,
+    ``description``, ``timeout``...) so :meth:`Task.to_upstream` writes them
+    back; ``null_context`` remembers a ``"context": null``.
+    """
 
     name: str
     url: str
@@ -67,6 +77,9 @@ class GymServer:
     user_info: Any = None
     mcp_endpoint: str | None = None
     auth: AuthConfig | None = None
+    extra: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
+    null_context: bool = attrs.field(default=False, eq=False, repr=False)
+    source_keys: tuple[str, ...] | None = _source_keys()
 
 
 @attrs.frozen(kw_only=True)
@@ -85,15 +98,21 @@ class DatabaseStateCheck:
     comparison_type: str | None = "equals"
     has_expected_value: bool = True
     has_comparison_type: bool = True
+    source_keys: tuple[str, ...] | None = _source_keys()
 
 
 @attrs.frozen(kw_only=True)
 class ResponseCheck:
-    """``validation_config`` of a ``response_check`` verifier (LLM judge)."""
+    """``validation_config`` of a ``response_check`` verifier (LLM judge).
+
+    ``minimum_comparison_value`` keeps its JSON type (``7`` stays an int, null
+    stays None) as upstream compares the judge's score with it as given.
+    """
 
     sql_query: str | None = None
     comparison_prompt: str | None = None
-    minimum_comparison_value: float = 7
+    minimum_comparison_value: int | float | None = 7
+    source_keys: tuple[str, ...] | None = _source_keys()
 
 
 @attrs.frozen(kw_only=True)
@@ -102,13 +121,18 @@ class ToolExecutionCheck:
 
     selected_tools: tuple[str, ...] = ()
     minimum_tool_calls: int = 1
+    source_keys: tuple[str, ...] | None = _source_keys()
 
 
 @attrs.frozen(kw_only=True)
 class _VerifierBase:
+    """``has_validation_config`` is False when the file had none (upstream: a run error)."""
+
     name: str | None = None
     description: str | None = None
     gym_name: str | None = None
+    has_validation_config: bool = True
+    source_keys: tuple[str, ...] | None = _source_keys()
 
 
 @attrs.frozen(kw_only=True)
@@ -154,6 +178,8 @@ class Task:
     file name); upstream task files do not carry them. ``legacy`` keeps the
     accepted legacy and dead keys (``mcp_server_url``, ``database_id``,
     ``context``, ``auth_config``, ``temperature``, ``max_tokens``) verbatim.
+    ``source_keys`` (on every record read from a file) is the keys it was read
+    with, in order: :meth:`to_upstream` writes exactly those.
     """
 
     task_id: str | None = None
@@ -169,6 +195,7 @@ class Task:
     number_of_runs: int = 1
     reset_database_between_runs: bool = True
     legacy: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
+    source_keys: tuple[str, ...] | None = _source_keys()
 
     @classmethod
     def from_upstream(cls, obj: Mapping[str, Any], *, source: str | None = None) -> Task:
@@ -178,7 +205,13 @@ class Task:
         return task_from_mapping(obj, source=source)
 
     def to_upstream(self) -> dict[str, Any]:
-        """The task as an upstream task mapping (plus task_id/domain/mode when known)."""
+        """The task as an upstream task file that upstream's ``load_config`` accepts.
+
+        A task read from a file or row writes back exactly the keys it was read
+        with, in their order (``task_id``/``domain``/``mode`` and ``_`` comment
+        keys excepted: upstream refuses or ignores them); one built in code
+        writes every field.
+        """
         from eog_core.tasks._convert import task_to_mapping
 
         return task_to_mapping(self)

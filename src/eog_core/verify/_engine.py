@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import attrs
 
-from eog_core.errors import EogError, JudgeError, UsageError
+from eog_core.errors import EogError, UsageError
 from eog_core.tasks import (
     DatabaseStateCheck,
     DatabaseStateVerifier,
@@ -27,13 +27,19 @@ from eog_core.tasks import (
 )
 from eog_core.verify._compare import Comparison
 from eog_core.verify._extract import extract_value
-from eog_core.verify._judge import DEFAULT_JUDGE_PROMPT, Judge, JudgePrompt, parse_judge_reply
+from eog_core.verify._judge import DEFAULT_JUDGE_PROMPT, Judge, JudgePrompt
 from eog_core.verify._outcome import SqlOutcome, SqlRunner
 from eog_core.verify._policy import STRICT, Policy
+from eog_core.verify._response import judge_decision
 
 __all__ = ["FailureKind", "TaskVerdict", "VerifierResult", "score_database_state", "verify_task"]
 
-FailureKind = Literal["config_error", "verifier_error", "gym_unreachable", "judge_error", "no_verifiers"]
+FailureKind = Literal["config_error", "verifier_error", "gym_unreachable", "judge_error", "no_verifiers",
+                      "run_error"]
+#: Upstream's run error for a verifier without ``validation_config`` (its dataclass refuses it).
+MISSING_CONFIG_ERROR = "VerifierConfig.__init__() missing 1 required positional argument: 'validation_config'"
+#: Upstream's run error when no verifier result was recorded (its log line divides by zero).
+NOTHING_COUNTED_ERROR = "division by zero"
 _FAILURE_PRIORITY: tuple[FailureKind, ...] = (
     "config_error", "gym_unreachable", "verifier_error", "judge_error")
 
@@ -44,7 +50,8 @@ class VerifierResult:
 
     ``upstream`` is the result dict exactly as upstream records it. ``counted``
     is False for a verifier parity skipped (unknown gym) or that a later
-    verifier of the same name overwrote.
+    verifier of the same name overwrote (``overwritten``: its name keeps this
+    one's position in upstream's results, the value is the later one's).
     """
 
     index: int
@@ -53,6 +60,7 @@ class VerifierResult:
     gym: str | None
     passed: bool
     counted: bool = True
+    overwritten: bool = False
     expected: Any = None
     actual: Any = None
     comparison_type: str | None = None
@@ -74,7 +82,11 @@ class VerifierResult:
 
 @attrs.frozen(kw_only=True)
 class TaskVerdict:
-    """How a rollout scored: success, reward, and every verifier's result."""
+    """How a rollout scored: success, reward, and every verifier's result.
+
+    ``run_error`` (parity only) is the error upstream records instead of any
+    result: its run of the task failed (``failure_kind="run_error"``).
+    """
 
     policy: str
     task_id: str | None
@@ -89,12 +101,17 @@ class TaskVerdict:
     results: tuple[VerifierResult, ...]
     evaluation_completed: bool = True
     failure_kind: FailureKind | None = None
+    run_error: str | None = None
 
     def verification_results(self) -> dict[str, Any]:
-        """Upstream's name-keyed results (parity collapses; strict keeps every verifier)."""
+        """Upstream's name-keyed results (parity collapses; strict keeps every verifier).
+
+        In parity a repeated name keeps its first position and its last value,
+        as filling upstream's dict does.
+        """
         out: dict[str, Any] = {}
         for result in self.results:
-            if not result.counted:
+            if not (result.counted or result.overwritten):
                 continue
             name, copy = result.name, 2
             while self.policy != "parity" and name in out:
@@ -102,16 +119,40 @@ class TaskVerdict:
             out[name] = dict(result.upstream)
         return out
 
-    def to_dict(self, *, repeat: int | None = None) -> dict[str, Any]:
-        """A JSON-ready form: our fields plus upstream's ``verification_results``/``summary``.
+    def upstream_record(self) -> dict[str, Any]:
+        """Upstream's run record, less what only the rollout knows (number, times, conversation).
 
-        With ``repeat`` it is one line of the verdict JSONL format that
-        ``eog-core score`` and ``eog-core compare`` read.
+        ``{"verification_results", "verification_summary", "overall_success"}``
+        or, for a run error, ``{"error": ..., "overall_success": false}``.
         """
+        if self.run_error is not None:
+            return {"error": self.run_error, "overall_success": False}
+        results = self.verification_results()
+        total = len(results)
+        passed = sum(1 for value in results.values() if value.get("passed", False))
+        return {
+            "verification_results": results,
+            "verification_summary": {"total": total, "passed": passed, "failed": total - passed,
+                                     "pass_rate": passed / total if total > 0 else 0.0},
+            "overall_success": all(value["passed"] for value in results.values()),
+        }
+
+    def to_dict(self, *, repeat: int | None = None, detailed: bool = False) -> dict[str, Any]:
+        """A JSON-ready form.
+
+        A parity verdict is exactly :meth:`upstream_record`; a strict one is
+        our fields plus upstream's ``verification_results`` and
+        ``verification_summary``. ``detailed`` gives our fields for parity too
+        (followed by the keys of :meth:`upstream_record`). With ``repeat`` it
+        is one detailed line of the verdict JSONL format that ``eog-core
+        score`` and ``eog-core compare`` read.
+        """
+        if repeat is None and not detailed and self.policy == "parity":
+            return self.upstream_record()
         head: dict[str, Any] = {"task_id": self.task_id, "domain": self.domain, "mode": self.mode}
         if repeat is not None:
             head["repeat"] = repeat
-        return head | {
+        body = head | {
             "policy": self.policy,
             "success": self.success,
             "reward": self.reward,
@@ -122,6 +163,10 @@ class TaskVerdict:
             "evaluation_completed": self.evaluation_completed,
             "failure_kind": self.failure_kind,
             "results": [r.to_dict() for r in self.results],
+        }
+        if self.policy == "parity":
+            return body | self.upstream_record()
+        return body | {
             "verification_results": self.verification_results(),
             "verification_summary": {
                 "total": self.num_scored, "passed": self.num_passed,
@@ -246,15 +291,16 @@ async def _response_check(run: _Run, verifier: ResponseCheckVerifier) -> tuple[d
     if not outcome.success:
         return {"passed": False, "error": f"SQL query failed: {outcome.error}"}, _outcome_failure(outcome)
     sql_result = json.dumps(outcome.body, indent=2)
+    minimum = config.minimum_comparison_value
     request = run.judge_prompt.render(
         sql_result=sql_result, final_response=run.final_response,
-        comparison_prompt=config.comparison_prompt, minimum_score=config.minimum_comparison_value)
+        comparison_prompt=config.comparison_prompt, minimum_score=minimum)  # type: ignore[arg-type]
     try:
-        score, reasoning = parse_judge_reply(await run.judge(request))
-        passed = bool(score >= config.minimum_comparison_value)
-    except (JudgeError, TypeError, EogError) as exc:
+        reply = await run.judge(request)
+        score, reasoning, passed = judge_decision(reply, minimum, upstream=run.policy.name == "parity")
+    except Exception as exc:  # a failing judge fails its verifier, never the run
         return {"passed": False, "error": f"Judge comparison failed: {exc}"}, "judge_error"
-    return {"passed": passed, "score": score, "minimum_score": config.minimum_comparison_value,
+    return {"passed": passed, "score": score, "minimum_score": minimum,
             "reasoning": reasoning, "sql_result": sql_result,
             "llm_response": run.final_response}, None
 
@@ -272,6 +318,12 @@ async def _run_one(run: _Run, index: int, verifier: Verifier) -> VerifierResult:
     name = verifier.name or f"verifier_{index + 1}"
     base: dict[str, Any] = {"index": index, "name": name, "kind": verifier.verifier_type,
                             "gym": verifier.gym_name}
+    if not verifier.has_validation_config:
+        error = "the verifier has no validation_config"
+        if run.policy.records_run_errors:  # upstream's run fails here: see _aggregate
+            return VerifierResult(**base, passed=False, counted=False, error=MISSING_CONFIG_ERROR)
+        return VerifierResult(**base, passed=False, error=error, failure_kind="config_error",
+                              upstream={"passed": False, "error": error})
     if verifier.gym_name and run.task.gym(verifier.gym_name) is None:
         error = f"Gym '{verifier.gym_name}' is not a gym of this task"
         if run.policy.skips_unknown_gyms:
@@ -295,11 +347,20 @@ async def _run_one(run: _Run, index: int, verifier: Verifier) -> VerifierResult:
         failure_kind=failure if run.policy.reports_failure_kinds else None, upstream=result)
 
 
+def _run_error(task: Task, policy: Policy, counted: Sequence[VerifierResult]) -> str | None:
+    """The error upstream's run records instead of results (parity only), or None."""
+    if not policy.records_run_errors:
+        return None
+    if any(not verifier.has_validation_config for verifier in task.verifiers):
+        return MISSING_CONFIG_ERROR
+    return None if counted else NOTHING_COUNTED_ERROR
+
+
 def _aggregate(task: Task, policy: Policy, results: Sequence[VerifierResult]) -> TaskVerdict:
     if policy.collapses_names:
         last = {r.name: r.index for r in results if r.counted}
-        results = [attrs.evolve(r, counted=False) if r.counted and last[r.name] != r.index else r
-                   for r in results]
+        results = [attrs.evolve(r, counted=False, overwritten=True)
+                   if r.counted and last[r.name] != r.index else r for r in results]
     counted = [r for r in results if r.counted]
     num_passed = sum(r.passed for r in counted)
     pass_rate = num_passed / len(counted) if counted else 0.0
@@ -309,15 +370,17 @@ def _aggregate(task: Task, policy: Policy, results: Sequence[VerifierResult]) ->
         failure_kind = next((k for k in _FAILURE_PRIORITY if k in kinds), None)
         if failure_kind is None and not counted:
             failure_kind = "no_verifiers"
-    all_passed = num_passed == len(counted)
-    success = all_passed and (bool(counted) or policy.empty_is_success) and failure_kind is None
+    run_error = _run_error(task, policy, counted)
+    if run_error is not None:
+        failure_kind, pass_rate = "run_error", 0.0
+    success = num_passed == len(counted) and bool(counted) and failure_kind is None
     reward = pass_rate if policy.reward == "fractional" else float(success)
     return TaskVerdict(
         policy=policy.name, task_id=task.task_id, domain=task.domain, mode=task.mode,
         success=success, reward=reward,
         pass_rate=pass_rate, num_defined=len(task.verifiers), num_scored=len(counted),
         num_passed=num_passed, results=tuple(results),
-        evaluation_completed=failure_kind is None, failure_kind=failure_kind)
+        evaluation_completed=failure_kind is None, failure_kind=failure_kind, run_error=run_error)
 
 
 async def verify_task(

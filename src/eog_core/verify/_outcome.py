@@ -9,7 +9,7 @@ import attrs
 
 __all__ = ["ErrorKind", "SqlOutcome", "SqlRunner"]
 
-ErrorKind = Literal["database", "transport"]
+ErrorKind = Literal["database", "transport", "answer"]
 
 
 @attrs.frozen(kw_only=True)
@@ -20,7 +20,8 @@ class SqlOutcome:
     gyms). On failure ``error`` is upstream's text (``SQL API call failed (HTTP
     400): no such table: t``) and ``error_kind`` tells a query the database
     rejected (``"database"``) from a gym that could not be reached
-    (``"transport"``): strict scoring treats them differently.
+    (``"transport"``) and from a success status whose body is not JSON
+    (``"answer"``): strict scoring treats them differently.
     """
 
     success: bool

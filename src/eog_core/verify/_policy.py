@@ -47,8 +47,9 @@ class Policy(abc.ABC):
         return False
 
     @property
-    def empty_is_success(self) -> bool:
-        """``all([])``: a task with nothing counted succeeds."""
+    def records_run_errors(self) -> bool:
+        """Upstream's run errors: a verifier without ``validation_config``, or nothing counted
+        (its log line divides by zero), fail the whole run with ``{"error": ...}``."""
         return False
 
     @property
@@ -79,7 +80,7 @@ class ParityPolicy(Policy):
         return True
 
     @property
-    def empty_is_success(self) -> bool:
+    def records_run_errors(self) -> bool:
         return True
 
     @property
