@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import json
 import uuid
@@ -35,6 +36,13 @@ class FakeGym:
     answer_version: str | None = None
     delete_supported: bool = True
     seeded: dict[str, dict[str, Any]] = attrs.Factory(dict)
+    seed_delay: float = 0.0
+    """Seconds the gym takes to load a dump (it keeps loading if the client goes away)."""
+    seed_answer: int | str | None = None
+    """Answer a seed at once with this status (or ``"drop"``) while it still loads."""
+    missing_status: int = 400
+    """The status of deleting a database the gym does not hold (LocalGym and EOG: 404)."""
+    loading: set[asyncio.Task[None]] = attrs.Factory(set)
     sql_seen: list[tuple[str, Any, str | None]] = attrs.Factory(list)
 
     @property
@@ -126,9 +134,21 @@ class FakeGym:
             return web.Response(text="Internal Server Error", status=500)
         return web.json_response({"data": [{"n": 1}]})
 
-    async def _seed(self, request: web.Request) -> web.Response:
+    async def _seed(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
-        self.seeded[body["database_id"]] = body
+
+        async def load() -> None:
+            await asyncio.sleep(self.seed_delay)
+            self.seeded[body["database_id"]] = body
+
+        loading = asyncio.ensure_future(load())  # not cancelled when the client goes away
+        self.loading.add(loading)
+        loading.add_done_callback(self.loading.discard)
+        if self.seed_answer == "drop":
+            return _drop(request)
+        if isinstance(self.seed_answer, int):
+            return web.json_response({"detail": "gateway timeout"}, status=self.seed_answer)
+        await asyncio.shield(loading)
         return web.json_response({"ok": True})
 
     async def _delete(self, request: web.Request) -> web.Response:
@@ -136,7 +156,7 @@ class FakeGym:
             return web.json_response({"detail": "Method Not Allowed"}, status=405)
         body = await request.json()
         if self.seeded.pop(body["database_id"], None) is None:
-            return web.json_response({"detail": "unknown database"}, status=400)
+            return web.json_response({"detail": "unknown database"}, status=self.missing_status)
         return web.json_response({"deleted": True})
 
     async def _health(self, request: web.Request) -> web.Response:
@@ -194,4 +214,6 @@ async def running(gym: FakeGym) -> AsyncIterator[FakeGym]:
     try:
         yield gym
     finally:
+        for loading in list(gym.loading):
+            loading.cancel()
         await runner.cleanup()

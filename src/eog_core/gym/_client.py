@@ -38,7 +38,10 @@ log = logging.getLogger("eog_core.gym")
 
 _ID_ALPHABET = string.ascii_lowercase + string.digits
 _MAX_TOOL_PAGES = 1000
-_UNAVAILABLE = frozenset({429, 502, 503, 504})
+# SQL runner statuses that are no verdict on the query: a busy or unavailable gym
+# (or its gateway), or a database / endpoint that is not there (404).
+_UNAVAILABLE = frozenset({404, 408, 429, 502, 503, 504})
+_REFUSED = frozenset({401, 403})  # our credentials: a configuration failure
 
 
 @attrs.frozen(kw_only=True)
@@ -285,9 +288,13 @@ class GymClient:
         try:
             response = await self._transport.send(request)
         except GymHTTPError as exc:
-            # A busy or unavailable gym (or its gateway) is no verdict on the query.
-            kind: ErrorKind = "transport" if exc.status in _UNAVAILABLE else "database"
-            return SqlOutcome.failed(sql_error_text(exc.status, exc.raw), kind=kind, status=exc.status)
+            kind: ErrorKind = "database"
+            if exc.status in _UNAVAILABLE:
+                kind = "transport"
+            elif exc.status in _REFUSED:
+                kind = "config"
+            return SqlOutcome.failed(sql_error_text(exc.status, exc.raw), kind=kind,
+                                     status=exc.status)
         except GymError as exc:
             return SqlOutcome.failed(str(exc), kind="transport")
         return sql_answer(response.raw)
@@ -320,8 +327,12 @@ class GymClient:
         await self._transport.send(request)
         return database_id
 
-    async def delete_database(self, database_id: str) -> bool:
-        """Drop a database; False when the gym does not support deletion (404/405)."""
+    async def delete_database(self, database_id: str, *, missing_ok: bool = True) -> bool:
+        """Drop a database; False when the gym does not support deletion (404/405).
+
+        With ``missing_ok=False`` a 404 raises :class:`GymHTTPError`: a database
+        whose seed may still be loading is not gone because it is not there yet.
+        """
         request = self._rest(
             "DELETE",
             "/api/delete-database",
@@ -333,7 +344,7 @@ class GymClient:
         try:
             await self._transport.send(request)
         except GymHTTPError as exc:
-            if exc.status in (404, 405):
+            if exc.status == 405 or (exc.status == 404 and missing_ok):
                 return False
             raise
         return True

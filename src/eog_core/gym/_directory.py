@@ -2,14 +2,21 @@
 
 A replica is chosen by fewest active sessions among the healthy ones; a replica
 that failed to connect is marked down and re-probed through ``/health`` before
-it is used again. An optional cap of task lifecycles per replica calls back
-when reached (the EOG containers leak file descriptors and fail after ~200).
+it is used again. When every replica of a gym is down, ``acquire`` re-probes
+them a few times with backoff (one probe per replica shared by every waiting
+caller) before giving up: a gym restarting is back within seconds. A gym that
+is not in the directory resolves to the URL each task names, one replica per
+URL. An optional cap of task lifecycles per replica calls back when reached
+(the EOG containers leak file descriptors and fail after ~200).
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import json
 import os
+import random
 import time
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
@@ -19,9 +26,9 @@ from typing import Any
 import attrs
 
 from eog_core.errors import GymUnreachableError, SchemaError
-from eog_core.gym._client import GymClient
+from eog_core.gym._client import GymClient, Timeouts
 from eog_core.gym._transport import Pool, Transport, lease_pool, release_pool
-from eog_core.tasks import DEFAULT_GYMS
+from eog_core.tasks import DEFAULT_GYMS, AuthConfig
 
 __all__ = ["GymDirectory", "Lease", "Replica"]
 
@@ -69,20 +76,29 @@ class GymDirectory:
     """Gym name -> replicas: ``GymDirectory({"sn-csm-server": ["http://a:8001", "http://b:8001"]})``.
 
     Gyms not in the directory resolve to the URL the task names (``fallback``).
+    ``reprobe_attempts`` and ``reprobe_delay`` bound how long ``acquire`` keeps
+    probing when every replica of a gym is down (doubling delays, jittered).
     """
 
     replicas: Mapping[str, str | Sequence[str]] = attrs.field(factory=dict)
     max_lifecycles: int | None = attrs.field(default=None, kw_only=True)
     on_exhausted: Callable[[Replica], None] | None = attrs.field(default=None, kw_only=True)
     probe_after: float = attrs.field(default=2.0, kw_only=True)
+    probe_timeout: float = attrs.field(default=5.0, kw_only=True)
+    reprobe_attempts: int = attrs.field(default=3, kw_only=True)
+    reprobe_delay: float = attrs.field(default=0.25, kw_only=True)
     transport: Transport | None = attrs.field(default=None, kw_only=True)
     clock: Callable[[], float] = attrs.field(default=time.monotonic, kw_only=True, repr=False)
     _table: dict[str, list[Replica]] = attrs.field(factory=dict, init=False, repr=False)
     _held: list[Pool] = attrs.field(factory=list, init=False, repr=False)
+    _listed: frozenset[str] = attrs.field(default=frozenset(), init=False, repr=False)
+    _probes: dict[tuple[str, str], asyncio.Future[bool]] = attrs.field(
+        factory=dict, init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         for gym, value in self.replicas.items():
             self._table[gym] = [Replica(gym=gym, url=url) for url in _urls(value, gym)]
+        self._listed = frozenset(self._table)
 
     @classmethod
     def defaults(cls, host: str = "localhost", **options: Any) -> GymDirectory:
@@ -140,28 +156,34 @@ class GymDirectory:
         """A copy of the table, for reports."""
         return {gym: [attrs.evolve(r) for r in reps] for gym, reps in self._table.items()}
 
-    async def acquire(self, gym: str, fallback: str | None = None) -> Lease:
-        """A replica for one task session: healthy, fewest active sessions, not retired."""
-        replicas = self._table.get(gym)
-        if not replicas:
-            if fallback is None:
-                raise GymUnreachableError(f"gym {gym!r} is not in the directory", gym=gym)
-            replicas = self._table.setdefault(gym, [Replica(gym=gym, url=fallback.rstrip("/"))])
-        candidates = [r for r in replicas if not r.retired and not self._at_cap(r)]
+    async def acquire(
+        self, gym: str, fallback: str | None = None, *, auth: AuthConfig | None = None
+    ) -> Lease:
+        """A replica for one task session: healthy, fewest active sessions, not retired.
+
+        ``auth`` (the task's credentials for this gym) goes on the health probes.
+        """
+        candidates = [r for r in self._replicas_for(gym, fallback)
+                      if not r.retired and not self._at_cap(r)]
         if not candidates:
             raise GymUnreachableError(
                 f"every replica of gym {gym!r} reached its lifecycle cap", gym=gym
             )
         now = self.clock()
         healthy = [r for r in candidates if r.down_since is None]
-        for replica in candidates:
-            down_since = replica.down_since
-            if (
-                down_since is not None
-                and now - down_since >= self.probe_after
-                and await self._probe(replica)
-            ):
-                healthy.append(replica)
+        due = [r for r in candidates
+               if r.down_since is not None and now - r.down_since >= self.probe_after]
+        healthy += await self._alive(due, auth)
+        for attempt in range(1, max(0, self.reprobe_attempts) + 1):
+            if healthy:
+                break
+            # Every replica is down: a restarting gym is back within moments, so
+            # look again (shared probes, growing delays) before failing the task.
+            ceiling = self.reprobe_delay * 2 ** (attempt - 1)
+            await asyncio.sleep(random.uniform(ceiling / 2, ceiling))
+            down = [r for r in candidates if r.down_since is not None]
+            healthy = [r for r in candidates if r.down_since is None]
+            healthy += await self._alive(down, auth)
         if not healthy:
             raise GymUnreachableError(
                 f"no healthy replica of gym {gym!r} ({', '.join(r.url for r in candidates)})",
@@ -176,6 +198,20 @@ class GymDirectory:
         chosen.active += 1
         chosen.lifecycles += 1
         return Lease(gym=gym, url=chosen.url)
+
+    def _replicas_for(self, gym: str, fallback: str | None) -> list[Replica]:
+        if gym in self._listed:
+            return self._table[gym]
+        if fallback is None:
+            raise GymUnreachableError(f"gym {gym!r} is not in the directory", gym=gym)
+        # An unlisted gym is wherever the task says: each task's URL is its own replica.
+        url = fallback.rstrip("/")
+        known = self._table.setdefault(gym, [])
+        replica = next((r for r in known if r.url == url), None)
+        if replica is None:
+            replica = Replica(gym=gym, url=url)
+            known.append(replica)
+        return [replica]
 
     def _at_cap(self, replica: Replica) -> bool:
         return self.max_lifecycles is not None and replica.lifecycles >= self.max_lifecycles
@@ -208,8 +244,29 @@ class GymDirectory:
     def _find(self, lease: Lease) -> Replica | None:
         return next((r for r in self._table.get(lease.gym, ()) if r.url == lease.url), None)
 
-    async def _probe(self, replica: Replica) -> bool:
-        async with GymClient(replica.url, name=replica.gym, transport=self.transport) as client:
+    async def _alive(self, replicas: Sequence[Replica], auth: AuthConfig | None) -> list[Replica]:
+        """The replicas that answer a probe; joins a probe another caller already started."""
+        if not replicas:
+            return []
+        futures = []
+        for replica in replicas:
+            key = (replica.gym, replica.url)
+            probe = self._probes.get(key)
+            if probe is None or probe.done():
+                probe = self._probes[key] = asyncio.ensure_future(self._probe(replica, auth))
+                probe.add_done_callback(functools.partial(self._forget_probe, key))
+            futures.append(probe)
+        answers = await asyncio.gather(*(asyncio.shield(f) for f in futures))
+        return [replica for replica, alive in zip(replicas, answers, strict=True) if alive]
+
+    def _forget_probe(self, key: tuple[str, str], probe: asyncio.Future[bool]) -> None:
+        if self._probes.get(key) is probe:
+            del self._probes[key]
+
+    async def _probe(self, replica: Replica, auth: AuthConfig | None) -> bool:
+        timeouts = Timeouts(connect=self.probe_timeout, admin=self.probe_timeout)
+        async with GymClient(replica.url, name=replica.gym, auth=auth, transport=self.transport,
+                             timeouts=timeouts) as client:
             alive = bool(await client.health())
         replica.down_since = None if alive else self.clock()
         return alive

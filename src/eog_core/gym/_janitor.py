@@ -2,7 +2,10 @@
 
 A :class:`Janitor` never forgets a database it adopted: it retries deletion
 with exponential backoff and jitter, and :meth:`Janitor.leaked` says what is
-still on a gym. Sessions registered with it are closed when idle for longer
+still on a gym. A database whose seed may still be loading on the gym (the
+client gave up on it, a proxy answered 504, the connection dropped) is
+watched: deletion answering 404 means "not there yet" until ``landing_window``
+has passed, not "gone". Sessions registered with it are closed when idle for longer
 than ``ttl`` (time from the last activity, not from creation), so a harness
 that drops a session without closing it does not leak its databases.
 """
@@ -20,8 +23,9 @@ from typing import Any, Protocol
 
 import attrs
 
-from eog_core.errors import GymError
+from eog_core.errors import GymError, GymHTTPError
 from eog_core.gym._client import GymClient
+from eog_core.gym._seeding import seed_fate
 from eog_core.gym._transport import Transport
 from eog_core.tasks import AuthConfig
 
@@ -44,6 +48,8 @@ class LeakedDatabase:
     """The gym's credentials (redacted in reprs): a retry authenticates like the session did."""
     after: asyncio.Future[Any] | None = attrs.field(default=None, repr=False)
     """A seed still in flight: deletion waits until it has landed."""
+    watch_until: float | None = None
+    """The seed may still land: until then a 404 on deletion means "not there yet"."""
 
 
 class _Closeable(Protocol):
@@ -52,6 +58,9 @@ class _Closeable(Protocol):
 
     @property
     def closed(self) -> bool: ...
+
+    @property
+    def busy(self) -> bool: ...
 
     async def aclose(self) -> None: ...
 
@@ -70,6 +79,7 @@ class Janitor:
     ttl: float = attrs.field(default=3600.0, kw_only=True)
     base_delay: float = attrs.field(default=0.5, kw_only=True)
     max_delay: float = attrs.field(default=60.0, kw_only=True)
+    landing_window: float = attrs.field(default=600.0, kw_only=True)
     interval: float = attrs.field(default=1.0, kw_only=True)
     transport: Transport | None = attrs.field(default=None, kw_only=True)
     clock: Callable[[], float] = attrs.field(default=time.monotonic, kw_only=True, repr=False)
@@ -80,11 +90,15 @@ class Janitor:
     _closing: bool = attrs.field(default=False, init=False, repr=False)
 
     def adopt(self, *, gym: str, url: str, database_id: str, error: str = "",
-              auth: AuthConfig | None = None, after: asyncio.Future[Any] | None = None) -> None:
+              auth: AuthConfig | None = None, after: asyncio.Future[Any] | None = None,
+              may_still_land: bool = False) -> None:
         """Take over a database whose deletion failed; it is retried from now on.
 
         ``auth`` is the gym's credentials; ``after`` a seed request still in
-        flight, which must land before the database can be deleted.
+        flight, which must end before the database can be deleted (if it
+        failed in a way that may have reached the gym, the database is
+        watched); ``may_still_land`` says its seed may still be loading on the
+        gym, so a 404 is not taken as gone until ``landing_window`` passed.
         """
         key = (url, database_id)
         if key not in self._pending:
@@ -96,6 +110,7 @@ class Janitor:
                 next_attempt=self.clock(),
                 auth=auth,
                 after=after,
+                watch_until=self.clock() + self.landing_window if may_still_land else None,
             )
             log.warning("janitor: adopted database %s on %s (%s): %s", database_id, gym, url, error)
         self._ensure_running()
@@ -131,42 +146,68 @@ class Janitor:
     async def sweep(self, *, force: bool = False) -> list[LeakedDatabase]:
         """Reap idle sessions and retry every deletion that is due (all with ``force``)."""
         now = self.clock()
-        idle = [s for s in self._sessions if not s.closed and now - s.last_activity > self.ttl]
+        idle = [s for s in self._sessions
+                if not s.closed and not s.busy and now - s.last_activity > self.ttl]
         self._sessions = [s for s in self._sessions if not s.closed and s not in idle]
         for session in idle:
             log.warning("janitor: closing a session idle for more than %.0f s", self.ttl)
             await _log_failure(session.aclose(), "closing an idle session")
+        for entry in list(self._pending.values()):
+            if entry.after is not None and entry.after.done():
+                self._seed_ended(entry, now)
         due = [e for e in self._pending.values()
                if (e.after is None or e.after.done()) and (force or e.next_attempt <= now)]
         if due:
             await asyncio.gather(*(self._retry(entry) for entry in due))
         return self.leaked()
 
+    def _seed_ended(self, entry: LeakedDatabase, now: float) -> None:
+        fate = seed_fate(entry.after) if entry.after is not None else "landed"
+        entry.after = None
+        if fate == "never":
+            self._pending.pop((entry.url, entry.database_id), None)
+            log.info("janitor: the seed of %s on %s never reached the gym; nothing to delete",
+                     entry.database_id, entry.gym)
+        elif fate == "unknown" and entry.watch_until is None:
+            entry.watch_until = now + self.landing_window
+
     async def _retry(self, entry: LeakedDatabase) -> None:
         entry.attempts += 1
+        watching = entry.watch_until is not None
         try:
             async with GymClient(entry.url, name=entry.gym, auth=entry.auth,
                                  transport=self.transport) as client:
-                await client.delete_database(entry.database_id)
+                deleted = await client.delete_database(entry.database_id, missing_ok=not watching)
+        except GymHTTPError as exc:
+            if not (watching and exc.status == 404):
+                self._failed(entry, str(exc))
+                return
+            assert entry.watch_until is not None
+            if self.clock() < entry.watch_until:
+                self._failed(entry, f"not there yet (HTTP 404), its seed may still land: {exc}")
+                return
+            self._pending.pop((entry.url, entry.database_id), None)
+            log.warning("janitor: %s on %s (%s) never appeared within %.0f s of its uncertain "
+                        "seed; taking it as never created", entry.database_id, entry.gym,
+                        entry.url, self.landing_window)
+            return
         except GymError as exc:
-            entry.last_error = str(exc)
-            delay = min(self.max_delay, self.base_delay * 2 ** (entry.attempts - 1))
-            entry.next_attempt = self.clock() + delay * random.uniform(0.5, 1.0)
-            log.info(
-                "janitor: deleting %s on %s failed (attempt %d): %s",
-                entry.database_id,
-                entry.gym,
-                entry.attempts,
-                exc,
-            )
+            self._failed(entry, str(exc))
             return
         self._pending.pop((entry.url, entry.database_id), None)
-        log.info(
-            "janitor: deleted %s on %s after %d attempt(s)",
-            entry.database_id,
-            entry.gym,
-            entry.attempts,
-        )
+        if deleted:
+            log.info("janitor: deleted %s on %s after %d attempt(s)",
+                     entry.database_id, entry.gym, entry.attempts)
+        else:
+            log.warning("janitor: gym %s (%s) does not support deleting databases; %s stays",
+                        entry.gym, entry.url, entry.database_id)
+
+    def _failed(self, entry: LeakedDatabase, error: str) -> None:
+        entry.last_error = error
+        delay = min(self.max_delay, self.base_delay * 2 ** (entry.attempts - 1))
+        entry.next_attempt = self.clock() + delay * random.uniform(0.5, 1.0)
+        log.info("janitor: deleting %s on %s failed (attempt %d): %s",
+                 entry.database_id, entry.gym, entry.attempts, error)
 
     async def _run(self) -> None:
         try:

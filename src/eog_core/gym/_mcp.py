@@ -17,6 +17,7 @@ import asyncio
 import itertools
 import logging
 import re
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,6 +40,8 @@ CLIENT_INFO = {"name": "eog-core", "version": "0.1.0"}
 _ACCEPT = "application/json, text/event-stream"
 _VERSION_HEADER_SINCE = "2025-06-18"
 _VERSION = re.compile(r"[0-9A-Za-z._-]{1,32}")
+# The spec allows visible ASCII only (0x21-0x7E); it is sent back as a header.
+_SESSION_ID = re.compile(r"[\x21-\x7e]{1,1024}")
 SUPPORTED_PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 """The MCP revisions this client speaks (the EOG containers answer 2024-11-05)."""
 
@@ -59,6 +62,8 @@ class McpSession:
     base_headers: Mapping[str, str] = attrs.field(factory=dict, repr=False)
     close_timeout: float = 30.0
     _lock: asyncio.Lock = attrs.field(factory=asyncio.Lock, init=False, repr=False)
+    _lock_loop: weakref.ref[asyncio.AbstractEventLoop] | None = attrs.field(
+        default=None, init=False, repr=False)
     _ids: itertools.count[int] = attrs.field(factory=lambda: itertools.count(1), init=False)
     session_id: str | None = attrs.field(default=None, init=False)
     negotiated_version: str | None = attrs.field(default=None, init=False)
@@ -124,8 +129,15 @@ class McpSession:
         except GymError as exc:
             log.info("gym %s: ending the MCP session failed: %s", self.gym, exc)
 
+    def _handshake_lock(self) -> asyncio.Lock:
+        """The handshake lock of the running event loop (a lock is bound to one loop)."""
+        loop = asyncio.get_running_loop()
+        if self._lock_loop is None or self._lock_loop() is not loop:
+            self._lock, self._lock_loop = asyncio.Lock(), weakref.ref(loop)
+        return self._lock
+
     async def _initialize_once(self, *, stale_session: str | None, time_limit: float) -> None:
-        async with self._lock:
+        async with self._handshake_lock():
             if self.negotiated_version is not None and (
                 stale_session is None or self.session_id != stale_session
             ):
@@ -154,6 +166,10 @@ class McpSession:
                     "initialize answered without a protocolVersion", gym=self.gym, url=self.url
                 )
             session_id = response.headers.get("mcp-session-id")
+            if session_id is not None and not _SESSION_ID.fullmatch(session_id):
+                raise GymProtocolError(
+                    f"initialize answered an unusable mcp-session-id {session_id[:80]!r} "
+                    "(visible ASCII only)", gym=self.gym, url=self.url)
             version = result["protocolVersion"]
             if not _VERSION.fullmatch(version):  # it is sent back as a header on every request
                 raise GymProtocolError(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import logging
 import os
 import time
@@ -21,10 +20,12 @@ from typing import Any
 
 import attrs
 
+from eog_core._json import JsonInputError, loads_untrusted
 from eog_core.errors import (
     ClosedError,
     EogError,
     GymError,
+    GymHTTPError,
     GymUnreachableError,
     SeedError,
 )
@@ -32,7 +33,7 @@ from eog_core.gym._client import GymClient, Timeouts, ToolResult, new_database_i
 from eog_core.gym._directory import GymDirectory, Lease
 from eog_core.gym._headers import HeaderMode
 from eog_core.gym._janitor import Janitor, default_janitor
-from eog_core.gym._seeding import read_seed, settle
+from eog_core.gym._seeding import close_after_seed, read_seed, seed_fate, settle
 from eog_core.gym._sql import HttpSqlRunner
 from eog_core.gym._transport import Transport
 from eog_core.tasks import Task, ToolSet, ToolSnapshot, ToolSpec, merge_tools
@@ -62,6 +63,8 @@ class ToolCallRecord:
     error: str | None = None
     local: bool = False
     """Answered by the session itself (tool outside the task's set, bad arguments)."""
+    cancelled: bool = False
+    """The caller cancelled the call after it was sent: it may have run on the gym."""
 
 
 def _local_error(text: str) -> ToolResult:
@@ -96,6 +99,8 @@ class TaskSession:
     _owners: Mapping[str, str] = attrs.field(repr=False)
     _forward_any_tool: bool = False
     _closed: bool = False
+    _closing: asyncio.Event | None = attrs.field(default=None, repr=False)
+    _in_flight: int = attrs.field(default=0, repr=False)
     last_activity: float = attrs.field(factory=time.monotonic)
 
     @classmethod
@@ -167,7 +172,8 @@ class TaskSession:
             clients: dict[str, GymClient] = {}
             leases: dict[str, Lease] = {}
             for gym in task.gym_servers:
-                lease = leases[gym.name] = await directory.acquire(gym.name, fallback=gym.url)
+                lease = leases[gym.name] = await directory.acquire(
+                    gym.name, fallback=gym.url, auth=gym.auth)
                 stack.callback(directory.release, lease)
                 client = clients[gym.name] = GymClient(
                     lease.url,
@@ -179,25 +185,23 @@ class TaskSession:
                     header_mode=header_mode,
                     shared_session=not _own_session(session_per_database, gym.name),
                 )
-                stack.push_async_callback(_logged, f"closing client of {gym.name}", client.aclose)
             database_ids = {gym.name: new_database_id() for gym in task.gym_servers}
-            unreached: set[str] = set()  # seeds that provably never reached their gym
-            seeding = asyncio.gather(
-                *(
-                    clients[g].seed_database(
-                        seeds[g], database_id=database_ids[g], name=f"{task.task_id or 'task'} {g}"
-                    )
-                    for g in clients
-                ),
-                return_exceptions=True,
-            )
+            seed_requests = {
+                g: asyncio.ensure_future(clients[g].seed_database(
+                    seeds[g], database_id=database_ids[g], name=f"{task.task_id or 'task'} {g}"))
+                for g in clients
+            }
+            seeding = asyncio.gather(*seed_requests.values(), return_exceptions=True)
             # Registered before the first await, so a cancelled start deletes too.
             for gym_name, client in clients.items():
+                stack.push_async_callback(_logged, f"closing client of {gym_name}",
+                                          functools.partial(close_after_seed, client,
+                                                            seed_requests[gym_name]))
                 stack.push_async_callback(
                     _logged,
                     f"deleting the database of {gym_name}",
                     functools.partial(cls._delete, client, leases[gym_name],
-                                      database_ids[gym_name], janitor, unreached, seeding),
+                                      database_ids[gym_name], janitor, seed_requests[gym_name]),
                 )
             # Runs first on the way out: a seed already on the wire lands before its
             # database is deleted; one still running after that goes to the janitor.
@@ -209,7 +213,6 @@ class TaskSession:
                     failures.append((gym_name, outcome))
                     if isinstance(outcome, GymUnreachableError):
                         directory.mark_down(leases[gym_name])
-                        unreached.add(gym_name)
             if failures:
                 for _, error in failures:
                     if not isinstance(error, Exception):
@@ -253,16 +256,21 @@ class TaskSession:
 
     @staticmethod
     async def _delete(client: GymClient, lease: Lease, database_id: str, janitor: Janitor,
-                      unreached: set[str], seeding: asyncio.Future[Any]) -> None:
-        if lease.gym in unreached:
+                      seed: asyncio.Future[Any]) -> None:
+        fate = seed_fate(seed)
+        if fate == "never":  # the seed provably created nothing
             return
         adopt = functools.partial(janitor.adopt, gym=lease.gym, url=lease.url,
-                                  database_id=database_id, auth=client.auth)
-        if not seeding.done():  # deleting now could precede the seed: the janitor waits for it
-            adopt(error="seed still in flight", after=seeding)
+                                  database_id=database_id, auth=client.auth,
+                                  may_still_land=fate == "unknown")
+        if not seed.done():  # deleting now could precede the seed: the janitor waits for it
+            adopt(error="seed still in flight", after=seed)
             return
         try:
-            await client.delete_database(database_id)
+            # A seed the client gave up on may still be loading: 404 is "not yet", not "gone".
+            await client.delete_database(database_id, missing_ok=fate == "landed")
+        except GymHTTPError as exc:
+            adopt(error=f"its seed may still land: {exc}" if exc.status == 404 else str(exc))
         except GymError as exc:
             adopt(error=str(exc))
         except BaseException:  # cancelled mid-delete: the janitor finishes the job
@@ -273,6 +281,11 @@ class TaskSession:
     def closed(self) -> bool:
         return self._closed
 
+    @property
+    def busy(self) -> bool:
+        """A tool call or verification is in flight (the janitor never reaps a busy session)."""
+        return self._in_flight > 0
+
     async def call_tool(
         self, name: str, arguments: Mapping[str, Any] | str | None = None
     ) -> ToolResult:
@@ -281,17 +294,18 @@ class TaskSession:
         A tool outside the task's set (or arguments that are not a JSON object) is
         answered here with an ``is_error`` result and never reaches a gym, unless
         the session was started with ``forward_any_tool=True`` (upstream's way).
-        Gym failures raise after being recorded in :attr:`trajectory`.
+        Gym failures raise after being recorded in :attr:`trajectory`; a call
+        cancelled once sent is recorded with ``cancelled=True`` (it may have run).
         """
         self._check_open()
         self.last_activity = time.monotonic()
         started = time.perf_counter()
-        if isinstance(arguments, str):
+        if isinstance(arguments, str | bytes | bytearray):
             try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except json.JSONDecodeError as exc:
+                arguments = loads_untrusted(arguments) if arguments.strip() else {}
+            except JsonInputError as exc:
                 return self._answer_locally(
-                    name, {}, f"Error: arguments are not valid JSON ({exc.msg})"
+                    name, {}, f"Error: arguments are not valid JSON ({exc})"
                 )
         if arguments is not None and not isinstance(arguments, Mapping):
             return self._answer_locally(name, {}, "Error: arguments must be a JSON object")
@@ -305,6 +319,7 @@ class TaskSession:
             gym_name = self._owners.get(name) or self.task.gym_servers[0].name
         gym = self.task.gym(gym_name)
         context = gym.context if gym else {}
+        self._in_flight += 1
         try:
             result = await self._clients[gym_name].call_tool(
                 name, arguments, database_id=self.database_ids[gym_name], context=context
@@ -312,6 +327,12 @@ class TaskSession:
         except EogError as exc:
             self._record(name, arguments, gym_name, started, is_error=True, error=str(exc))
             raise
+        except asyncio.CancelledError:
+            self._record(name, arguments, gym_name, started, is_error=True,
+                         error="cancelled after it was sent; it may have run", cancelled=True)
+            raise
+        finally:
+            self._in_flight -= 1
         self._record(name, arguments, gym_name, started, is_error=result.is_error)
         return result
 
@@ -338,6 +359,7 @@ class TaskSession:
         *,
         is_error: bool,
         error: str | None = None,
+        cancelled: bool = False,
     ) -> None:
         latency = (time.perf_counter() - started) * 1000
         self.trajectory.append(
@@ -348,6 +370,7 @@ class TaskSession:
                 latency_ms=latency,
                 is_error=is_error,
                 error=error,
+                cancelled=cancelled,
             )
         )
         self.last_activity = time.monotonic()
@@ -367,27 +390,38 @@ class TaskSession:
         self.last_activity = time.monotonic()
         calls = tool_calls if tool_calls is not None else [
             r.name for r in self.trajectory if not r.local]  # refused calls never ran
-        return await verify_task(
-            self.task,
-            sql=HttpSqlRunner(self._clients),
-            policy=policy,
-            database_ids=self.database_ids,
-            final_response=final_response,
-            tool_calls=calls,
-            judge=judge,
-            judge_prompt=judge_prompt,
-            max_concurrency=max_concurrency,
-        )
+        self._in_flight += 1
+        try:
+            return await verify_task(
+                self.task,
+                sql=HttpSqlRunner(self._clients),
+                policy=policy,
+                database_ids=self.database_ids,
+                final_response=final_response,
+                tool_calls=calls,
+                judge=judge,
+                judge_prompt=judge_prompt,
+                max_concurrency=max_concurrency,
+            )
+        finally:
+            self._in_flight -= 1
+            self.last_activity = time.monotonic()
 
     async def aclose(self) -> None:
-        """Delete every database, close the clients, release the replicas. Idempotent."""
-        if self._closed:
+        """Delete every database, close the clients, release the replicas. Idempotent.
+
+        A second caller (the janitor reaping, say) waits until the first has finished.
+        """
+        if self._closing is not None:
+            await self._closing.wait()
             return
         self._closed = True
+        self._closing = asyncio.Event()
         try:
             await self._stack.aclose()
         finally:
             self._janitor.forget(self)
+            self._closing.set()
 
     async def __aenter__(self) -> TaskSession:
         return self

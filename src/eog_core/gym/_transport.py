@@ -1,8 +1,10 @@
 """One HTTP exchange with a gym, and the one place aiohttp errors become ours.
 
 Every client shares one pooled :class:`aiohttp.ClientSession` per event loop
-(leased while a transport is open, closed with the last lease); the pool also
-holds the MCP sessions that task sessions share, ended when it closes. The transport
+(leased while a transport is open, closed with the last lease or, at the
+latest, when ``asyncio.run`` shuts its loop down); the pool also holds the MCP
+sessions that task sessions share, ended when it closes. A transport used from
+a second event loop leases that loop's pool. The transport
 retries idempotent requests with jittered exponential backoff; a request that
 is not idempotent (``tools/call``, seeding) is re-sent only when it provably
 never left this process (the connection could not be opened).
@@ -11,12 +13,13 @@ never left this process (the connection could not be opened).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import logging
 import random
 import weakref
-from collections.abc import AsyncIterator, Callable, Hashable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Hashable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
@@ -139,6 +142,13 @@ class Pool:
     leases: int = 0
     shared: dict[Hashable, PoolResource] = attrs.field(factory=dict, repr=False)
     closed: bool = False
+    loop: weakref.ref[asyncio.AbstractEventLoop] | None = attrs.field(default=None, repr=False)
+    keeper: AsyncGenerator[None, None] | None = attrs.field(default=None, repr=False)
+
+    def usable(self) -> bool:
+        """Open, and made by the running event loop."""
+        return (not self.closed and self.loop is not None
+                and self.loop() is asyncio.get_running_loop())
 
 
 _POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Pool] = weakref.WeakKeyDictionary()
@@ -155,15 +165,35 @@ def lease_pool() -> Pool:
         session = aiohttp.ClientSession(
             connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False
         )
-        pool = _POOLS[loop] = Pool(session=session)
+        pool = _POOLS[loop] = Pool(session=session, loop=weakref.ref(loop))
+        pool.keeper = _keep(pool)
+        with contextlib.suppress(StopIteration):  # run it to its yield: the loop now tracks it
+            pool.keeper.asend(None).send(None)
     pool.leases += 1
     return pool
+
+
+async def _keep(pool: Pool) -> AsyncGenerator[None, None]:
+    """Parked at its ``yield`` for the pool's life. The event loop tracks async
+    generators and closes them at shutdown (``asyncio.run`` does), so a pool
+    still leased when its loop ends is closed on that loop (shared MCP sessions
+    ended, sockets closed) instead of leaking."""
+    try:
+        yield
+    finally:
+        pool.keeper = None
+        await _close(pool)
 
 
 async def release_pool(pool: Pool) -> None:
     """Give a lease back; the last one ends the shared resources and closes the pool."""
     pool.leases -= 1
-    if pool.leases > 0 or pool.closed:
+    if pool.leases <= 0:
+        await _close(pool)
+
+
+async def _close(pool: Pool) -> None:
+    if pool.closed:
         return
     pool.closed = True
     loop = asyncio.get_running_loop()
@@ -178,6 +208,9 @@ async def release_pool(pool: Pool) -> None:
         pool.shared.clear()
     finally:
         await pool.session.close()
+        keeper, pool.keeper = pool.keeper, None
+        if keeper is not None:
+            await keeper.aclose()
 
 
 @asynccontextmanager
@@ -211,7 +244,9 @@ class AiohttpTransport:
         return None if self._pool is None else self._pool.session
 
     async def send(self, request: HttpRequest) -> HttpResponse:
-        if self._pool is None:
+        if self._pool is None or (self._leased and not self._pool.usable()):
+            # First use, or a new event loop (asyncio.run again): lease this loop's
+            # pool. The old loop's pool was closed with that loop (see _keep).
             self._pool = lease_pool()
         session = self._pool.session
         for attempt in range(1, max(1, self.retry.attempts) + 1):
@@ -229,7 +264,9 @@ class AiohttpTransport:
         if not self._leased:
             return  # the pool's own transport: the pool ends it
         pool = self._pool
-        if pool is not None:
+        if pool is not None and not pool.usable():
+            self._pool = None  # another loop's pool, closed with that loop
+        elif pool is not None:
             try:  # still usable while the pool ends what it shares through this transport
                 await release_pool(pool)
             finally:

@@ -205,6 +205,8 @@ def score_database_state(validation_config: Mapping[str, Any] | DatabaseStateChe
 
 
 def _outcome_failure(outcome: SqlOutcome) -> FailureKind:
+    if outcome.error_kind == "config":
+        return "config_error"
     return "gym_unreachable" if outcome.error_kind == "transport" else "verifier_error"
 
 

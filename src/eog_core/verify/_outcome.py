@@ -9,7 +9,7 @@ import attrs
 
 __all__ = ["ErrorKind", "SqlOutcome", "SqlRunner"]
 
-ErrorKind = Literal["database", "transport", "answer"]
+ErrorKind = Literal["database", "transport", "answer", "config"]
 
 
 @attrs.frozen(kw_only=True)
@@ -19,9 +19,10 @@ class SqlOutcome:
     ``body`` is the decoded JSON body on success (``{"data": [...]}`` for real
     gyms). On failure ``error`` is upstream's text (``SQL API call failed (HTTP
     400): no such table: t``) and ``error_kind`` tells a query the database
-    rejected (``"database"``) from a gym that could not be reached
-    (``"transport"``) and from a success status whose body is not JSON
-    (``"answer"``): strict scoring treats them differently.
+    rejected (``"database"``) from a gym that could not be reached or no
+    longer holds the database (``"transport"``), from a success status whose
+    body is not JSON (``"answer"``) and from a gym that refused our credentials
+    (``"config"``): strict scoring treats them differently.
     """
 
     success: bool

@@ -1,0 +1,315 @@
+"""Issue #8's leaks and races, each against a real loopback peer (LocalGym, FakeGym, FastMCP)."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import attrs
+import pytest
+
+from eog_core import Task, load_task
+from eog_core.errors import GymProtocolError, GymUnreachableError, SeedError
+from eog_core.gym import GymClient, GymDirectory, Janitor, Lease, TaskSession, Timeouts
+from eog_core.local import LocalGym, ToolContext, demo_paths
+
+from .conftest import UvicornThread, free_port
+from .fake_gym import FakeGym, running
+
+PATHS = demo_paths()
+
+
+@pytest.fixture
+def task() -> Task:
+    return load_task(PATHS.task)
+
+
+async def eventually(condition: Callable[[], bool], limit: float = 10.0) -> None:
+    """Wait until ``condition`` holds (the peers' counters offer no event to wait on)."""
+    async with asyncio.timeout(limit):
+        while not condition():  # noqa: ASYNC110 - bounded by the timeout above
+            await asyncio.sleep(0.01)
+
+
+def quick_janitor(**options: Any) -> Janitor:
+    return Janitor(base_delay=0.01, max_delay=0.05, interval=0.01, **options)
+
+
+# -- 1. a seed that lands after the client gave up --------------------------------------
+
+
+@pytest.mark.parametrize("how", ["timeout", 504, "drop"])
+async def test_a_seed_the_client_gave_up_on_is_deleted_once_it_lands(
+    task: Task, how: int | str
+) -> None:
+    fake = FakeGym(seed_delay=0.3, missing_status=404,
+                   seed_answer=None if how == "timeout" else how)
+    janitor = quick_janitor()
+    gym = task.gym_servers[0].name
+    async with running(fake):
+        with pytest.raises(SeedError):
+            await TaskSession.start(task, directory=GymDirectory({gym: fake.url}),
+                                    seed_sql={gym: "CREATE TABLE t (x);"}, janitor=janitor,
+                                    timeouts=Timeouts(seed=0.05))
+        # The gym is still loading the dump: deletion said 404, which is not "gone".
+        (entry,) = janitor.leaked()
+        assert entry.watch_until is not None
+        await eventually(lambda: not fake.loading and not fake.seeded and not janitor.leaked())
+    assert await janitor.aclose() == []
+
+
+async def test_a_database_that_never_appears_is_reported_then_given_up() -> None:
+    async with running(FakeGym(missing_status=404)) as fake:
+        janitor = quick_janitor()
+        janitor.adopt(gym="g", url=fake.url, database_id="db_x", may_still_land=True)
+        (left,) = await janitor.aclose()
+        assert (left.database_id, left.attempts) == ("db_x", 1)
+        assert "not there yet" in left.last_error
+        patient = quick_janitor(landing_window=0.0)
+        patient.adopt(gym="g", url=fake.url, database_id="db_y", may_still_land=True)
+        assert await patient.aclose() == []
+
+
+async def test_a_seed_the_gym_refused_is_not_watched(task: Task) -> None:
+    janitor = quick_janitor()
+    gym_name = task.gym_servers[0].name
+    async with LocalGym.demo() as gym:
+        gym.fail_next(1, 400, path="/api/seed-database")
+        with pytest.raises(SeedError):
+            await TaskSession.start(task, directory=GymDirectory({gym_name: gym.url}),
+                                    seed_root=PATHS.directory, janitor=janitor)
+        assert janitor.leaked() == []
+        assert gym.request_counts.get("/api/delete-database", 0) == 0
+
+
+# -- 4, 5, 8, 18. TaskSession ------------------------------------------------------------
+
+
+@attrs.define
+class SlowGym:
+    """The demo gym plus a tool ``wait_here`` that runs until the test calls ``release``."""
+
+    gym: LocalGym
+    started: asyncio.Event = attrs.Factory(asyncio.Event)
+    released: asyncio.Event = attrs.Factory(asyncio.Event)
+
+    async def wait_here(self, ctx: ToolContext) -> str:
+        self.started.set()
+        await self.released.wait()
+        return "done"
+
+
+@pytest.fixture
+async def slow() -> AsyncIterator[SlowGym]:
+    slow = SlowGym(LocalGym.demo())
+    slow.gym.tool(name="wait_here", input_schema={"type": "object", "properties": {}})(
+        slow.wait_here)
+    async with slow.gym:
+        yield slow
+
+
+async def test_the_janitor_never_reaps_a_session_whose_call_is_in_flight(
+    task: Task, slow: SlowGym
+) -> None:
+    gym = slow.gym
+    now = [0.0]
+    janitor = Janitor(ttl=10.0, clock=lambda: now[0])
+    session = await TaskSession.start(task, directory=GymDirectory({gym.name: gym.url}),
+                                      seed_root=PATHS.directory, janitor=janitor,
+                                      forward_any_tool=True)
+    call = asyncio.ensure_future(session.call_tool("wait_here", {}))
+    async with asyncio.timeout(10):
+        await slow.started.wait()
+    now[0] = 1e12  # long past the TTL
+    await janitor.sweep()
+    assert not session.closed and gym.database_ids() == list(session.database_ids.values())
+    slow.released.set()
+    assert (await call).text == "done"
+    now[0] = 2e12
+    await janitor.sweep()  # idle now: reaped
+    assert session.closed and gym.database_ids() == []
+    await janitor.aclose()
+
+
+async def test_a_second_aclose_waits_for_the_first(task: Task) -> None:
+    async with LocalGym.demo() as gym:
+        session = await TaskSession.start(task, directory=GymDirectory({gym.name: gym.url}),
+                                          seed_root=PATHS.directory, janitor=Janitor())
+        gym.set_latency(0.2)
+        first = asyncio.ensure_future(session.aclose())
+        await asyncio.sleep(0)  # the first close is now waiting on the gym
+        await session.aclose()
+        assert gym.database_ids() == []
+        await first
+
+
+async def test_a_cancelled_call_is_recorded_as_cancelled(task: Task, slow: SlowGym) -> None:
+    gym = slow.gym
+    async with TaskSession.start(task, directory=GymDirectory({gym.name: gym.url}),
+                                 seed_root=PATHS.directory, janitor=Janitor(),
+                                 forward_any_tool=True) as session:
+        call = asyncio.ensure_future(session.call_tool("wait_here", {}))
+        async with asyncio.timeout(10):
+            await slow.started.wait()
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        slow.released.set()
+    (record,) = session.trajectory
+    assert (record.name, record.cancelled, record.is_error, record.local) == (
+        "wait_here", True, True, False)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "why"),
+    [
+        (b'{"ticket": "\xff"}', "not UTF-8"),
+        ('{"a": "\udcff"}', "not UTF-8"),
+        ("[" * 100_000 + "]" * 100_000, "nested deeper"),
+        ('{"a":' + "[" * 150 + "]" * 150 + "}", "nested deeper"),
+        ('{"n": ' + "9" * 5000 + "}", "digits"),
+    ],
+    ids=["bytes", "surrogate", "recursion", "deep", "huge-int"],
+)
+async def test_hostile_argument_strings_are_answered_locally(
+    task: Task, arguments: str | bytes, why: str
+) -> None:
+    async with LocalGym.demo() as gym, TaskSession.start(
+        task, directory=GymDirectory({gym.name: gym.url}), seed_root=PATHS.directory,
+        janitor=Janitor(),
+    ) as session:
+        name = session.tools.names[0]
+        result = await session.call_tool(name, arguments)
+    assert result.is_error and why in result.text
+    (record,) = session.trajectory
+    assert record.local and record.is_error and why in str(record.error)
+    assert gym.tool_executions == {}
+
+
+# -- 6, 7. GymDirectory ------------------------------------------------------------------
+
+
+async def test_an_unlisted_gym_goes_to_each_task_s_own_url() -> None:
+    async with LocalGym() as first, LocalGym() as second:
+        directory = GymDirectory({})
+        lease_a = await directory.acquire("unlisted", fallback=first.url)
+        lease_b = await directory.acquire("unlisted", fallback=second.url + "/")
+        assert (lease_a.url, lease_b.url) == (first.url, second.url)
+        directory.mark_down(lease_a)
+        assert (await directory.acquire("unlisted", fallback=second.url)).url == second.url
+
+
+async def test_acquire_reprobes_the_only_replica_while_it_restarts() -> None:
+    port = free_port()
+    directory = GymDirectory({"g": f"http://127.0.0.1:{port}"}, probe_after=3600.0,
+                             reprobe_attempts=6, reprobe_delay=0.1)
+    lease = Lease(gym="g", url=f"http://127.0.0.1:{port}")
+    async with LocalGym(port=port) as gym:
+        url = gym.url
+        directory.mark_down(lease)  # a session saw it go away
+    restarted = LocalGym(port=port)
+    waiting = [asyncio.ensure_future(directory.acquire("g")) for _ in range(20)]
+    await asyncio.sleep(0.05)  # every caller now waits on the same probes
+    async with restarted:
+        leases = await asyncio.gather(*waiting)
+        assert {lease.url for lease in leases} == {url}
+        assert restarted.request_counts["/health"] <= 6  # one shared probe per round
+
+
+async def test_acquire_gives_up_after_bounded_reprobes() -> None:
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens
+    directory = GymDirectory({"g": url}, probe_after=3600.0, reprobe_attempts=2,
+                             reprobe_delay=0.01)
+    directory.mark_down(Lease(gym="g", url=url))
+    with pytest.raises(GymUnreachableError, match="no healthy replica"):
+        await directory.acquire("g")
+
+
+# -- 11. session ids ---------------------------------------------------------------------
+
+
+async def test_a_session_id_with_a_control_byte_is_a_protocol_error() -> None:
+    """aiohttp's server refuses to send such a header, so this peer writes raw HTTP."""
+    seen: list[bytes] = []
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length:"))
+        request = json.loads(await reader.readexactly(length))
+        seen.append(request["method"].encode())
+        body = json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {
+            "protocolVersion": "2025-06-18", "capabilities": {}}}).encode()
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                     b"mcp-session-id: abc\x01def\r\nConnection: close\r\n"
+                     b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        async with GymClient(f"http://127.0.0.1:{port}") as client:
+            with pytest.raises(GymProtocolError, match="mcp-session-id"):
+                await client.call_tool("add", {}, database_id="db_1")
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert seen == [b"initialize"]
+
+
+# -- 12. a second event loop -------------------------------------------------------------
+
+
+def test_a_client_works_from_a_second_event_loop(fastmcp_json: UvicornThread) -> None:
+    client = GymClient(fastmcp_json.url)
+
+    async def add() -> str:
+        return (await client.call_tool("add", {"a": 1, "b": 2}, database_id=None)).text
+
+    assert asyncio.run(add()) == "3"
+    assert asyncio.run(add()) == "3"  # a new loop: a new pool, the same MCP session
+    asyncio.run(client.aclose())
+    gc.collect()  # an unclosed aiohttp session or socket would warn (warnings are errors)
+
+
+# -- 18. decided behaviours --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("status", "kind"), [(401, "config"), (403, "config"),
+                                              (404, "transport"), (400, "database")])
+async def test_sql_runner_failures_are_classified(status: int, kind: str) -> None:
+    async with LocalGym() as gym, GymClient(gym.url) as client:
+        gym.fail_next(1, status, path="/api/sql-runner")
+        outcome = await client.run_sql("SELECT 1", database_id="db_1")
+    assert (outcome.success, outcome.error_kind, outcome.status) == (False, kind, status)
+
+
+async def test_health_probes_carry_the_task_s_credentials() -> None:
+    from aiohttp import web
+
+    from eog_core.tasks import AuthConfig
+
+    seen: list[str | None] = []
+
+    async def health(request: web.Request) -> web.Response:
+        seen.append(request.headers.get("Authorization"))
+        ok = request.headers.get("Authorization") == "Bearer t0ken"
+        return web.json_response({"status": "ok"}, status=200 if ok else 401)
+
+    app = web.Application()
+    app.router.add_get("/health", health)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    url = f"http://127.0.0.1:{runner.addresses[0][1]}"
+    try:
+        directory = GymDirectory({"g": url}, probe_after=0.0, reprobe_attempts=0)
+        directory.mark_down(Lease(gym="g", url=url))
+        lease = await directory.acquire("g", auth=AuthConfig(type="bearer", token="t0ken"))
+    finally:
+        await runner.cleanup()
+    assert (lease.url, seen) == (url, ["Bearer t0ken"])
