@@ -264,14 +264,17 @@ async def test_a_session_id_with_a_control_byte_is_a_protocol_error() -> None:
 # -- 12. a second event loop -------------------------------------------------------------
 
 
-def test_a_client_works_from_a_second_event_loop(fastmcp_json: UvicornThread) -> None:
-    client = GymClient(fastmcp_json.url)
+@pytest.mark.parametrize("shared", [False, True], ids=["own-session", "shared-session"])
+def test_a_client_works_from_a_second_event_loop(
+    fastmcp_json: UvicornThread, shared: bool
+) -> None:
+    client = GymClient(fastmcp_json.url, shared_session=shared)
 
     async def add() -> str:
         return (await client.call_tool("add", {"a": 1, "b": 2}, database_id=None)).text
 
     assert asyncio.run(add()) == "3"
-    assert asyncio.run(add()) == "3"  # a new loop: a new pool, the same MCP session
+    assert asyncio.run(add()) == "3"  # a new loop: a new pool
     asyncio.run(client.aclose())
     gc.collect()  # an unclosed aiohttp session or socket would warn (warnings are errors)
 

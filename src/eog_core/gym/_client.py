@@ -227,8 +227,11 @@ class GymClient:
     def _session(self) -> McpSession:
         """This client's MCP session; a shared one is looked up (or made) in the loop's pool."""
         mcp = self._mcp
-        if mcp is not None:
+        if mcp is not None and (not self.shared_session or
+                                (self._pool is not None and self._pool.usable())):
             return mcp
+        # First use, or a new event loop: the old loop's pool (and the shared
+        # session it held) closed with that loop.
         pool = self._pool = lease_pool()
         base = auth_headers(self.auth)
         key = (
