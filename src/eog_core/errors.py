@@ -13,13 +13,17 @@
     ├── ClosedError              a closed client or session was used again
     ├── SeedError                seeding a task's databases failed (gym + cause)
     │   └── SeedFileError        a seed SQL file is missing or unreadable (path)
-    └── GymError                 talking to a gym server failed (gym, url)
-        ├── GymUnreachableError  connection refused, DNS failure, reset before the request was sent
-        ├── GymTimeoutError      the gym did not answer in time
-        ├── GymHTTPError         the gym answered a non-success HTTP status (status, detail)
-        ├── GymProtocolError     the answer could not be understood (bad JSON, SSE without our reply)
-        │   └── ProtocolVersionError  the gym negotiated an MCP version we do not speak (version)
-        └── JsonRpcError         the MCP server answered a JSON-RPC error (code, message, data)
+    ├── GymError                 talking to a gym server failed (gym, url)
+    │   ├── GymUnreachableError  connection refused, DNS failure, reset before the request was sent
+    │   ├── GymTimeoutError      the gym did not answer in time
+    │   ├── GymHTTPError         the gym answered a non-success HTTP status (status, detail)
+    │   ├── GymProtocolError     the answer could not be understood (bad JSON, SSE without our reply)
+    │   │   └── ProtocolVersionError  the gym negotiated an MCP version we do not speak (version)
+    │   └── JsonRpcError         the MCP server answered a JSON-RPC error (code, message, data)
+    └── ModelError               talking to a model endpoint failed (eog_core.run; status, attempts)
+        ├── ModelUnreachableError  no usable answer after every retry (connection, timeout, 429, 5xx)
+        └── ModelHTTPError         the endpoint refused the request (a 4xx other than 408/429)
+            └── ContextOverflowError  the conversation no longer fits the model's context window
 
 Leaf classes carry structured attributes so harnesses can branch on them
 without parsing messages. No aiohttp or json exception ever escapes the
@@ -32,6 +36,7 @@ from typing import Any
 
 __all__ = [
     "ClosedError",
+    "ContextOverflowError",
     "EogError",
     "GymError",
     "GymHTTPError",
@@ -40,6 +45,9 @@ __all__ = [
     "GymUnreachableError",
     "JsonRpcError",
     "JudgeError",
+    "ModelError",
+    "ModelHTTPError",
+    "ModelUnreachableError",
     "ProtocolVersionError",
     "RequestError",
     "SchemaError",
@@ -182,3 +190,32 @@ class JsonRpcError(GymError):
         self.rpc_message = message
         self.data = data
         super().__init__(f"JSON-RPC error {code}: {message}", gym=gym, url=url)
+
+
+class ModelError(EogError):
+    """Talking to an OpenAI-compatible model endpoint failed.
+
+    ``status`` is the last HTTP status seen (None for a connection failure or a
+    timeout); ``attempts`` how many requests were sent.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1) -> None:
+        self.status = status
+        self.attempts = attempts
+        super().__init__(message)
+
+
+class ModelUnreachableError(ModelError):
+    """No usable answer after every retry: connection failures, timeouts, 429 or 5xx."""
+
+
+class ModelHTTPError(ModelError):
+    """The endpoint refused the request (a 4xx other than 408 and 429); retrying cannot help."""
+
+    def __init__(self, message: str, *, status: int, detail: str = "", attempts: int = 1) -> None:
+        self.detail = detail
+        super().__init__(message, status=status, attempts=attempts)
+
+
+class ContextOverflowError(ModelHTTPError):
+    """The request no longer fits the model's context window."""

@@ -3,7 +3,8 @@
 Exit codes: 0 success; 1 the thing checked failed (an invalid task, a failed
 verdict, a demo that did not score as expected); 2 bad command-line words;
 3 bad input or an evaluation that could not complete (a malformed task, a
-missing file, an unreachable gym, a verifier query the database rejects).
+missing file, an unreachable gym, a verifier query the database rejects);
+130 interrupted (``eog-core run`` leaves valid, resumable output).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from eog_core import __version__
-from eog_core.cli import _demo, _scoring, _tasks
+from eog_core.cli import _demo, _run, _scoring, _tasks
 from eog_core.cli._common import EXIT_INPUT
 from eog_core.errors import EogError
 
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     _demo.add_parser(commands)
     _tasks.add_parsers(commands)
     _scoring.add_parsers(commands)
+    _run.add_parser(commands)
     serve = commands.add_parser(
         "serve-local", help="run the embedded reference gym in the foreground",
         description="Serve the local reference gym (REST on SQLite + MCP) until Ctrl-C.",

@@ -1,0 +1,73 @@
+"""Evaluate a model end to end: the agent loop, rollouts, resumable outputs.
+
+``run_evaluation(tasks, ModelSettings(...), out_dir)`` runs tasks x repeats with
+``concurrency`` rollouts in flight against OpenAI-compatible Chat Completions or
+Responses endpoints, verifies each rollout in strict and parity modes and writes
+``rollouts.jsonl`` plus an upstream-format ``upstream/`` folder. ``eog-core run``
+is its command line.
+"""
+
+from eog_core.run._apis import (
+    ApiName,
+    ChatConversation,
+    Conversation,
+    ModelTurn,
+    ResponsesConversation,
+    ToolCall,
+    Usage,
+    is_context_overflow,
+    new_conversation,
+)
+from eog_core.run._loop import AgentRun, StopReason, model_tools, run_agent
+from eog_core.run._model import (
+    ModelClient,
+    ModelJudge,
+    ModelReply,
+    ModelSettings,
+    retry_after_seconds,
+)
+from eog_core.run._output import (
+    ROLLOUTS_FILE,
+    UPSTREAM_DIR,
+    RolloutLog,
+    upstream_result,
+    write_upstream_result,
+)
+from eog_core.run._records import RECORD_FORMAT, IncompleteKind, RolloutKey
+from eog_core.run._rollout import RolloutOptions, classify_failure, run_rollout
+from eog_core.run._runner import RunProgress, RunReport, run_evaluation
+
+__all__ = [
+    "RECORD_FORMAT",
+    "ROLLOUTS_FILE",
+    "UPSTREAM_DIR",
+    "AgentRun",
+    "ApiName",
+    "ChatConversation",
+    "Conversation",
+    "IncompleteKind",
+    "ModelClient",
+    "ModelJudge",
+    "ModelReply",
+    "ModelSettings",
+    "ModelTurn",
+    "ResponsesConversation",
+    "RolloutKey",
+    "RolloutLog",
+    "RolloutOptions",
+    "RunProgress",
+    "RunReport",
+    "StopReason",
+    "ToolCall",
+    "Usage",
+    "classify_failure",
+    "is_context_overflow",
+    "model_tools",
+    "new_conversation",
+    "retry_after_seconds",
+    "run_agent",
+    "run_evaluation",
+    "run_rollout",
+    "upstream_result",
+    "write_upstream_result",
+]

@@ -1,0 +1,108 @@
+"""The agent loop: ask the model, run its tool calls in order, until it answers.
+
+Upstream's ReAct semantics (``orchestrators/react.py``): the conversation starts
+with the task's system prompt and user prompt; each turn asks the model with the
+task's tools; every tool call of an answer is executed, one after another in the
+order the model wrote them, and its observation appended; the loop ends when an
+answer has no tool calls or after ``max_turns`` answers. What the model sees
+(tool schemas, observations) and what is scored (final answer, tools used) come
+from :mod:`eog_core.model_view`, the one place every harness shares.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from typing import Any, Literal
+
+import attrs
+
+from eog_core.errors import ContextOverflowError, JsonRpcError
+from eog_core.gym import TaskSession
+from eog_core.model_view import final_answer, tool_observation, tools_used
+from eog_core.run._apis import Usage
+from eog_core.run._model import ModelClient
+
+__all__ = ["AgentRun", "StopReason", "iso_time", "model_tools", "run_agent"]
+
+StopReason = Literal["answered", "max_turns", "context_overflow"]
+
+
+def iso_time(epoch: float) -> str:
+    """A UTC timestamp with milliseconds, as the transcript records times."""
+    return dt.datetime.fromtimestamp(epoch, dt.UTC).isoformat(timespec="milliseconds")
+
+
+@attrs.frozen(kw_only=True)
+class AgentRun:
+    """What one agent loop did; ``turns`` is the JSON-ready transcript."""
+
+    turns: tuple[dict[str, Any], ...]
+    stop_reason: StopReason
+    final_answer: str
+    tools_used: tuple[str, ...]
+    usage: Usage
+    model_latency_ms: float
+    tool_latency_ms: float
+    tools_offered: int = 0
+    overflow_detail: str | None = None
+
+
+def model_tools(session: TaskSession, client: ModelClient) -> list[dict[str, Any]]:
+    """The task's tools in the shape of the client's API (upstream-cleaned schemas)."""
+    if client.settings.api == "responses":
+        return session.tools.responses_tools()
+    return session.tools.chat_tools()
+
+
+async def run_agent(session: TaskSession, client: ModelClient, *, max_turns: int = 50) -> AgentRun:
+    """Run the loop on an open session; gym and model failures propagate as EogError."""
+    task = session.task
+    tools = model_tools(session, client)
+    conversation = client.conversation(task.system_prompt or "", task.user_prompt or "", tools)
+    turns: list[dict[str, Any]] = []
+    usage = Usage()
+    model_ms = tool_ms = 0.0
+    stop: StopReason = "max_turns"
+    overflow: str | None = None
+    for number in range(1, max_turns + 1):
+        try:
+            reply = await client.ask(conversation, turn=number)
+        except ContextOverflowError as exc:
+            stop, overflow = "context_overflow", exc.detail
+            break
+        answer = reply.turn
+        usage += answer.usage
+        model_ms += reply.latency_ms
+        conversation.add_turn(answer)
+        record: dict[str, Any] = {
+            "turn": number, "started_at": iso_time(reply.started_at),
+            "model_latency_ms": round(reply.latency_ms, 3), "attempts": reply.attempts,
+            "usage": answer.usage.to_dict(), "finish_reason": answer.finish_reason,
+            "text": answer.text, "reasoning": answer.reasoning, "tool_calls": []}
+        turns.append(record)
+        if not answer.tool_calls:
+            record["finished_at"] = iso_time(time.time())
+            stop = "answered"
+            break
+        for call in answer.tool_calls:
+            called_at = time.time()
+            try:
+                result = await session.call_tool(call.name, call.arguments)
+            except JsonRpcError as exc:  # the gym answered the call with an error: the model sees it
+                observation, is_error = tool_observation(exc), True
+            else:
+                observation, is_error = tool_observation(result), result.is_error
+            routed = session.trajectory[-1]
+            conversation.add_observation(call, observation)
+            tool_ms += routed.latency_ms
+            record["tool_calls"].append({
+                "call_id": call.call_id, "name": call.name, "arguments": call.arguments,
+                "started_at": iso_time(called_at), "latency_ms": round(routed.latency_ms, 3),
+                "gym": routed.gym, "is_error": is_error, "observation": observation})
+        record["finished_at"] = iso_time(time.time())
+    return AgentRun(
+        turns=tuple(turns), stop_reason=stop, final_answer=final_answer(conversation.transcript),
+        tools_used=tuple(tools_used(session.trajectory)), usage=usage,
+        model_latency_ms=model_ms, tool_latency_ms=tool_ms, tools_offered=len(tools),
+        overflow_detail=overflow)

@@ -1,0 +1,177 @@
+"""Where a run writes: ``rollouts.jsonl`` (appended, flushed, resumable) and ``upstream/``.
+
+Resuming reads the existing ``rollouts.jsonl``: evaluated rollouts are kept and
+skipped; a torn last line (a run killed mid-write) and records of rollouts that
+could not be evaluated are dropped, so those rollouts run again. The file is
+rewritten (atomically) only when something was dropped.
+
+``upstream/run_<repeat+1>/results_<mode>__<domain>__<task_id>.json`` holds one
+file per evaluated rollout in upstream's result format, scored with the parity
+verdict, so upstream's ``compute_score.py`` and ``eog-core score`` read it.
+Rollouts that could not be evaluated get no file: upstream would average them
+in as 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO, Any
+
+import attrs
+
+from eog_core.errors import UsageError
+from eog_core.run._records import RolloutKey, record_key, safe_file_part
+from eog_core.tasks import Task
+
+__all__ = ["ROLLOUTS_FILE", "UPSTREAM_DIR", "RolloutLog", "upstream_result", "write_upstream_result"]
+
+ROLLOUTS_FILE = "rollouts.jsonl"
+UPSTREAM_DIR = "upstream"
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+@attrs.define
+class RolloutLog:
+    """``DIR/rollouts.jsonl``: the evaluated rollouts so far, and the file new ones go to."""
+
+    path: Path
+    finished: dict[RolloutKey, dict[str, Any]]
+    dropped: int = 0
+    """Lines dropped on opening: a torn last line and rollouts that were not evaluated."""
+    _out: IO[str] | None = attrs.field(default=None, repr=False)
+
+    @classmethod
+    def open(cls, out_dir: Path, *, model: str | None = None) -> RolloutLog:
+        """Read what an earlier run left, drop what must run again, open for appending."""
+        out_dir.mkdir(parents=True, exist_ok=True)
+        path = out_dir / ROLLOUTS_FILE
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        lines = text.split("\n")
+        torn = lines.pop() != ""  # text after the last newline never finished writing
+        kept: list[str] = []
+        finished: dict[RolloutKey, dict[str, Any]] = {}
+        dropped = int(torn)
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                key = record_key(record)
+            except (ValueError, KeyError, TypeError) as exc:
+                raise UsageError(f"{path}:{number}: not a rollout record ({exc}); "
+                                 "use another --out directory") from exc
+            if model is not None and record.get("model") != model:
+                raise UsageError(f"{path} holds rollouts of model {record.get('model')!r}, not "
+                                 f"{model!r}; use another --out directory")
+            if record.get("status") != "evaluated" or key in finished:
+                dropped += 1
+                continue
+            finished[key] = record
+            kept.append(line)
+        if dropped:
+            _atomic_write(path, "".join(f"{line}\n" for line in kept))
+        log = cls(path=path, finished=finished, dropped=dropped)
+        log._out = path.open("a", encoding="utf-8")
+        return log
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        """Write one record as one line and flush it to the file."""
+        if self._out is None:
+            raise UsageError("the rollout log is closed")
+        self._out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        self._out.flush()
+
+    def close(self) -> None:
+        if self._out is not None:
+            self._out.close()
+            self._out = None
+
+
+def _observation_value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _conversation_flow(task: Task, record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    flow: list[dict[str, Any]] = [{"type": "system_message", "content": task.system_prompt or ""},
+                                  {"type": "user_message", "content": task.user_prompt or ""}]
+    for turn in record.get("turns") or ():
+        flow.append({"type": "ai_message", "content": turn["text"],
+                     "usage_metadata": turn["usage"],
+                     "response_metadata": {"finish_reason": turn["finish_reason"]},
+                     "tool_calls": [{"name": c["name"], "args": _observation_value(c["arguments"])}
+                                    for c in turn["tool_calls"]]})
+        flow.extend({"type": "tool_result", "tool_name": c["name"], "gym_server": c["gym"],
+                     "result": {"success": True, "result": _observation_value(c["observation"]),
+                                "error": None}}
+                    for c in turn["tool_calls"])
+    return flow
+
+
+def upstream_result(task: Task, record: Mapping[str, Any], *, model: str,
+                    tools_available: int) -> dict[str, Any]:
+    """One evaluated rollout as upstream's ``results_*.json`` (one run, parity verdict)."""
+    parity = record["parity"]
+    summary = parity["verification_summary"]
+    results = parity["verification_results"]
+    calls = [c for turn in record.get("turns") or () for c in turn["tool_calls"]]
+    run = {
+        "run_number": 1, "started_at": record["started_at"],
+        "execution_time_ms": int(record["duration_ms"]), "model_response": record["final_answer"],
+        "conversation_flow": _conversation_flow(task, record), "tools_used": record["tools_used"],
+        "tool_results": [{"tool_name": c["name"], "arguments": _observation_value(c["arguments"]),
+                          "result": {"success": True, "result": _observation_value(c["observation"]),
+                                     "error": None}, "gym_server": c["gym"]} for c in calls],
+        "verification_results": results, "verification_summary": summary,
+        "overall_success": parity["success"]}
+    usage: dict[str, int] = {}
+    for name in record["tools_used"]:
+        usage[name] = usage.get(name, 0) + 1
+    passed, total = summary["passed"], summary["total"]
+    statistics = {
+        "total_runs": 1, "successful_runs": int(parity["success"]),
+        "overall_success_rate": 1.0 if parity["success"] else 0.0,
+        "pass_at_1": 1.0 if parity["success"] else 0.0,
+        "verifier_level_pass_rate": passed / total if total else 0,
+        "total_verifiers_checked": total, "total_verifiers_passed": passed,
+        "individual_verifier_stats": {
+            name: {"passed": int(bool(r.get("passed"))), "total": 1,
+                   "pass_rate": 1.0 if r.get("passed") else 0.0} for name, r in results.items()},
+        "mean_execution_time_ms": run["execution_time_ms"], "tool_usage": usage}
+    return {
+        "benchmark_config": {
+            "model": f"openai-compatible/{model}", "number_of_runs": 1,
+            "user_prompt": task.user_prompt,
+            "gym_servers": [{"name": g.name, "url": g.url,
+                             "seed_database_file": g.seed_database_file or "",
+                             "uses_cloning": True} for g in task.gym_servers],
+            "total_gyms": len(task.gym_servers), "total_tools_available": tools_available},
+        "runs": [run], "statistics": statistics}
+
+
+def write_upstream_result(out_dir: Path, task: Task, record: Mapping[str, Any], *,
+                          tools_available: int) -> Path:
+    """Write (atomically) the upstream-format file of one evaluated rollout; returns its path."""
+    name = "results_{}__{}__{}.json".format(*(safe_file_part(str(record[k]))
+                                             for k in ("mode", "domain", "task_id")))
+    path = out_dir / UPSTREAM_DIR / f"run_{int(record['repeat']) + 1}" / name
+    body = upstream_result(task, record, model=str(record["model"]), tools_available=tools_available)
+    _atomic_write(path, json.dumps(body, indent=2, ensure_ascii=False, default=str))
+    return path

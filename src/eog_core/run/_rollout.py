@@ -1,0 +1,124 @@
+"""One rollout: ``TaskSession.start`` -> agent loop -> verify (strict and parity) -> close.
+
+Infrastructure failures (a gym unreachable or failing, a seed that failed, a
+model that gave no usable answer after its retries) retry the whole rollout on
+fresh databases; after the last attempt the rollout is recorded as incomplete
+with its failure kind, never as a 0. Failures retrying cannot fix (a missing
+seed file, a request the model endpoint refuses, a bad task) are recorded at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from eog_core.errors import (
+    EogError,
+    GymError,
+    GymTimeoutError,
+    GymUnreachableError,
+    ModelHTTPError,
+    ModelUnreachableError,
+    SeedError,
+    SeedFileError,
+)
+from eog_core.gym import GymDirectory, Janitor, TaskSession, Timeouts
+from eog_core.run._loop import AgentRun, run_agent
+from eog_core.run._model import ModelClient
+from eog_core.run._records import IncompleteKind, evaluated_record, incomplete_record
+from eog_core.tasks import Task, ToolSnapshot
+from eog_core.verify import PARITY, STRICT, Judge
+
+__all__ = ["RolloutOptions", "classify_failure", "run_rollout"]
+
+log = logging.getLogger("eog_core.run")
+
+
+@attrs.frozen(kw_only=True)
+class RolloutOptions:
+    """How each rollout runs; shared by every rollout of a run."""
+
+    max_turns: int = 50
+    rollout_retries: int = 2
+    """Extra attempts of a whole rollout after an infrastructure failure."""
+    retry_delay: float = 2.0
+    """Seconds before the first whole-rollout retry; doubles each time."""
+    seed_root: Path | None = None
+    tool_snapshots: Mapping[str, ToolSnapshot] | None = None
+    forward_any_tool: bool = False
+    judge: Judge | None = None
+    timeouts: Timeouts | None = None
+
+    @classmethod
+    def build(cls, *, seed_root: str | os.PathLike[str] | None = None, **options: Any) -> RolloutOptions:
+        return cls(seed_root=None if seed_root is None else Path(seed_root), **options)
+
+
+def classify_failure(error: EogError) -> tuple[IncompleteKind, bool]:
+    """The failure kind of an error that ended a rollout, and whether another attempt may help."""
+    if isinstance(error, SeedFileError):
+        return "seed_failed", False
+    if isinstance(error, SeedError):
+        cause = error.__cause__
+        unreachable = isinstance(cause, GymUnreachableError | GymTimeoutError)
+        return ("gym_unreachable" if unreachable else "seed_failed"), True
+    if isinstance(error, GymUnreachableError | GymTimeoutError):
+        return "gym_unreachable", True
+    if isinstance(error, GymError):
+        return "gym_error", True
+    if isinstance(error, ModelUnreachableError):
+        return "model_unreachable", True
+    if isinstance(error, ModelHTTPError):
+        return "model_error", False
+    return "config_error", False
+
+
+async def _attempt(task: Task, client: ModelClient, directory: GymDirectory, janitor: Janitor,
+                   options: RolloutOptions) -> tuple[AgentRun, Any, Any]:
+    async with TaskSession.start(
+        task, directory=directory, seed_root=options.seed_root,
+        tool_snapshots=options.tool_snapshots, janitor=janitor,
+        forward_any_tool=options.forward_any_tool, timeouts=options.timeouts,
+    ) as session:
+        agent = await run_agent(session, client, max_turns=options.max_turns)
+        strict, parity = await asyncio.gather(
+            *(session.verify(policy=policy, final_response=agent.final_answer, judge=options.judge)
+              for policy in (STRICT, PARITY)))
+    return agent, strict, parity
+
+
+async def run_rollout(task: Task, repeat: int, *, client: ModelClient, directory: GymDirectory,
+                      janitor: Janitor, options: RolloutOptions) -> dict[str, Any]:
+    """Run, verify and close one rollout; returns its record (evaluated or incomplete)."""
+    model = client.settings.describe()
+    started = time.time()
+    attempts = 1 + max(0, options.rollout_retries)
+    kind: IncompleteKind = "config_error"
+    reason = ""
+    for attempt in range(1, attempts + 1):
+        try:
+            agent, strict, parity = await _attempt(task, client, directory, janitor, options)
+        except EogError as exc:
+            kind, retry = classify_failure(exc)
+            reason = f"{type(exc).__name__}: {exc}"
+        else:
+            if strict.failure_kind != "gym_unreachable" or attempt == attempts:
+                return evaluated_record(task, repeat, model=model, agent=agent, strict=strict,
+                                        parity=parity, attempts=attempt, started=started,
+                                        finished=time.time())
+            kind, retry, reason = "gym_unreachable", True, "a verifier query could not reach its gym"
+        if not retry or attempt == attempts:
+            return incomplete_record(task, repeat, model=model, kind=kind, reason=reason,
+                                     attempts=attempt, started=started, finished=time.time())
+        delay = options.retry_delay * 2 ** (attempt - 1)
+        log.warning("rollout %s repeat %d: %s (%s); attempt %d of %d in %.1fs",
+                    task.task_id, repeat, kind, reason, attempt + 1, attempts, delay)
+        await asyncio.sleep(delay)
+    raise AssertionError("unreachable")  # pragma: no cover

@@ -1,0 +1,150 @@
+"""``eog-core run`` as a subprocess: exit codes, the key kept secret, Ctrl-C, kill and resume.
+
+The gym and the scripted model run in the test's event loop; the command runs
+in its own process, as a user runs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from eog_core.cli import main
+from eog_core.local import LocalGym, demo_paths
+from eog_core.run import ROLLOUTS_FILE
+from tests.run.conftest import API_KEY
+from tests.run.scripted_model import ScriptedModel
+
+KEY_VAR = "EOG_TEST_MODEL_KEY"
+DEADLINE = 120.0
+
+
+def command(gym: LocalGym, model: ScriptedModel, out: Path, *extra: str,
+            name: str = "demo-correct") -> list[str]:
+    paths = demo_paths()
+    return [sys.executable, "-m", "eog_core", "-v", "run", str(paths.task), "--base-url",
+            model.base_url, "--model", name, "--api-key-env", KEY_VAR, "--gym",
+            f"{gym.name}={gym.url}", "--seed-root", str(paths.directory), "--out", str(out), *extra]
+
+
+async def spawn(argv: list[str]) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, KEY_VAR: API_KEY, "OPENAI_API_KEY": ""})
+
+
+async def until(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + DEADLINE
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.05)
+
+
+async def finish(process: asyncio.subprocess.Process) -> tuple[int, str, str]:
+    out, err = await asyncio.wait_for(process.communicate(), DEADLINE)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+def records(out: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in (out / ROLLOUTS_FILE).read_text().splitlines()]
+
+
+def every_output_text(out: Path) -> str:
+    return "".join(p.read_text() for p in out.rglob("*") if p.is_file())
+
+
+async def test_run_end_to_end_exit_0_summary_and_key_kept_secret(
+        gym: LocalGym, model: ScriptedModel, tmp_path: Path) -> None:
+    code, stdout, stderr = await finish(await spawn(command(gym, model, tmp_path, "--repeats", "2")))
+
+    assert code == 0, stderr
+    assert [r["success"] for r in records(tmp_path)] == [True, True]
+    assert "strict pass@1 %" in stdout and "csm" in stdout and "100.0" in stdout
+    assert all(r["authorization"] == f"Bearer {API_KEY}" for r in model.requests)
+    for text in (stdout, stderr, every_output_text(tmp_path)):
+        assert API_KEY not in text
+    assert gym.database_ids() == []
+
+
+async def test_incomplete_rollouts_exit_3_and_key_stays_out_of_logs(
+        gym: LocalGym, model: ScriptedModel, tmp_path: Path) -> None:
+    model.fail_next(100, status=503, body={"error": {"message": "overloaded"}})
+    argv = command(gym, model, tmp_path, "--model-retries", "1", "--rollout-retries", "0")
+    code, stdout, stderr = await finish(await spawn(argv))
+
+    assert code == 3
+    [record] = records(tmp_path)
+    assert record["failure_kind"] == "model_unreachable"
+    assert "model_unreachable" in stdout and "retry 1 of 1" in stderr  # -v logs the retries
+    for text in (stdout, stderr, every_output_text(tmp_path)):
+        assert API_KEY not in text
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--extra-body", "[1]"], "--extra-body must be a JSON object"),
+    (["--extra-body", "{"], "--extra-body is not JSON"),
+    (["--repeats", "0"], "--repeats must be at least 1"),
+    (["--ray", "auto"], "requires the ray extra"),
+    (["--api-key-env", "EOG_TEST_NOT_SET_ANYWHERE"], "EOG_TEST_NOT_SET_ANYWHERE: that environment"),
+])
+def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                             extra: list[str], message: str) -> None:
+    argv = ["run", str(demo_paths().task), "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+            "--out", str(tmp_path), *extra]
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / ROLLOUTS_FILE).exists()
+
+
+async def test_ctrl_c_cancels_in_flight_deletes_databases_and_leaves_valid_output(
+        gym: LocalGym, model: ScriptedModel, tmp_path: Path) -> None:
+    model.service_time = 60.0  # every rollout sits in a model call with its database seeded
+    argv = command(gym, model, tmp_path, "--repeats", "3", "--concurrency", "3")
+    process = await spawn(argv)
+    await until(lambda: model.in_flight == 3 and len(gym.database_ids()) == 3,
+                "three rollouts in flight")
+
+    process.send_signal(signal.SIGINT)
+    code, _, stderr = await finish(process)
+
+    assert code == 130, stderr
+    assert "interrupted" in stderr
+    assert gym.database_ids() == []
+    assert (tmp_path / ROLLOUTS_FILE).read_text() == ""  # nothing finished, nothing torn
+
+
+async def test_killed_run_resumes_where_it_stopped(gym: LocalGym, model: ScriptedModel,
+                                                   tmp_path: Path) -> None:
+    model.service_time = 0.05
+    argv = command(gym, model, tmp_path, "--repeats", "6", "--concurrency", "1")
+    process = await spawn(argv)
+    rollouts = tmp_path / ROLLOUTS_FILE
+
+    def two_done() -> bool:
+        return rollouts.exists() and rollouts.read_text().count("\n") >= 2
+
+    await until(two_done, "two finished rollouts")
+    process.kill()
+    await finish(process)
+    before = rollouts.read_text().splitlines()
+    with rollouts.open("a") as out:
+        out.write('{"format": "eog_core.rollout/1", "task_id": "demo_csm_fl')  # a torn write
+
+    code, _, stderr = await finish(await spawn(argv))
+
+    assert code == 0, stderr
+    after = records(tmp_path)
+    assert [json.dumps(r) for r in after[:len(before)]] == [json.dumps(json.loads(b)) for b in before]
+    assert sorted(r["repeat"] for r in after) == list(range(6))
+    assert all(r["success"] for r in after)
+
