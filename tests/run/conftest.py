@@ -37,7 +37,8 @@ def demo_task() -> Task:
 async def evaluate(gym: LocalGym, model: ScriptedModel, out: Path, *, name: str = "demo-correct",
                    api: str = "chat", tasks: list[Task] | None = None, repeats: int = 1,
                    concurrency: int = 2, settings: dict[str, Any] | None = None,
-                   directory: GymDirectory | None = None, **options: Any) -> RunReport:
+                   directory: GymDirectory | None = None, judge_model: str | None = None,
+                   **options: Any) -> RunReport:
     """One run of the scripted model on the demo gym, with fast retries."""
     model_settings = ModelSettings(
         model=name, base_url=model.base_url, api=api,  # type: ignore[arg-type]
@@ -46,4 +47,5 @@ async def evaluate(gym: LocalGym, model: ScriptedModel, out: Path, *, name: str 
     return await run_evaluation(
         tasks or [load_task(demo_paths().task)], model_settings, out, repeats=repeats,
         concurrency=concurrency, directory=directory or GymDirectory({gym.name: gym.url}),
+        judge_model=judge_model,
         options=RolloutOptions.build(seed_root=demo_paths().directory, **options))

@@ -42,7 +42,9 @@ def demo_scripts() -> dict[str, list[Turn]]:
     wrong: list[Turn] = [steps[0:2], [steps[2]], [wrong_update], "Done, I renewed it."]
     endless: list[Turn] = [[steps[6]]] * 200
     return {"demo-correct": correct, "demo-wrong": wrong, "demo-endless": endless,
-            "demo-overflow": [*correct[:2], "overflow"], "demo-answer": ["Nothing to do."]}
+            "demo-overflow": [*correct[:2], "overflow"], "demo-answer": ["Nothing to do."],
+            "judge-9": ['{"score": 9, "reasoning": "states the case"}'],
+            "judge-2": ['{"score": 2, "reasoning": "misses the case"}']}
 
 
 @attrs.frozen

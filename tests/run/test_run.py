@@ -8,8 +8,9 @@ from pathlib import Path
 import attrs
 import pytest
 
+from eog_core import Task, load_task
 from eog_core.gym import GymDirectory
-from eog_core.local import LocalGym, load_demo_trajectory
+from eog_core.local import LocalGym, demo_paths, load_demo_trajectory
 from eog_core.run import ROLLOUTS_FILE
 from tests.run.conftest import API_KEY, evaluate
 from tests.run.scripted_model import FINAL_TEXT, ScriptedModel
@@ -195,3 +196,37 @@ async def test_concurrency_and_repeats(gym: LocalGym, model: ScriptedModel, tmp_
                    for p in (tmp_path / "upstream").rglob("*.json"))
     assert files == [f"run_{r}/results_oracle__csm__demo_{i}.json" for r in (1, 2) for i in range(3)]
     assert gym.database_ids() == []
+
+
+async def test_requests_are_spaced_by_the_rate_bound(gym: LocalGym, model: ScriptedModel,
+                                                     tmp_path: Path) -> None:
+    await evaluate(gym, model, tmp_path, settings={"max_requests_per_second": 20})
+    times = [r["time"] for r in model.requests]
+    assert len(times) == 8
+    assert min(b - a for a, b in zip(times, times[1:], strict=False)) >= 0.045
+
+
+async def test_gym_failure_mid_rollout_retries_the_whole_rollout(
+        gym: LocalGym, model: ScriptedModel, tmp_path: Path) -> None:
+    gym.drop_next(1, after_tool_call=True)  # a tool ran, its answer was lost: never re-sent
+    [record] = (await evaluate(gym, model, tmp_path, rollout_retries=1)).records
+    assert (record["status"], record["success"], record["attempts"]) == ("evaluated", True, 2)
+    assert record["num_tool_calls"] == 9  # the record is the clean second attempt
+    assert gym.database_ids() == []
+
+
+@pytest.mark.parametrize(("judge", "passed"), [("judge-9", True), ("judge-2", False)])
+async def test_response_check_is_judged_by_the_model_at_temperature_0(
+        gym: LocalGym, model: ScriptedModel, tmp_path: Path, judge: str, passed: bool) -> None:
+    task = Task.from_upstream({**load_task(demo_paths().task).to_upstream(), "verifiers": [{
+        "verifier_type": "response_check", "name": "told", "gym_name": gym.name,
+        "validation_config": {"sql_query": "SELECT number FROM \"case\" WHERE priority = 2",
+                              "comparison_prompt": "Does the answer name the new case?",
+                              "minimum_comparison_value": 7}}]})
+    [record] = (await evaluate(gym, model, tmp_path, tasks=[task], judge_model=judge)).records
+
+    assert (record["success"], record["parity"]["success"]) == (passed, passed)
+    judged = [r["body"] for r in model.requests if r["body"]["model"] == judge]
+    assert len(judged) == 2  # strict and parity each ask once
+    assert all(b["temperature"] == 0.0 and "tools" not in b for b in judged)
+    assert FINAL_TEXT in judged[0]["messages"][1]["content"]

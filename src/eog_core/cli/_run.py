@@ -93,6 +93,8 @@ def add_parser(commands: Any) -> None:
     run.add_argument("--tools", type=Path, metavar="DIR", help="tool snapshots instead of listing tools live")
     run.add_argument("--forward-any-tool", action="store_true",
                      help="send calls of tools outside the task's set to the gym (upstream's way)")
+    run.add_argument("--raw-schemas", action="store_true",
+                     help="show the model the gyms' raw tool schemas, not upstream's cleaned ones")
     run.add_argument("--ray", metavar="ADDRESS", help="shard rollouts over a Ray cluster (ray extra)")
     run.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.set_defaults(handler=run_command)
@@ -269,7 +271,7 @@ def run_command(args: argparse.Namespace) -> int:
     options = RolloutOptions.build(
         seed_root=args.seed_root, max_turns=args.max_turns, rollout_retries=args.rollout_retries,
         tool_snapshots=load_tool_snapshots(args.tools) if args.tools else None,
-        forward_any_tool=args.forward_any_tool)
+        forward_any_tool=args.forward_any_tool, raw_schemas=args.raw_schemas)
     try:
         report, interrupted = asyncio.run(_run(args, tasks, settings, directory, options))
     except UsageError as exc:

@@ -48,17 +48,23 @@ class AgentRun:
     overflow_detail: str | None = None
 
 
-def model_tools(session: TaskSession, client: ModelClient) -> list[dict[str, Any]]:
-    """The task's tools in the shape of the client's API (upstream-cleaned schemas)."""
+def model_tools(session: TaskSession, client: ModelClient, *,
+                raw: bool = False) -> list[dict[str, Any]]:
+    """The task's tools in the shape of the client's API: upstream-cleaned schemas unless ``raw``."""
     if client.settings.api == "responses":
-        return session.tools.responses_tools()
-    return session.tools.chat_tools()
+        return session.tools.responses_tools(raw=raw)
+    return session.tools.chat_tools(raw=raw)
 
 
-async def run_agent(session: TaskSession, client: ModelClient, *, max_turns: int = 50) -> AgentRun:
-    """Run the loop on an open session; gym and model failures propagate as EogError."""
+async def run_agent(session: TaskSession, client: ModelClient, *, max_turns: int = 50,
+                    raw_schemas: bool = False) -> AgentRun:
+    """Run the loop on an open session; gym and model failures propagate as EogError.
+
+    A gym's JSON-RPC error answer to a tool call is shown to the model (as upstream
+    does, ``null``); any other gym failure ends the rollout (it is retried whole).
+    """
     task = session.task
-    tools = model_tools(session, client)
+    tools = model_tools(session, client, raw=raw_schemas)
     conversation = client.conversation(task.system_prompt or "", task.user_prompt or "", tools)
     turns: list[dict[str, Any]] = []
     usage = Usage()

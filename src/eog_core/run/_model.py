@@ -272,14 +272,14 @@ class ModelClient:
 
 @attrs.frozen
 class ModelJudge:
-    """The ``response_check`` judge on a model endpoint, at temperature 0.0 as upstream pins it."""
+    """The ``response_check`` judge on a model endpoint, at the request's temperature (0.0)."""
 
     client: ModelClient
     model: str | None = None
 
     async def __call__(self, request: JudgeRequest) -> str:
         conversation = self.client.conversation(request.system_prompt, request.user_prompt, [])
-        overrides: dict[str, Any] = {"temperature": 0.0}
+        overrides: dict[str, Any] = {"temperature": request.temperature}
         if self.model:
             overrides["model"] = self.model
         try:

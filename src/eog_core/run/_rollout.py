@@ -53,6 +53,8 @@ class RolloutOptions:
     seed_root: Path | None = None
     tool_snapshots: Mapping[str, ToolSnapshot] | None = None
     forward_any_tool: bool = False
+    raw_schemas: bool = False
+    """Show the model the gyms' raw input schemas instead of upstream's cleaned ones."""
     judge: Judge | None = None
     timeouts: Timeouts | None = None
 
@@ -87,7 +89,8 @@ async def _attempt(task: Task, client: ModelClient, directory: GymDirectory, jan
         tool_snapshots=options.tool_snapshots, janitor=janitor,
         forward_any_tool=options.forward_any_tool, timeouts=options.timeouts,
     ) as session:
-        agent = await run_agent(session, client, max_turns=options.max_turns)
+        agent = await run_agent(session, client, max_turns=options.max_turns,
+                                raw_schemas=options.raw_schemas)
         strict, parity = await asyncio.gather(
             *(session.verify(policy=policy, final_response=agent.final_answer, judge=options.judge)
               for policy in (STRICT, PARITY)))

@@ -142,7 +142,9 @@ async def run_evaluation(
                 on_record(record)
 
     try:
-        async with ModelClient(settings) as client, Janitor() as janitor:
+        # The directory holds the connection pool, and with it one MCP session per gym
+        # replica shared by every rollout; the janitor finishes failed deletions first.
+        async with ModelClient(settings) as client, directory, Janitor() as janitor:
             if options.judge is None:
                 options = attrs.evolve(options, judge=ModelJudge(client, judge_model))
             async with asyncio.TaskGroup() as group:
