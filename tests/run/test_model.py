@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
+import time
 
 import pytest
 
@@ -16,6 +18,7 @@ from eog_core.run import (
     is_context_overflow,
     retry_after_seconds,
 )
+from eog_core.run._model import _RateLimiter
 
 
 def test_retry_after_forms() -> None:
@@ -95,3 +98,16 @@ def test_settings_keep_the_key_out_of_repr_and_records() -> None:
 def test_settings_validate(bad: dict[str, object]) -> None:
     with pytest.raises(UsageError):
         ModelSettings(**{"model": "m", "base_url": "http://h/v1", **bad})  # type: ignore[arg-type]
+
+
+async def test_rate_limiter_spaces_request_starts() -> None:
+    limiter = _RateLimiter(0.05)
+    began = time.monotonic()
+
+    async def start() -> float:
+        await limiter.wait()
+        return time.monotonic()
+
+    starts = sorted(await asyncio.gather(*(start() for _ in range(6))))
+    # sleeping only ever ends late, so each start is at least its slot (clock-resolution slack)
+    assert all(at - began >= index * 0.05 - 0.01 for index, at in enumerate(starts))
