@@ -125,36 +125,48 @@ def _conversation_flow(task: Task, record: Mapping[str, Any]) -> list[dict[str, 
     return flow
 
 
-def upstream_result(task: Task, record: Mapping[str, Any], *, model: str,
-                    tools_available: int) -> dict[str, Any]:
-    """One evaluated rollout as upstream's ``results_*.json`` (one run, parity verdict)."""
-    parity = record["parity"]
-    summary = parity["verification_summary"]
-    results = parity["verification_results"]
-    calls = [c for turn in record.get("turns") or () for c in turn["tool_calls"]]
-    run = {
-        "run_number": 1, "started_at": record["started_at"],
-        "execution_time_ms": int(record["duration_ms"]), "model_response": record["final_answer"],
-        "conversation_flow": _conversation_flow(task, record), "tools_used": record["tools_used"],
-        "tool_results": [{"tool_name": c["name"], "arguments": _observation_value(c["arguments"]),
-                          "result": {"success": True, "result": _observation_value(c["observation"]),
-                                     "error": None}, "gym_server": c["gym"]} for c in calls],
-        "verification_results": results, "verification_summary": summary,
-        "overall_success": parity["success"]}
-    usage: dict[str, int] = {}
-    for name in record["tools_used"]:
-        usage[name] = usage.get(name, 0) + 1
+def _statistics(run: Mapping[str, Any], tools_used: list[str]) -> dict[str, Any]:
+    """Upstream's ``statistics`` of a file holding this one run."""
+    success = bool(run.get("overall_success"))
+    summary = run.get("verification_summary") or {"total": 0, "passed": 0}
     passed, total = summary["passed"], summary["total"]
-    statistics = {
-        "total_runs": 1, "successful_runs": int(parity["success"]),
-        "overall_success_rate": 1.0 if parity["success"] else 0.0,
-        "pass_at_1": 1.0 if parity["success"] else 0.0,
+    usage: dict[str, int] = {}
+    for name in tools_used:
+        usage[name] = usage.get(name, 0) + 1
+    return {
+        "total_runs": 1, "successful_runs": int(success),
+        "overall_success_rate": 1.0 if success else 0.0, "pass_at_1": 1.0 if success else 0.0,
         "verifier_level_pass_rate": passed / total if total else 0,
         "total_verifiers_checked": total, "total_verifiers_passed": passed,
         "individual_verifier_stats": {
             name: {"passed": int(bool(r.get("passed"))), "total": 1,
-                   "pass_rate": 1.0 if r.get("passed") else 0.0} for name, r in results.items()},
-        "mean_execution_time_ms": run["execution_time_ms"], "tool_usage": usage}
+                   "pass_rate": 1.0 if r.get("passed") else 0.0}
+            for name, r in (run.get("verification_results") or {}).items()},
+        "mean_execution_time_ms": run.get("execution_time_ms", 0), "tool_usage": usage}
+
+
+def upstream_result(task: Task, record: Mapping[str, Any], *, model: str,
+                    tools_available: int) -> dict[str, Any]:
+    """One evaluated rollout as upstream's ``results_*.json``: one run, the parity verdict's
+    run record (a parity run error is recorded as upstream records it)."""
+    parity = record["parity"]
+    run: dict[str, Any] = {"run_number": 1}
+    if parity.get("error"):
+        run |= {"error": parity["error"], "overall_success": False}
+    else:
+        calls = [c for turn in record.get("turns") or () for c in turn["tool_calls"]]
+        run |= {
+            "started_at": record["started_at"], "execution_time_ms": int(record["duration_ms"]),
+            "model_response": record["final_answer"],
+            "conversation_flow": _conversation_flow(task, record),
+            "tools_used": record["tools_used"],
+            "tool_results": [{"tool_name": c["name"], "arguments": _observation_value(c["arguments"]),
+                              "result": {"success": True,
+                                         "result": _observation_value(c["observation"]),
+                                         "error": None}, "gym_server": c["gym"]} for c in calls],
+            "verification_results": parity["verification_results"],
+            "verification_summary": parity["verification_summary"],
+            "overall_success": parity["overall_success"]}
     return {
         "benchmark_config": {
             "model": f"openai-compatible/{model}", "number_of_runs": 1,
@@ -163,7 +175,7 @@ def upstream_result(task: Task, record: Mapping[str, Any], *, model: str,
                              "seed_database_file": g.seed_database_file or "",
                              "uses_cloning": True} for g in task.gym_servers],
             "total_gyms": len(task.gym_servers), "total_tools_available": tools_available},
-        "runs": [run], "statistics": statistics}
+        "runs": [run], "statistics": _statistics(run, record["tools_used"] if "tools_used" in run else [])}
 
 
 def write_upstream_result(out_dir: Path, task: Task, record: Mapping[str, Any], *,

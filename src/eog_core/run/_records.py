@@ -81,7 +81,7 @@ def _agent_fields(agent: AgentRun | None) -> dict[str, Any]:
 
 
 def _verdict_fields(verdict: TaskVerdict) -> dict[str, Any]:
-    data = verdict.to_dict()
+    data = verdict.to_dict(detailed=True)  # parity: also upstream's run record keys
     for key in ("task_id", "domain", "mode"):
         data.pop(key)
     data["num_passed"] = verdict.num_passed
