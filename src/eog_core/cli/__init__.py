@@ -25,7 +25,8 @@ __all__ = ["build_parser", "main"]
 def _serve_local(args: argparse.Namespace) -> int:
     from eog_core.local import serve
 
-    serve(args.host, args.port, domain=args.domain, response_mode="sse" if args.sse else "json")
+    serve(args.host, args.port, domain=args.domain, response_mode="sse" if args.sse else "json",
+          journal=args.journal)
     return 0
 
 
@@ -48,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8101)
     serve.add_argument("--domain", choices=["demo", "empty"], default="demo")
     serve.add_argument("--sse", action="store_true", help="answer MCP requests as SSE streams")
+    serve.add_argument("--journal", metavar="FILE",
+                       help="append every seed, delete and tool execution to FILE (JSON lines)")
     serve.set_defaults(handler=_serve_local)
     return parser
 

@@ -1,18 +1,24 @@
 """The embedded reference gym: an aiohttp server with the surface of an EOG gym.
 
 ``LocalGym`` serves REST on SQLite (seed, SQL runner, delete, health) and MCP over
-Streamable HTTP (JSON or SSE answers), with fault knobs and counters for tests.
+Streamable HTTP (JSON or SSE answers), with fault knobs, counters and a
+server-side :class:`Ledger` of seeds, deletes and tool executions for tests.
+:class:`FaultProxy` injects network and gateway faults in front of any gym;
+:class:`GymProcess` runs a gym in its own process to kill and restart.
 ``LocalGym.demo()`` serves the demo CSM domain whose files ``demo_paths()`` names.
 """
 
 from __future__ import annotations
 
+from ._ledger import ExecutionKey, Ledger
 from ._mcp import (
     LATEST_PROTOCOL_VERSION,
     MISSING_DATABASE_ID_TEXT,
     SUPPORTED_PROTOCOL_VERSIONS,
     ResponseMode,
 )
+from ._process import GymProcess
+from ._proxy import Fault, FaultProxy
 from ._server import LocalGym, serve
 from ._tools import ToolContext, ToolError, ToolRegistry, ToolSpec
 from .demo import (
@@ -33,6 +39,11 @@ __all__ = [
     "MISSING_DATABASE_ID_TEXT",
     "SUPPORTED_PROTOCOL_VERSIONS",
     "DemoPaths",
+    "ExecutionKey",
+    "Fault",
+    "FaultProxy",
+    "GymProcess",
+    "Ledger",
     "LocalGym",
     "ResponseMode",
     "ToolContext",

@@ -19,6 +19,7 @@ from aiohttp import web
 
 from ._databases import DatabaseStore
 from ._faults import Counters, FaultPlan, drop_connection
+from ._ledger import Ledger
 from ._tools import ToolContext, ToolError, ToolRegistry, tool_result, validate_arguments
 
 __all__ = [
@@ -81,6 +82,7 @@ class McpEndpoint:
     databases: DatabaseStore
     faults: FaultPlan
     counters: Counters
+    ledger: Ledger = attrs.field(factory=Ledger)
     response_mode: ResponseMode = "json"
     sse_noise: bool = True
     _sessions: dict[str, _Session] = attrs.field(factory=dict, init=False)
@@ -222,6 +224,7 @@ class McpEndpoint:
             tool_name=name,
         )
         self.counters.tool_executions[name] += 1
+        self.ledger.executed(database_id, name, arguments)
         try:
             value = await spec.invoke(context, arguments)
             connection.commit()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import sqlite3
 from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
@@ -20,6 +21,7 @@ from aiohttp import web
 
 from ._databases import DatabaseExistsError, DatabaseStore, run_sql
 from ._faults import Counters, DropMoment, FaultPlan, drop_connection
+from ._ledger import Ledger
 from ._mcp import McpEndpoint, ResponseMode
 from ._tools import ToolFunction, ToolRegistry
 from .demo import DEMO_SERVER_NAME, DEMO_SERVER_PORT, build_demo_tools
@@ -41,6 +43,8 @@ class LocalGym:
     gym stops. ``response_mode`` picks plain JSON or SSE answers on the MCP path;
     in SSE mode ``sse_noise`` prefixes each answer with a comment and a log
     notification so clients are exercised on picking the response by id.
+    ``journal`` names a file to which the :attr:`ledger` appends every seed,
+    delete and tool execution, so a gym in a killed process can still be audited.
     """
 
     _name: str = "local-gym"
@@ -50,6 +54,8 @@ class LocalGym:
     _response_mode: ResponseMode = "json"
     _sse_noise: bool = True
     _tools: ToolRegistry = attrs.field(factory=ToolRegistry)
+    _journal: str | os.PathLike[str] | None = None
+    _ledger: Ledger = attrs.field(init=False)
     _databases: DatabaseStore = attrs.field(factory=DatabaseStore, init=False)
     _faults: FaultPlan = attrs.field(factory=FaultPlan, init=False)
     _counters: Counters = attrs.field(factory=Counters, init=False)
@@ -62,6 +68,7 @@ class LocalGym:
             raise ValueError(f"response_mode must be 'json' or 'sse', not {self._response_mode!r}")
         if not self._mcp_path.startswith("/"):
             raise ValueError("mcp_path must start with '/'")
+        self._ledger = Ledger(self._journal)
         self._endpoint = McpEndpoint(
             server_name=self._name,
             server_version=SERVER_VERSION,
@@ -69,6 +76,7 @@ class LocalGym:
             databases=self._databases,
             faults=self._faults,
             counters=self._counters,
+            ledger=self._ledger,
             response_mode=self._response_mode,
             sse_noise=self._sse_noise,
         )
@@ -147,6 +155,11 @@ class LocalGym:
         """How many times each tool body actually ran."""
         return dict(self._counters.tool_executions)
 
+    @property
+    def ledger(self) -> Ledger:
+        """The server-side account of seeds, deletes and tool executions (never reset)."""
+        return self._ledger
+
     def reset_counters(self) -> None:
         self._counters.reset()
 
@@ -202,6 +215,7 @@ class LocalGym:
             raise
         self._runner = runner
         self._bound_port = int(runner.addresses[0][1])
+        self._ledger.started()
 
     async def stop(self) -> None:
         """Stop serving and drop every database and session (idempotent)."""
@@ -213,6 +227,8 @@ class LocalGym:
         finally:
             self._endpoint.expire_sessions()
             self._databases.close()
+            if runner is not None:
+                self._ledger.stopped()
 
     async def __aenter__(self) -> Self:
         await self.start()
@@ -292,6 +308,7 @@ class LocalGym:
             return _detail(f"Database already exists: {database_id}", status=409)
         except (sqlite3.Error, ValueError) as exc:
             return _detail(f"Failed to seed database: {exc}", status=400)
+        self._ledger.seeded(database_id)
         return web.json_response(
             {"success": True, "database_id": database_id, "message": "Database seeded"}
         )
@@ -324,6 +341,7 @@ class LocalGym:
             return _detail("Missing database_id", status=400)
         if not self._databases.delete(database_id):
             return _detail(f"Database not found: {database_id}", status=404)
+        self._ledger.deleted(database_id)
         return web.json_response(
             {"success": True, "database_id": database_id, "message": "Database deleted"}
         )
@@ -358,15 +376,17 @@ def serve(
     *,
     domain: str = "demo",
     response_mode: ResponseMode = "json",
+    journal: str | os.PathLike[str] | None = None,
 ) -> None:
     """Run a local gym in the foreground until interrupted (``eog-core serve-local``).
 
     ``domain="demo"`` serves the demo CSM tools; ``domain="empty"`` a gym without tools.
+    ``journal`` appends the gym's ledger (seeds, deletes, tool executions) to a file.
     """
     if domain == "demo":
-        gym = LocalGym.demo(host=host, port=port, response_mode=response_mode)
+        gym = LocalGym.demo(host=host, port=port, response_mode=response_mode, journal=journal)
     elif domain == "empty":
-        gym = LocalGym(host=host, port=port, response_mode=response_mode)
+        gym = LocalGym(host=host, port=port, response_mode=response_mode, journal=journal)
     else:
         raise ValueError(f"unknown local gym domain {domain!r} (known: demo, empty)")
     gym.run()
