@@ -1,4 +1,4 @@
-"""Developer sessions: tests, lint, typecheck, bench, demo."""
+"""Developer sessions: tests, lint, typecheck, bench, chaos, demo."""
 
 from __future__ import annotations
 
@@ -33,6 +33,14 @@ def bench(session: nox.Session) -> None:
     session.install("-e", ".[test]")
     session.run("python", "-m", "pytest", "benchmarks", "-o", "python_files=bench_*.py",
                 "--benchmark-columns=min,median,mean,ops", "--benchmark-sort=name", *session.posargs)
+
+
+@nox.session
+def chaos(session: nox.Session) -> None:
+    """The chaos run (docs/reliability.md): 1,000 sessions at concurrency 32, faults at 15 %,
+    gym restarts, against a no-fault baseline; fails naming every broken guarantee."""
+    session.install("-e", ".[test]")
+    session.run("python", "-m", "tests.chaos", *session.posargs)
 
 
 @nox.session

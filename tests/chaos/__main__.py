@@ -13,6 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from eog_core.local import Fault
 from tests.chaos.harness import ChaosConfig, ChaosReport, run_chaos
 
 
@@ -24,6 +25,8 @@ def main() -> int:
     parser.add_argument("--restarts", type=int, default=4)
     parser.add_argument("--expiries", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--faults", default=",".join(f.value for f in Fault),
+                        help="comma-separated fault kinds (default: all)")
     parser.add_argument("--skip-baseline", action="store_true")
     parser.add_argument("--workdir", type=Path, help="keep gym logs and journals here")
     args = parser.parse_args()
@@ -34,7 +37,8 @@ def main() -> int:
     print(f"chaos workdir: {workdir}", flush=True)
     faulted = ChaosConfig(sessions=args.sessions, concurrency=args.concurrency,
                           fault_rate=args.fault_rate, restarts=args.restarts,
-                          expiries=args.expiries, seed=args.seed)
+                          expiries=args.expiries, seed=args.seed,
+                          faults=tuple(Fault(name) for name in args.faults.split(",")))
     runs: list[tuple[str, ChaosConfig]] = []
     if not args.skip_baseline:
         baseline = ChaosConfig(sessions=args.sessions, concurrency=args.concurrency,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import time
 import traceback
 from collections import Counter
@@ -53,6 +54,7 @@ class ChaosConfig:
     sessions: int = 100
     concurrency: int = 32
     fault_rate: float = 0.15
+    faults: tuple[Fault, ...] = tuple(Fault)
     restarts: int = 2
     """Kills + restarts of the gym process, spread over the run by progress."""
     expiries: int = 2
@@ -61,6 +63,8 @@ class ChaosConfig:
     """How long a DELAY fault holds a request: past the client's timeouts."""
     rpc_timeout: float = 2.0
     seed_timeout: float = 2.0
+    cancel_rate: float = 0.05
+    """Share of sessions cancelled at a random moment (a harness giving up on a rollout)."""
     session_deadline: float = 180.0
     drain_deadline: float = 180.0
     seed: int = 0
@@ -74,6 +78,10 @@ class ChaosReport:
     elapsed: float = 0.0
     completed: int = 0
     """Sessions that verified and closed."""
+    failed: int = 0
+    """Sessions ended by an EogError (seeding failed, verification impossible)."""
+    cancelled: int = 0
+    """Sessions the harness cancelled on purpose."""
     passed: int = 0
     """Sessions whose verdict was a success (faults make many fail; that is fine)."""
     errors: Counter[str] = attrs.field(factory=Counter)
@@ -118,7 +126,8 @@ class ChaosReport:
             f"sessions {c.sessions} at concurrency {c.concurrency}, fault rate {c.fault_rate:.0%}, "
             f"restarts {self.restarts}, session expiries {self.expiries}",
             f"elapsed {self.elapsed:.1f} s = {self.sessions_per_second:.2f} sessions/s; "
-            f"completed {self.completed}, verdict success {self.passed}",
+            f"completed {self.completed} (verdict success {self.passed}), ended by an EogError "
+            f"{self.failed}, cancelled on purpose {self.cancelled}",
             f"faults injected {dict(sorted(self.faults.items()))}",
             f"errors seen (EogError) {dict(sorted(self.errors.items()))}",
             f"tool calls attempted {self.tool_calls}, executed by the gyms {self.tool_executions}",
@@ -224,7 +233,7 @@ async def chaos_gyms(config: ChaosConfig, workdir: Path) -> AsyncIterator[dict[s
         proxies = {}
         for name, upstream, salt in ((DEMO, process.url, 1), (NOTES, notes.url, 2)):
             proxies[name] = await stack.enter_async_context(FaultProxy(
-                upstream=upstream, rate=config.fault_rate, delay=config.delay,
+                upstream=upstream, rate=config.fault_rate, faults=config.faults, delay=config.delay,
                 seed=config.seed * 10 + salt))
         yield {"process": process, "notes": notes, "proxies": proxies,
                "journal": workdir / "demo.jsonl"}
@@ -255,11 +264,16 @@ async def _run(config: ChaosConfig, report: ChaosReport, gyms: dict[str, Any]) -
     gate = asyncio.Semaphore(config.concurrency)
     actions = _Monkey(config, report, process, notes)
 
+    chooser = random.Random(config.seed)
+    budgets = [chooser.uniform(0.0, 1.0) if chooser.random() < config.cancel_rate else None
+               for _ in range(config.sessions)]
+
     async def one(index: int) -> None:
         async with gate:
             try:
                 async with asyncio.timeout(config.session_deadline):
-                    await _session(index, task, directory, seeds, janitor, timeouts, report)
+                    await _session_or_cancel(budgets[index], index, task, directory, seeds,
+                                             janitor, timeouts, report)
             except TimeoutError:
                 report.hangs += 1
             actions.progress()
@@ -270,6 +284,18 @@ async def _run(config: ChaosConfig, report: ChaosReport, gyms: dict[str, Any]) -
     await actions.finish()
     await _drain(config, report, proxies, janitor)
     _audit(report, process, notes, gyms["journal"])
+
+
+async def _session_or_cancel(budget: float | None, *args: Any) -> None:
+    if budget is None:
+        await _session(*args)
+        return
+    report: ChaosReport = args[-1]
+    try:
+        async with asyncio.timeout(budget):
+            await _session(*args)
+    except TimeoutError:
+        report.cancelled += 1
 
 
 async def _session(index: int, task: Task, directory: GymDirectory, seeds: dict[str, str],
@@ -284,10 +310,12 @@ async def _session(index: int, task: Task, directory: GymDirectory, seeds: dict[
                 except EogError as exc:  # a harness shows the error to the model and goes on
                     report.errors[type(exc).__name__] += 1
             verdict = await session.verify()
-            report.passed += verdict.success
         report.completed += 1
+        report.passed += verdict.success
     except EogError as exc:
-        report.errors[type(exc).__name__] += 1
+        cause = f" <- {type(exc.__cause__).__name__}" if exc.__cause__ is not None else ""
+        report.errors[type(exc).__name__ + cause] += 1
+        report.failed += 1
     except Exception as exc:  # the guarantee under test: nothing else escapes
         report.foreign.append("".join(traceback.format_exception(exc)))
 
@@ -340,7 +368,7 @@ async def _drain(config: ChaosConfig, report: ChaosReport, proxies: dict[str, Fa
         async with asyncio.timeout(config.drain_deadline):
             for proxy in proxies.values():
                 await proxy.drain()
-            while janitor.leaked():
+            while janitor.leaked():  # noqa: ASYNC110 - a Janitor has no "drained" event
                 await asyncio.sleep(0.1)
     except TimeoutError:
         report.drained = False

@@ -161,9 +161,7 @@ async def exchange(url: str, target: str) -> None:
     timeouts = Timeouts(connect=10, rpc=20, admin=10)
     async with GymClient(url, name="scripted", timeouts=timeouts) as client:
         try:
-            if target == "tools/list":
-                await client.list_tools()
-            elif target == "initialize":
+            if target in ("tools/list", "initialize"):  # a first list_tools initializes
                 await client.list_tools()
             else:
                 result = await client.call_tool("t", {}, database_id="db_1")
