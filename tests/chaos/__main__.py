@@ -24,6 +24,7 @@ def main() -> int:
     parser.add_argument("--fault-rate", type=float, default=0.15)
     parser.add_argument("--restarts", type=int, default=4)
     parser.add_argument("--expiries", type=int, default=4)
+    parser.add_argument("--cancel-rate", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--faults", default=",".join(f.value for f in Fault),
                         help="comma-separated fault kinds (default: all)")
@@ -37,12 +38,13 @@ def main() -> int:
     print(f"chaos workdir: {workdir}", flush=True)
     faulted = ChaosConfig(sessions=args.sessions, concurrency=args.concurrency,
                           fault_rate=args.fault_rate, restarts=args.restarts,
-                          expiries=args.expiries, seed=args.seed,
+                          expiries=args.expiries, cancel_rate=args.cancel_rate, seed=args.seed,
                           faults=tuple(Fault(name) for name in args.faults.split(",")))
     runs: list[tuple[str, ChaosConfig]] = []
     if not args.skip_baseline:
         baseline = ChaosConfig(sessions=args.sessions, concurrency=args.concurrency,
-                               fault_rate=0.0, restarts=0, expiries=0, seed=args.seed)
+                               fault_rate=0.0, restarts=0, expiries=0, cancel_rate=0.0,
+                               seed=args.seed)
         runs.append(("baseline (no faults)", baseline))
     runs.append(("chaos (faults + restarts)", faulted))
     broken: list[str] = []
