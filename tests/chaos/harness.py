@@ -61,6 +61,8 @@ class ChaosConfig:
     """Expiries of every MCP session of the in-process gym, spread likewise."""
     delay: float = 3.0
     """How long a DELAY fault holds a request: past the client's timeouts."""
+    landing_window: float = 15.0
+    """How long the janitor takes a 404 for "not there yet" (past ``delay``: nothing is held longer)."""
     rpc_timeout: float = 2.0
     seed_timeout: float = 2.0
     cancel_rate: float = 0.05
@@ -260,7 +262,8 @@ async def _run(config: ChaosConfig, report: ChaosReport, gyms: dict[str, Any]) -
     seeds = {DEMO: read_demo_seed(), NOTES: NOTES_SCHEMA}
     timeouts = Timeouts(connect=5.0, rpc=config.rpc_timeout, sql=config.rpc_timeout,
                         seed=config.seed_timeout, admin=10.0)
-    janitor = Janitor(base_delay=0.05, max_delay=1.0, interval=0.1)
+    janitor = Janitor(base_delay=0.05, max_delay=1.0, interval=0.1,
+                      landing_window=config.landing_window)
     gate = asyncio.Semaphore(config.concurrency)
     actions = _Monkey(config, report, process, notes)
 

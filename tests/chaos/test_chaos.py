@@ -18,7 +18,8 @@ from .harness import ChaosConfig, ChaosReport, run_chaos
 
 CONFIG = ChaosConfig(
     sessions=100, concurrency=32, fault_rate=0.15, restarts=2, expiries=2, cancel_rate=0.05,
-    rpc_timeout=3.0, seed_timeout=3.0, delay=4.0, session_deadline=300.0, drain_deadline=300.0,
+    rpc_timeout=3.0, seed_timeout=3.0, delay=4.0, landing_window=20.0,
+    session_deadline=300.0, drain_deadline=300.0,
 )
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -53,7 +54,6 @@ async def test_no_session_hung(report: ChaosReport) -> None:
     assert report.drained
 
 
-@pytest.mark.xfail(reason="D1 (issue #8 item 1, docs/reliability.md) is open on main: a seed "
-                   "held past the client's timeout lands after its DELETE met 404", strict=False)
 async def test_no_database_left_after_the_janitor_drained(report: ChaosReport) -> None:
     assert report.databases_left == {}, report.summary()
+    assert report.janitor_leaked == []

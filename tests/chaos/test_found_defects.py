@@ -32,14 +32,10 @@ def notes_task(url: str) -> Task:
     })
 
 
-D1_OPEN = "D1 (issue #8 item 1) is open on main: the late seed stays on the gym"
-
-
-@pytest.mark.xfail(reason=D1_OPEN, strict=False)
 async def test_d1_a_seed_landing_after_the_client_gave_up_is_deleted(notes: LocalGym) -> None:
     """D1 (issue #8 item 1): the seed times out, its DELETE meets 404, the seed lands later."""
     async with FaultProxy(upstream=notes.url, delay=1.0) as proxy, Janitor(
-        base_delay=0.05, max_delay=0.5, interval=0.05
+        base_delay=0.05, max_delay=0.5, interval=0.05, landing_window=30.0
     ) as janitor:
         proxy.inject(Fault.DELAY, path="/api/seed-database")
         with pytest.raises(SeedError):
