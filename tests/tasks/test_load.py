@@ -80,7 +80,8 @@ def test_private_legacy_and_dead_keys_are_accepted() -> None:
 
 
 def test_verifier_kinds_form_a_tagged_union() -> None:
-    task = load_task({"user_prompt": "u", "verifiers": [
+    task = load_task({"user_prompt": "u", "gym_servers_config": [{"mcp_server_name": "g", "mcp_server_url": "http://g"}],
+                      "verifiers": [
         {"verifier_type": "response_check", "validation_config": {"sql_query": "SELECT 1", "comparison_prompt": "p"}},
         {"verifier_type": "tool_execution", "validation_config": {"selected_tools": ["a"], "minimum_tool_calls": 2}},
         {"verifier_type": "llm_vibes", "validation_config": {"anything": 1}},
@@ -142,7 +143,8 @@ def test_bad_files_raise_schema_errors(tmp_path: Path) -> None:
     with pytest.raises(SchemaError, match="invalid JSON at line 1"):
         load_task(broken)
     rows = tmp_path / "rows.jsonl"
-    rows.write_text('{"user_prompt": "ok"}\n[1]\n')
+    rows.write_text('{"user_prompt": "ok", "gym_servers_config": [{"mcp_server_name": "g", "mcp_server_url": "u"}]}\n'
+                    '[1]\n')
     with pytest.raises(SchemaError, match=r"rows\.jsonl:2"):
         load_tasks(rows)
     with pytest.raises(SchemaError, match="cannot read"):
@@ -184,7 +186,7 @@ def test_nemo_tool_lists_match_snapshot_merge(dataset: DataSet) -> None:
 
 @pytest.mark.parametrize(("raw", "json_path"), [
     ({"user_prompt": "u", "mcp_server_url": 5}, "$.mcp_server_url"),
-    ({"user_prompt": "u", "mcp_server_url": "http://x", "context": "zz"}, "$.context"),
+    ({"user_prompt": "u", "mcp_server_url": "http://x", "database_id": "", "context": "zz"}, "$.context"),
     ({"verifier_metadata": {"verifiers": []}, "responses_create_params": {
         "input": [{"role": "user", "content": [{"type": "input_text", "text": 5}]}]}},
      "$.responses_create_params.input[0].content"),

@@ -350,6 +350,7 @@ def task_from_mapping(obj: Mapping[str, Any], *, source: str | None = None) -> T
     for key in ("verifiers", "gym_servers_config"):
         _decode_json_field(data, key, source)
     legacy = {k: data.pop(k) for k in LEGACY_KEYS & set(data)}
+    gym_keys = {k: data[k] for k in ("gym_servers_config",) if k in data}
     if not data.get("gym_servers_config") and "mcp_server_url" in legacy:
         data["gym_servers_config"] = [_legacy_gym(legacy)]
         legacy["_synthesized_gym"] = True
@@ -359,8 +360,25 @@ def task_from_mapping(obj: Mapping[str, Any], *, source: str | None = None) -> T
     except (ClassValidationError, IterableValidationError, _Invalid) as exc:
         _raise_schema_error(exc, source, remap)
         raise  # unreachable: keeps type checkers content
+    _require_gyms(gym_keys, legacy, source, remap)
     _refuse_duplicate_gyms(task, source, remap)
     return attrs.evolve(task, legacy=legacy, source_keys=source_keys)
+
+
+def _require_gyms(data: Mapping[str, Any], legacy: Mapping[str, Any], source: str | None,
+                  remap: Callable[[str], str]) -> None:
+    """The gym settings upstream's ``load_config`` insists on."""
+    if "gym_servers_config" in data:
+        if data["gym_servers_config"] == []:
+            raise SchemaError("no gym servers (upstream refuses an empty gym_servers_config)",
+                              path=remap("$.gym_servers_config"), source=source)
+    elif "mcp_server_url" in legacy:
+        if "database_id" not in legacy:
+            raise SchemaError("a legacy single-gym task (mcp_server_url) needs database_id, as upstream "
+                              "requires", path="$.database_id", source=source)
+    else:
+        raise SchemaError("no gym_servers_config (nor a legacy mcp_server_url): upstream refuses a task "
+                          "without gyms", path=remap("$.gym_servers_config"), source=source)
 
 
 def _refuse_duplicate_gyms(task: Task, source: str | None, remap: Callable[[str], str]) -> None:
@@ -464,4 +482,7 @@ def task_to_mapping(task: Task) -> dict[str, Any]:
         "restricted_tools": None if task.restricted_tools is None else list(task.restricted_tools),
         "verifiers": [_verifier_to_mapping(v) for v in task.verifiers],
     }
-    return _keep(full, task.source_keys)
+    written = _keep(full, task.source_keys)
+    if "system_prompt" not in written:  # upstream requires it; a row may lack it
+        written = {"system_prompt": task.system_prompt} | written
+    return written
