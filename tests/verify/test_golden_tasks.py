@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections import Counter
 import json
 import os
+from collections import Counter
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any

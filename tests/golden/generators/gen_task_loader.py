@@ -3,7 +3,7 @@
     EOG_UPSTREAM_DIR=/path/to/EnterpriseOps-Gym python tests/golden/generators/gen_task_loader.py
 
 Each case is a task file (a real one from ``EOG_DATA_DIR/tasks`` with its prose
-replaced, a mutation of one, or a small synthetic one) and what upstream's
+replaced and its first three verifiers only, a mutation of one, or a small synthetic one) and what upstream's
 ``evaluate.load_config`` does with it: accepted (with the ``BenchmarkConfig``
 it built, as JSON) or the exception it raised. ``written`` is the same file
 with what an upstream task file cannot carry removed (``_`` comment keys at the
@@ -38,7 +38,9 @@ ROW_KEYS = ("task_id", "domain", "mode")
 
 
 def withheld(task: dict[str, Any]) -> dict[str, Any]:
+    """A real task with its prose replaced and only its first three verifiers (size)."""
     out = copy.deepcopy(task)
+    out["verifiers"] = out.get("verifiers", [])[:3]
     for key in ("system_prompt", "user_prompt"):
         if key in out:
             out[key] = PLACEHOLDER
@@ -146,7 +148,7 @@ def upstream_verdict(up: Any, task: dict[str, Any], folder: Path) -> dict[str, A
     path.write_text(json.dumps(task), encoding="utf-8")
     try:
         config = up.evaluate.load_config(str(path))
-    except Exception as exc:  # noqa: BLE001 - recorded as the outcome
+    except Exception as exc:
         return {"accepted": False, "error": f"{type(exc).__name__}: {exc}"}
     return {"accepted": True, "config": json.loads(json.dumps(dataclasses.asdict(config), default=str))}
 

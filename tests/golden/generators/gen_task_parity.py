@@ -246,7 +246,7 @@ def queries(task: dict[str, Any]) -> list[tuple[str, str, Any, Any]]:
     for verifier in task.get("verifiers", []):
         config = verifier.get("validation_config") or {}
         query = config.get("query") or config.get("sql_query")
-        url = urls.get(verifier.get("gym_name") or "", None) if verifier.get("gym_name") else default
+        url = urls.get(verifier.get("gym_name") or "") if verifier.get("gym_name") else default
         if isinstance(query, str) and query and url is not None:
             found.setdefault((url, query), (config.get("expected_value"), config.get("comparison_type", "equals")))
     return [(url, query, *rest) for (url, query), rest in found.items()]

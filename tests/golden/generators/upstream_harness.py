@@ -164,7 +164,7 @@ def run_task(up: types.SimpleNamespace, config_path: str, scenario: Scenario) ->
     """
     try:
         config = up.evaluate.load_config(config_path)
-    except Exception as exc:  # noqa: BLE001 - recorded as the outcome
+    except Exception as exc:
         return {"load_error": f"{type(exc).__name__}: {exc}"}
     config.number_of_runs = 1
     llm = up.models.LLMConfig(llm_provider="fake", llm_model="fake", llm_api_key="k")
@@ -174,7 +174,7 @@ def run_task(up: types.SimpleNamespace, config_path: str, scenario: Scenario) ->
     try:
         with contextlib.redirect_stdout(io.StringIO()):  # upstream prints the database ids
             result = asyncio.run(executor.execute_benchmark())
-    except Exception as exc:  # noqa: BLE001 - recorded as the outcome
+    except Exception as exc:
         return {"benchmark_error": f"{type(exc).__name__}: {exc}"}
     run = result["runs"][0]
     return {key: run[key] for key in run if key in RECORD_KEYS}
