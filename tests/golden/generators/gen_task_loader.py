@@ -5,17 +5,18 @@
 Each case is a task file (a real one from ``EOG_DATA_DIR/tasks`` with its prose
 replaced and its first three verifiers only, a mutation of one, or a small synthetic one) and what upstream's
 ``evaluate.load_config`` does with it: accepted (with the ``BenchmarkConfig``
-it built, as JSON) or the exception it raised. ``written`` is the same file
+it built, as the sha256 of its JSON) or the exception it raised. ``written`` is the same file
 with what an upstream task file cannot carry removed (``_`` comment keys at the
 top level and in verifiers, which ``load_config`` drops, and the dataset-row
 keys ``task_id``/``domain``/``mode``, which it refuses) and upstream's verdict
-on it: what ``Task.to_upstream()`` must write.
+on it: what ``Task.to_upstream()`` must write (null: the task itself).
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import hashlib
 import json
 import os
 import random
@@ -150,7 +151,8 @@ def upstream_verdict(up: Any, task: dict[str, Any], folder: Path) -> dict[str, A
         config = up.evaluate.load_config(str(path))
     except Exception as exc:
         return {"accepted": False, "error": f"{type(exc).__name__}: {exc}"}
-    return {"accepted": True, "config": json.loads(json.dumps(dataclasses.asdict(config), default=str))}
+    text = json.dumps(dataclasses.asdict(config), default=str, sort_keys=True)
+    return {"accepted": True, "config_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
 
 
 def main() -> None:
@@ -169,7 +171,8 @@ def main() -> None:
             written = written_form(task)
             cases.append({"origin": origin, "mutation": kind, "task": task,
                           "upstream": upstream_verdict(up, task, folder),
-                          "written": written, "written_upstream": upstream_verdict(up, written, folder)})
+                          "written": None if written == task else written,
+                          "written_upstream": upstream_verdict(up, written, folder)})
 
         for origin, base in bases:
             for kind in MUTATIONS:
