@@ -34,6 +34,11 @@ class FakeGym:
     mcp_delete_status: int = 200
     delete_headers: list[dict[str, str]] = attrs.Factory(list)
     answer_version: str | None = None
+    health_status: int = 200
+    seed_release: asyncio.Event | None = None
+    seeds_received: int = 0
+    seeds_in_flight: int = 0
+    max_seeds_in_flight: int = 0
     delete_supported: bool = True
     seeded: dict[str, dict[str, Any]] = attrs.Factory(dict)
     seed_delay: float = 0.0
@@ -136,9 +141,17 @@ class FakeGym:
 
     async def _seed(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
+        self.seeds_received += 1
 
         async def load() -> None:
-            await asyncio.sleep(self.seed_delay)
+            self.seeds_in_flight += 1
+            self.max_seeds_in_flight = max(self.max_seeds_in_flight, self.seeds_in_flight)
+            try:
+                if self.seed_release is not None:
+                    await self.seed_release.wait()
+                await asyncio.sleep(self.seed_delay)
+            finally:
+                self.seeds_in_flight -= 1
             self.seeded[body["database_id"]] = body
 
         loading = asyncio.ensure_future(load())  # not cancelled when the client goes away
@@ -160,6 +173,8 @@ class FakeGym:
         return web.json_response({"deleted": True})
 
     async def _health(self, request: web.Request) -> web.Response:
+        if self.health_status != 200:
+            return web.json_response({"detail": "Not Found"}, status=self.health_status)
         return web.json_response({"status": "ok"})
 
 

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import logging
-import secrets
-import string
-import time
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
 import attrs
 
-from eog_core.errors import ClosedError, GymError, GymHTTPError, GymProtocolError, UsageError
+from eog_core.errors import (
+    ClosedError,
+    GymError,
+    GymHTTPError,
+    GymProtocolError,
+    JsonRpcError,
+    UsageError,
+)
 from eog_core.gym._headers import (
     AuthConfig,
     HeaderMode,
@@ -21,6 +25,7 @@ from eog_core.gym._headers import (
     context_headers,
 )
 from eog_core.gym._mcp import McpSession
+from eog_core.gym._records import Timeouts, ToolResult, new_database_id, seed_timeout
 from eog_core.gym._sql_answer import sql_answer, sql_error_text
 from eog_core.gym._transport import (
     AiohttpTransport,
@@ -36,58 +41,11 @@ __all__ = ["GymClient", "Timeouts", "ToolResult", "new_database_id", "seed_timeo
 
 log = logging.getLogger("eog_core.gym")
 
-_ID_ALPHABET = string.ascii_lowercase + string.digits
 _MAX_TOOL_PAGES = 1000
 # SQL runner statuses that are no verdict on the query: a busy or unavailable gym
 # (or its gateway), or a database / endpoint that is not there (404).
 _UNAVAILABLE = frozenset({404, 408, 429, 502, 503, 504})
 _REFUSED = frozenset({401, 403})  # our credentials: a configuration failure
-
-
-@attrs.frozen(kw_only=True)
-class Timeouts:
-    """Seconds allowed per kind of request; ``seed=None`` scales with the dump size."""
-
-    connect: float = 10.0
-    rpc: float = 300.0
-    sql: float = 60.0
-    seed: float | None = None
-    admin: float = 30.0
-
-
-@attrs.frozen(kw_only=True)
-class ToolResult:
-    """A ``tools/call`` result; ``is_error`` results are returned, not raised."""
-
-    content: tuple[Mapping[str, Any], ...]
-    text: str
-    structured: Any = None
-    is_error: bool = False
-    raw: Mapping[str, Any] = attrs.field(repr=False)
-
-    @classmethod
-    def from_result(cls, result: Mapping[str, Any]) -> ToolResult:
-        """Read the ``result`` object of a ``tools/call`` answer."""
-        content = tuple(item for item in result.get("content") or () if isinstance(item, dict))
-        texts = [str(item.get("text", "")) for item in content if item.get("type") == "text"]
-        return cls(
-            content=content,
-            text="\n".join(texts),
-            structured=result.get("structuredContent"),
-            is_error=bool(result.get("isError", False)),
-            raw=result,
-        )
-
-
-def new_database_id() -> str:
-    """A fresh id in upstream's form: ``db_<epoch ms>_<9 chars [a-z0-9]>``."""
-    suffix = "".join(secrets.choice(_ID_ALPHABET) for _ in range(9))
-    return f"db_{int(time.time() * 1000)}_{suffix}"
-
-
-def seed_timeout(sql: str) -> float:
-    """Upstream's seeding budget: ``max(1200, 120 + bytes / 102400)`` seconds."""
-    return max(1200.0, 120.0 + len(sql.encode()) / 102400)
 
 
 def _normalize_url(url: object) -> str:
@@ -363,6 +321,37 @@ class GymClient:
             log.info("gym %s: health check failed: %s", self.name, exc)
             return False
         return response.body if isinstance(response.body, dict) else True
+
+    async def probe(self) -> bool:
+        """Is the gym answering? ``/health`` first; a gym without it (404/405) is asked
+        over MCP (the handshake and a ``ping``): any JSON-RPC answer, even an error,
+        or an HTTP refusal such as 401 means it is up. Never raises a gym error."""
+        request = self._rest(
+            "GET", "/health", None, headers=auth_headers(self.auth), timeout=self.timeouts.admin
+        )
+        try:
+            await self._transport.send(request)
+            return True
+        except GymHTTPError as exc:
+            if exc.status not in (404, 405):
+                log.info("gym %s: health check answered HTTP %s", self.name, exc.status)
+                return False
+        except GymError as exc:
+            log.info("gym %s: health check failed: %s", self.name, exc)
+            return False
+        try:
+            await self._rpc("ping", {}, {}, idempotent=True)
+        except JsonRpcError:
+            return True  # it answered, if only to say it has no ping
+        except GymHTTPError as exc:
+            alive = exc.status < 500 and exc.status != 404
+            if not alive:
+                log.info("gym %s: no /health, and MCP answered HTTP %s", self.name, exc.status)
+            return alive
+        except GymError as exc:
+            log.info("gym %s: no /health, and MCP failed: %s", self.name, exc)
+            return False
+        return True
 
     async def _rpc(
         self,

@@ -1,13 +1,15 @@
 """Where gyms are: gym name -> replica URLs, with load balancing and health.
 
 A replica is chosen by fewest active sessions among the healthy ones; a replica
-that failed to connect is marked down and re-probed through ``/health`` before
-it is used again. When every replica of a gym is down, ``acquire`` re-probes
-them a few times with backoff (one probe per replica shared by every waiting
-caller) before giving up: a gym restarting is back within seconds. A gym that
-is not in the directory resolves to the URL each task names, one replica per
-URL. An optional cap of task lifecycles per replica calls back when reached
-(the EOG containers leak file descriptors and fail after ~200).
+that failed to connect is marked down and re-probed before it is used again
+(``/health``, or the MCP endpoint for gyms without one). When every replica of
+a gym is down, ``acquire`` re-probes them a few times with backoff (one probe
+per replica shared by every waiting caller) before giving up: a gym restarting
+is back within seconds. A gym that is not in the directory resolves to the URL
+each task names, one replica per URL. At most ``max_concurrent_seeds`` seeds
+run on a replica at once. An optional cap of task lifecycles per replica calls
+back when reached (the EOG containers leak file descriptors and fail after
+~200 lifecycles; see ``docs/performance.md``).
 """
 
 from __future__ import annotations
@@ -19,13 +21,15 @@ import os
 import random
 import time
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+import weakref
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from eog_core.errors import GymUnreachableError, SchemaError
+from eog_core.errors import GymUnreachableError, SchemaError, UsageError
 from eog_core.gym._client import GymClient, Timeouts
 from eog_core.gym._transport import Pool, Transport, lease_pool, release_pool
 from eog_core.tasks import DEFAULT_GYMS, AuthConfig
@@ -45,6 +49,10 @@ class Replica:
     lifecycles: int = 0
     down_since: float | None = None
     retired: bool = False
+    seeding: int = 0
+    """Seeds running on this replica now (at most the directory's ``max_concurrent_seeds``)."""
+    seeds_waiting: int = 0
+    """Seeds waiting for one of those slots."""
 
 
 @attrs.frozen(kw_only=True)
@@ -78,9 +86,13 @@ class GymDirectory:
     Gyms not in the directory resolve to the URL the task names (``fallback``).
     ``reprobe_attempts`` and ``reprobe_delay`` bound how long ``acquire`` keeps
     probing when every replica of a gym is down (doubling delays, jittered).
+    ``max_concurrent_seeds`` bounds the seeds in flight on each replica (a seed
+    runs a whole SQL dump on the gym; the EOG containers need a bound, 4 by
+    default as NeMo Gym found).
     """
 
     replicas: Mapping[str, str | Sequence[str]] = attrs.field(factory=dict)
+    max_concurrent_seeds: int = attrs.field(default=4, kw_only=True)
     max_lifecycles: int | None = attrs.field(default=None, kw_only=True)
     on_exhausted: Callable[[Replica], None] | None = attrs.field(default=None, kw_only=True)
     probe_after: float = attrs.field(default=2.0, kw_only=True)
@@ -94,8 +106,17 @@ class GymDirectory:
     _listed: frozenset[str] = attrs.field(default=frozenset(), init=False, repr=False)
     _probes: dict[tuple[str, str], asyncio.Future[bool]] = attrs.field(
         factory=dict, init=False, repr=False)
+    _seed_gates: weakref.WeakKeyDictionary[
+        asyncio.AbstractEventLoop, dict[tuple[str, str], asyncio.Semaphore]
+    ] = attrs.field(factory=weakref.WeakKeyDictionary, init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
+        if isinstance(self.max_concurrent_seeds, bool) or not (
+            isinstance(self.max_concurrent_seeds, int) and self.max_concurrent_seeds >= 1
+        ):
+            raise UsageError(
+                f"max_concurrent_seeds must be a positive integer, got {self.max_concurrent_seeds!r}"
+            )
         for gym, value in self.replicas.items():
             self._table[gym] = [Replica(gym=gym, url=url) for url in _urls(value, gym)]
         self._listed = frozenset(self._table)
@@ -155,6 +176,52 @@ class GymDirectory:
     def gyms(self) -> dict[str, list[Replica]]:
         """A copy of the table, for reports."""
         return {gym: [attrs.evolve(r) for r in reps] for gym, reps in self._table.items()}
+
+    def stats(self) -> dict[str, Any]:
+        """A JSON-ready summary: the bounds, and per gym its replicas' counters."""
+        return {
+            "max_concurrent_seeds": self.max_concurrent_seeds,
+            "max_lifecycles": self.max_lifecycles,
+            "gyms": {
+                gym: [
+                    {
+                        "url": r.url,
+                        "active": r.active,
+                        "lifecycles": r.lifecycles,
+                        "seeding": r.seeding,
+                        "seeds_waiting": r.seeds_waiting,
+                        "down": r.down_since is not None,
+                        "retired": r.retired,
+                    }
+                    for r in replicas
+                ]
+                for gym, replicas in self._table.items()
+            },
+        }
+
+    @asynccontextmanager
+    async def seed_slot(self, lease: Lease) -> AsyncIterator[None]:
+        """Hold one of the replica's ``max_concurrent_seeds`` seed slots for the block."""
+        gates = self._seed_gates.setdefault(asyncio.get_running_loop(), {})
+        gate = gates.get((lease.gym, lease.url))
+        if gate is None:
+            gate = gates[(lease.gym, lease.url)] = asyncio.Semaphore(self.max_concurrent_seeds)
+        replica = self._find(lease)
+        if replica is not None:
+            replica.seeds_waiting += 1
+        try:
+            await gate.acquire()
+        finally:
+            if replica is not None:
+                replica.seeds_waiting -= 1
+        if replica is not None:
+            replica.seeding += 1
+        try:
+            yield
+        finally:
+            if replica is not None:
+                replica.seeding -= 1
+            gate.release()
 
     async def acquire(
         self, gym: str, fallback: str | None = None, *, auth: AuthConfig | None = None
@@ -266,7 +333,7 @@ class GymDirectory:
     async def _probe(self, replica: Replica, auth: AuthConfig | None) -> bool:
         timeouts = Timeouts(connect=self.probe_timeout, admin=self.probe_timeout)
         async with GymClient(replica.url, name=replica.gym, auth=auth, transport=self.transport,
-                             timeouts=timeouts) as client:
-            alive = bool(await client.health())
+                             timeouts=timeouts, shared_session=True) as client:
+            alive = await client.probe()
         replica.down_since = None if alive else self.clock()
         return alive

@@ -1,24 +1,60 @@
-"""Reading a task's seed SQL, waiting for seeds in flight and judging whether a seed
-may have landed (TaskSession's and the Janitor's helpers)."""
+"""Reading a task's seed SQL, seeding within the directory's bound, waiting for seeds in
+flight, judging whether a seed may have landed, and discovering the task's tools
+(TaskSession's and the Janitor's helpers)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from eog_core.errors import GymHTTPError, GymUnreachableError, RequestError, SeedFileError
+import attrs
+
+from eog_core.errors import (
+    GymHTTPError,
+    GymUnreachableError,
+    RequestError,
+    SeedError,
+    SeedFileError,
+)
 from eog_core.gym._client import GymClient
-from eog_core.tasks import GymServer
+from eog_core.tasks import GymServer, Task, ToolSet, ToolSnapshot, ToolSpec, merge_tools
 
-__all__ = ["SeedFate", "close_after_seed", "read_seed", "seed_fate", "settle"]
+if TYPE_CHECKING:
+    from eog_core.gym._directory import GymDirectory, Lease
+
+__all__ = [
+    "SeedFate",
+    "bounded_seed",
+    "close_after_seed",
+    "discover_tools",
+    "read_seed",
+    "seed_fate",
+    "settle",
+]
 
 SeedFate = Literal["landed", "unknown", "never"]
 
 log = logging.getLogger("eog_core.session")
 
 _CLOSING: set[asyncio.Future[Any]] = set()  # deferred closes, kept alive until done
+
+
+class _Unsent(SeedError):
+    """The start was abandoned while this seed waited for a slot: it was never sent."""
+
+
+async def bounded_seed(directory: GymDirectory, lease: Lease, client: GymClient, sql: str, *,
+                       database_id: str, name: str, abandoned: asyncio.Event) -> str:
+    """Seed one database once the replica has a free seed slot, unless the start was
+    abandoned while it waited (then it is never sent)."""
+    async with directory.seed_slot(lease):
+        if abandoned.is_set():
+            raise _Unsent(f"seeding gym {lease.gym!r} was abandoned before it was sent",
+                          gym=lease.gym)
+        return await client.seed_database(sql, database_id=database_id, name=name)
 
 
 async def settle(seeding: asyncio.Future[Any], limit: float) -> None:
@@ -63,7 +99,7 @@ def seed_fate(seed: asyncio.Future[Any]) -> SeedFate:
     error = seed.exception()
     if error is None:
         return "landed"
-    if isinstance(error, GymUnreachableError | RequestError):
+    if isinstance(error, GymUnreachableError | RequestError | _Unsent):
         return "never"  # nothing left this process
     if isinstance(error, GymHTTPError) and 400 <= error.status < 500 and error.status != 408:
         return "never"  # the gym read the request and refused it
@@ -88,3 +124,22 @@ def read_seed(gym: GymServer, seed_root: Path | None) -> str:
             path=str(path),
             gym=gym.name,
         ) from exc
+
+
+async def discover_tools(
+    task: Task, clients: Mapping[str, GymClient], snapshots: Mapping[str, ToolSnapshot] | None
+) -> tuple[ToolSet, dict[str, str]]:
+    """The task's tool set and every listed tool's owner (snapshots, or one cached listing
+    per replica)."""
+    listed: dict[str, ToolSnapshot | list[ToolSpec]]
+    if snapshots is not None:
+        listed = dict(snapshots)
+    else:
+        answers = await asyncio.gather(*(client.list_tools() for client in clients.values()))
+        listed = {
+            gym: [ToolSpec.from_mcp(t, gym=gym) for t in tools]
+            for gym, tools in zip(clients, answers, strict=True)
+        }
+    every = merge_tools(attrs.evolve(task, selected_tools=None, restricted_tools=None), listed)
+    owners = {tool.name: tool.gym or "" for tool in every.tools}
+    return merge_tools(task, listed), owners

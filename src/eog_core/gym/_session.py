@@ -33,10 +33,17 @@ from eog_core.gym._client import GymClient, Timeouts, ToolResult, new_database_i
 from eog_core.gym._directory import GymDirectory, Lease
 from eog_core.gym._headers import HeaderMode
 from eog_core.gym._janitor import Janitor, default_janitor
-from eog_core.gym._seeding import close_after_seed, read_seed, seed_fate, settle
+from eog_core.gym._seeding import (
+    bounded_seed,
+    close_after_seed,
+    discover_tools,
+    read_seed,
+    seed_fate,
+    settle,
+)
 from eog_core.gym._sql import HttpSqlRunner
 from eog_core.gym._transport import Transport
-from eog_core.tasks import Task, ToolSet, ToolSnapshot, ToolSpec, merge_tools
+from eog_core.tasks import Task, ToolSet, ToolSnapshot
 from eog_core.verify import (
     DEFAULT_JUDGE_PROMPT,
     STRICT,
@@ -44,6 +51,7 @@ from eog_core.verify import (
     JudgePrompt,
     Policy,
     TaskVerdict,
+    ToolLatency,
     verify_task,
 )
 
@@ -186,9 +194,11 @@ class TaskSession:
                     shared_session=not _own_session(session_per_database, gym.name),
                 )
             database_ids = {gym.name: new_database_id() for gym in task.gym_servers}
+            abandoned = asyncio.Event()  # set on the way out: seeds not yet sent never are
             seed_requests = {
-                g: asyncio.ensure_future(clients[g].seed_database(
-                    seeds[g], database_id=database_ids[g], name=f"{task.task_id or 'task'} {g}"))
+                g: asyncio.ensure_future(bounded_seed(
+                    directory, leases[g], clients[g], seeds[g], database_id=database_ids[g],
+                    name=f"{task.task_id or 'task'} {g}", abandoned=abandoned))
                 for g in clients
             }
             seeding = asyncio.gather(*seed_requests.values(), return_exceptions=True)
@@ -206,6 +216,7 @@ class TaskSession:
             # Runs first on the way out: a seed already on the wire lands before its
             # database is deleted; one still running after that goes to the janitor.
             stack.push_async_callback(settle, seeding, timeouts.admin)
+            stack.callback(abandoned.set)
             outcomes = await asyncio.shield(seeding)
             failures: list[tuple[str, BaseException]] = []
             for gym_name, outcome in zip(clients, outcomes, strict=True):
@@ -222,7 +233,7 @@ class TaskSession:
                 raise SeedError(
                     f"seeding gym {gym_name!r} failed: {error}{others}", gym=gym_name
                 ) from error
-            tools, owners = await cls._discover(task, clients, tool_snapshots)
+            tools, owners = await discover_tools(task, clients, tool_snapshots)
             session = cls(
                 task=task,
                 tools=tools,
@@ -236,23 +247,6 @@ class TaskSession:
             )
         janitor.register(session)
         return session
-
-    @staticmethod
-    async def _discover(
-        task: Task, clients: Mapping[str, GymClient], snapshots: Mapping[str, ToolSnapshot] | None
-    ) -> tuple[ToolSet, dict[str, str]]:
-        listed: dict[str, ToolSnapshot | list[ToolSpec]]
-        if snapshots is not None:
-            listed = dict(snapshots)
-        else:
-            answers = await asyncio.gather(*(client.list_tools() for client in clients.values()))
-            listed = {
-                gym: [ToolSpec.from_mcp(t, gym=gym) for t in tools]
-                for gym, tools in zip(clients, answers, strict=True)
-            }
-        every = merge_tools(attrs.evolve(task, selected_tools=None, restricted_tools=None), listed)
-        owners = {tool.name: tool.gym or "" for tool in every.tools}
-        return merge_tools(task, listed), owners
 
     @staticmethod
     async def _delete(client: GymClient, lease: Lease, database_id: str, janitor: Janitor,
@@ -392,7 +386,7 @@ class TaskSession:
             r.name for r in self.trajectory if not r.local]  # refused calls never ran
         self._in_flight += 1
         try:
-            return await verify_task(
+            verdict = await verify_task(
                 self.task,
                 sql=HttpSqlRunner(self._clients),
                 policy=policy,
@@ -406,6 +400,15 @@ class TaskSession:
         finally:
             self._in_flight -= 1
             self.last_activity = time.monotonic()
+        return attrs.evolve(verdict, tool_latencies_ms=self.tool_latencies())
+
+    def tool_latencies(self) -> tuple[ToolLatency, ...]:
+        """Each tool call that went to a gym, in order, with its latency (as NeMo Gym reports)."""
+        return tuple(
+            ToolLatency(tool=r.name, gym=r.gym, latency_ms=r.latency_ms)
+            for r in self.trajectory
+            if not r.local
+        )
 
     async def aclose(self) -> None:
         """Delete every database, close the clients, release the replicas. Idempotent.

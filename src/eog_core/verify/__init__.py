@@ -9,6 +9,7 @@ from eog_core.verify._compare import (
 from eog_core.verify._engine import (
     FailureKind,
     TaskVerdict,
+    ToolLatency,
     VerifierResult,
     score_database_state,
     verify_task,
@@ -51,6 +52,7 @@ __all__ = [
     "SqliteSqlRunner",
     "StrictPolicy",
     "TaskVerdict",
+    "ToolLatency",
     "VerifierResult",
     "compare_values",
     "extract_value",

@@ -32,7 +32,9 @@ from eog_core.verify._outcome import SqlOutcome, SqlRunner
 from eog_core.verify._policy import STRICT, Policy
 from eog_core.verify._response import judge_decision
 
-__all__ = ["FailureKind", "TaskVerdict", "VerifierResult", "score_database_state", "verify_task"]
+__all__ = [
+    "FailureKind", "TaskVerdict", "ToolLatency", "VerifierResult", "score_database_state", "verify_task",
+]
 
 FailureKind = Literal["config_error", "verifier_error", "gym_unreachable", "judge_error", "no_verifiers",
                       "run_error"]
@@ -81,11 +83,28 @@ class VerifierResult:
 
 
 @attrs.frozen(kw_only=True)
+class ToolLatency:
+    """How long one tool call of the rollout took, end to end at the client."""
+
+    tool: str
+    gym: str | None
+    latency_ms: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """NeMo Gym's shape: ``{"tool", "gym", "latency_ms"}``."""
+        return {"tool": self.tool, "gym": self.gym, "latency_ms": round(self.latency_ms, 3)}
+
+
+@attrs.frozen(kw_only=True)
 class TaskVerdict:
     """How a rollout scored: success, reward, and every verifier's result.
 
     ``run_error`` (parity only) is the error upstream records instead of any
     result: its run of the task failed (``failure_kind="run_error"``).
+
+    ``tool_latencies_ms`` holds the rollout's tool calls in order when a
+    ``TaskSession`` verified it; ``to_dict`` gives them (when there are any)
+    except in the plain parity form, which is upstream's record exactly.
     """
 
     policy: str
@@ -102,6 +121,7 @@ class TaskVerdict:
     evaluation_completed: bool = True
     failure_kind: FailureKind | None = None
     run_error: str | None = None
+    tool_latencies_ms: tuple[ToolLatency, ...] = ()
 
     def verification_results(self) -> dict[str, Any]:
         """Upstream's name-keyed results (parity collapses; strict keeps every verifier).
@@ -152,6 +172,10 @@ class TaskVerdict:
         head: dict[str, Any] = {"task_id": self.task_id, "domain": self.domain, "mode": self.mode}
         if repeat is not None:
             head["repeat"] = repeat
+        latencies = (
+            {"tool_latencies_ms": [t.to_dict() for t in self.tool_latencies_ms]}
+            if self.tool_latencies_ms else {}
+        )
         body = head | {
             "policy": self.policy,
             "success": self.success,
@@ -163,7 +187,7 @@ class TaskVerdict:
             "evaluation_completed": self.evaluation_completed,
             "failure_kind": self.failure_kind,
             "results": [r.to_dict() for r in self.results],
-        }
+        } | latencies
         if self.policy == "parity":
             return body | self.upstream_record()
         return body | {

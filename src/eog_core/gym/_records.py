@@ -1,0 +1,61 @@
+"""The gym client's small records: timeouts, tool results, database ids."""
+
+from __future__ import annotations
+
+import secrets
+import string
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+__all__ = ["Timeouts", "ToolResult", "new_database_id", "seed_timeout"]
+
+_ID_ALPHABET = string.ascii_lowercase + string.digits
+
+
+@attrs.frozen(kw_only=True)
+class Timeouts:
+    """Seconds allowed per kind of request; ``seed=None`` scales with the dump size."""
+
+    connect: float = 10.0
+    rpc: float = 300.0
+    sql: float = 60.0
+    seed: float | None = None
+    admin: float = 30.0
+
+
+@attrs.frozen(kw_only=True)
+class ToolResult:
+    """A ``tools/call`` result; ``is_error`` results are returned, not raised."""
+
+    content: tuple[Mapping[str, Any], ...]
+    text: str
+    structured: Any = None
+    is_error: bool = False
+    raw: Mapping[str, Any] = attrs.field(repr=False)
+
+    @classmethod
+    def from_result(cls, result: Mapping[str, Any]) -> ToolResult:
+        """Read the ``result`` object of a ``tools/call`` answer."""
+        content = tuple(item for item in result.get("content") or () if isinstance(item, dict))
+        texts = [str(item.get("text", "")) for item in content if item.get("type") == "text"]
+        return cls(
+            content=content,
+            text="\n".join(texts),
+            structured=result.get("structuredContent"),
+            is_error=bool(result.get("isError", False)),
+            raw=result,
+        )
+
+
+def new_database_id() -> str:
+    """A fresh id in upstream's form: ``db_<epoch ms>_<9 chars [a-z0-9]>``."""
+    suffix = "".join(secrets.choice(_ID_ALPHABET) for _ in range(9))
+    return f"db_{int(time.time() * 1000)}_{suffix}"
+
+
+def seed_timeout(sql: str) -> float:
+    """Upstream's seeding budget: ``max(1200, 120 + bytes / 102400)`` seconds."""
+    return max(1200.0, 120.0 + len(sql.encode()) / 102400)
