@@ -16,6 +16,14 @@ def tests(session: nox.Session) -> None:
 
 
 @nox.session
+def properties(session: nox.Session) -> None:
+    """The hypothesis property tests with the CI profile (1,000 examples each)."""
+    session.install("-e", ".[test]")
+    session.run("python", "-m", "pytest", "-m", "property", "-p", "no:randomly", *session.posargs,
+                env={"HYPOTHESIS_PROFILE": "ci"})
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     session.install("ruff")
     session.run("ruff", "check", "src", "tests", "benchmarks", "noxfile.py")

@@ -7,6 +7,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests: few examples by default (the suite runs under CPU contention),
+# many under HYPOTHESIS_PROFILE=ci (``nox -s properties``). No deadlines: a slow
+# example on a loaded machine is not a failure.
+settings.register_profile("dev", max_examples=40, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("ci", max_examples=1000, deadline=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 if TYPE_CHECKING:
     from tests.datasets import DataSet

@@ -1,67 +1,150 @@
-"""Reading JSON that someone else wrote (a model's tool arguments): one error type for all.
+"""Reading JSON that someone else wrote (task files, dataset rows, a model's tool arguments).
 
 ``json.loads`` alone lets ``UnicodeDecodeError`` (bytes that are not UTF-8),
-``RecursionError`` (deep nesting) and ``ValueError`` (integers over Python's
-4,300-digit conversion limit) escape; here each becomes :class:`JsonInputError`,
-and nesting is capped well below the interpreter's recursion limit so that
-what was accepted can be serialised again.
+``RecursionError`` (deep nesting) and a bare ``ValueError`` (integers over
+Python's 4,300-digit conversion limit) escape. Here each becomes one
+:class:`JsonInputError` whose message says where (byte offset for bytes, line
+and column for text) without quoting the text, and nesting is capped well below
+the interpreter's recursion limit so that what was accepted can be compared,
+printed and serialised again. :func:`loads_untrusted` raises
+:class:`JsonInputError` (tool arguments answer it locally);
+:func:`decode_json` raises :class:`SchemaError` naming the file (task loading).
 """
 
 from __future__ import annotations
 
 import json
+import re
+import sys
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "JsonInputError", "loads_untrusted"]
+from eog_core.errors import SchemaError
+
+__all__ = ["MAX_DEPTH", "JsonInputError", "check_depth", "decode_json", "loads_untrusted",
+           "nesting_depth"]
 
 MAX_DEPTH = 100
-"""Deepest nesting of arrays and objects accepted."""
+"""Deepest nesting of arrays and objects accepted (real task files nest fewer than 10 levels)."""
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 class JsonInputError(ValueError):
-    """The text is not JSON we accept; the message says why (never quoting the text)."""
+    """The text is not JSON we accept; the message says why (never quoting the text).
+
+    ``offset`` is the byte offset of the problem when the input was bytes (plus
+    the ``start`` the caller gave), else None.
+    """
+
+    def __init__(self, message: str, *, offset: int | None = None) -> None:
+        self.reason = message
+        self.offset = offset
+        super().__init__(message)
 
 
-def loads_untrusted(data: str | bytes | bytearray, *, max_depth: int = MAX_DEPTH) -> Any:
-    """Parse ``data`` as JSON; any failure raises :class:`JsonInputError`."""
-    if isinstance(data, bytes | bytearray):
-        try:
-            text = bytes(data).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise JsonInputError(f"not UTF-8: invalid byte at offset {exc.start}") from None
-    else:
-        text = data
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise JsonInputError(
-                f"not UTF-8: unpaired surrogate at character {exc.start}"
-            ) from None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise JsonInputError(f"{exc.msg} at character {exc.pos}") from None
-    except RecursionError:
-        raise JsonInputError(f"nested deeper than {max_depth} levels") from None
-    except ValueError as exc:  # e.g. an integer over the int conversion limit
-        raise JsonInputError(str(exc)) from None
-    if _depth_exceeds(value, max_depth):
-        raise JsonInputError(f"nested deeper than {max_depth} levels")
-    return value
+def nesting_depth(value: Any, *, limit: int = MAX_DEPTH) -> int:
+    """How deeply ``value`` nests lists, tuples and dicts (a scalar is 0); stops past ``limit``.
 
-
-def _depth_exceeds(value: Any, limit: int) -> bool:
-    """True when ``value`` nests lists/dicts more than ``limit`` deep (iterative walk)."""
+    Iterative, so it is safe on structures too deep for recursion.
+    """
+    deepest = 0
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
         if isinstance(item, dict):
             children: Any = item.values()
-        elif isinstance(item, list):
+        elif isinstance(item, list | tuple):
             children = item
         else:
             continue
-        if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in children)
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        stack.extend((child, depth + 1) for child in children
+                     if isinstance(child, dict | list | tuple))
+    return deepest
+
+
+def check_depth(value: Any, *, source: str | None = None, path: str = "$",
+                max_depth: int = MAX_DEPTH) -> None:
+    """Raise :class:`SchemaError` if ``value`` nests deeper than ``max_depth``."""
+    if nesting_depth(value, limit=max_depth) > max_depth:
+        raise SchemaError(f"JSON nested deeper than {max_depth} levels", path=path, source=source)
+
+
+def _byte_offset(text: str, position: int, start: int) -> int:
+    return start + len(text[:position].encode("utf-8", "surrogatepass"))
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
     return False
+
+
+def loads_untrusted(data: str | bytes | bytearray, *, max_depth: int = MAX_DEPTH,
+                    start: int = 0) -> Any:
+    """Parse ``data`` as JSON; any failure raises :class:`JsonInputError`.
+
+    ``start`` is the byte offset of ``data`` within its file, so offsets in
+    messages point into the file (a ``.jsonl`` line, say).
+    """
+    measure_bytes = isinstance(data, bytes | bytearray)
+    if isinstance(data, bytes | bytearray):
+        try:
+            text = bytes(data).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            where = start + exc.start
+            raise JsonInputError(f"not UTF-8: invalid byte 0x{data[exc.start]:02x} at byte offset {where}",
+                                 offset=where) from None
+    else:
+        text = data
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise JsonInputError(f"not UTF-8: unpaired surrogate at character {exc.start}") from None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        offset = _byte_offset(text, exc.pos, start) if measure_bytes else None
+        at = f" (byte offset {offset})" if offset is not None else ""
+        raise JsonInputError(f"invalid JSON at line {exc.lineno} column {exc.colno}{at}: {exc.msg}",
+                             offset=offset) from None
+    except RecursionError:
+        raise JsonInputError(f"JSON nested deeper than {max_depth} levels") from None
+    except ValueError:  # an integer literal over sys.get_int_max_str_digits()
+        limit = sys.get_int_max_str_digits()
+        match = re.search(rf"\d{{{limit + 1},}}", text)
+        offset, at = None, ""
+        if match is not None and measure_bytes:
+            offset = _byte_offset(text, match.start(), start)
+            at = f" at byte offset {offset}"
+        elif match is not None:
+            at = f" at character {match.start()}"
+        raise JsonInputError(f"integer literal{at} has more than {limit} digits", offset=offset) from None
+    if nesting_depth(value, limit=max_depth) > max_depth:
+        raise JsonInputError(f"JSON nested deeper than {max_depth} levels")
+    if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
+        raise JsonInputError("not UTF-8: a string holds an unpaired surrogate escape (such as "
+                             "\\ud800), which no UTF-8 text can carry")
+    return value
+
+
+def decode_json(data: str | bytes, *, source: str | None = None, path: str = "$",
+                max_depth: int = MAX_DEPTH, start: int = 0) -> Any:
+    """:func:`loads_untrusted`, failing with a :class:`SchemaError` that names ``source``."""
+    try:
+        return loads_untrusted(data, max_depth=max_depth, start=start)
+    except JsonInputError as exc:
+        raise SchemaError(exc.reason, path=path, source=source, offset=exc.offset) from None

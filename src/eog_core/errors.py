@@ -66,12 +66,15 @@ class SchemaError(EogError, ValueError):
     """A task, dataset row or tool snapshot does not have the expected shape.
 
     ``path`` is a JSON path such as ``$.verifiers[3].validation_config.query``;
-    ``source`` names the file (or ``<mapping>``) the data came from.
+    ``source`` names the file (or ``<mapping>``) the data came from; ``offset``
+    is the byte offset in that file when the bytes themselves are at fault.
     """
 
-    def __init__(self, message: str, *, path: str = "$", source: str | None = None) -> None:
+    def __init__(self, message: str, *, path: str = "$", source: str | None = None,
+                 offset: int | None = None) -> None:
         self.path = path
         self.source = source
+        self.offset = offset
         self.reason = message
         where = f" in {source}" if source else ""
         super().__init__(f"{path}: {message}{where}")

@@ -136,7 +136,11 @@ async def test_write_queries_are_refused_before_they_run(tmp_path: Path) -> None
     assert strict.failure_kind == "config_error"
     assert "read-only" in (strict.results[0].error or "")
     assert connection.execute("SELECT COUNT(*) FROM ticket WHERE state = 'gone'").fetchone() == (0,)
-    parity = await verify_task(task, sql=runner, policy=PARITY)  # upstream runs whatever it is given
+    parity = await verify_task(task, sql=runner, policy=PARITY)  # our runner is read-only anyway
+    assert "read-only" in (parity.results[0].error or "")
+    assert connection.execute("SELECT COUNT(*) FROM ticket WHERE state = 'gone'").fetchone() == (0,)
+    writable = SqliteSqlRunner({"gym-a": connection}, read_only=False)
+    parity = await verify_task(task, sql=writable, policy=PARITY)  # upstream runs whatever it is given
     assert parity.results[0].passed is True
     assert connection.execute("SELECT COUNT(*) FROM ticket WHERE state = 'gone'").fetchone() == (1,)
 
@@ -199,7 +203,11 @@ def test_missing_snapshot_file_is_a_clear_error(tmp_path: Path) -> None:
 async def test_snapshot_files_are_read_only(tmp_path: Path) -> None:
     runner = SqliteSqlRunner({"gym-a": make_db(tmp_path / "a.sqlite")})
     outcome = await runner.run_sql("gym-a", None, "DELETE FROM ticket", {})
-    assert not outcome.success and "readonly" in (outcome.error or "")
+    assert not outcome.success and "read-only here (refused DELETE)" in (outcome.error or "")
+    # Without the authorizer the file itself is still opened read-only.
+    runner = SqliteSqlRunner({"gym-a": tmp_path / "a.sqlite"}, read_only=False)
+    outcome = await runner.run_sql("gym-a", None, "DELETE FROM ticket", {})
+    assert not outcome.success and "readonly database" in (outcome.error or "")
 
 
 async def test_now_can_be_pinned(tmp_path: Path) -> None:

@@ -112,9 +112,10 @@ async def _verify(args: argparse.Namespace, policies: list[Policy]) -> list[Task
     try:
         if gyms:
             clients = {gym: GymClient(url, name=gym) for gym, url in gyms.items()}
-            runner = HttpSqlRunner(clients)
-        else:
-            runner = SqliteSqlRunner(snapshots, now=args.now)
+            return [await verify_task(task, sql=HttpSqlRunner(clients, read_only=policy.read_only_sql),
+                                      policy=policy, database_ids=database_ids)
+                    for policy in policies]
+        runner = SqliteSqlRunner(snapshots, now=args.now)
         return [await verify_task(task, sql=runner, policy=policy, database_ids=database_ids)
                 for policy in policies]
     finally:

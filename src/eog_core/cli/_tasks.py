@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from eog_core._json import decode_json
 from eog_core.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, emit_json, progress, table
 from eog_core.errors import SchemaError
 from eog_core.tasks import (
@@ -70,18 +71,18 @@ def _each_task(paths: list[Path]) -> Iterator[Task | SchemaError]:
 
 def _each_row(file: Path) -> Iterator[Task | SchemaError]:
     try:
-        lines = file.read_text(encoding="utf-8").splitlines()
+        lines = file.read_bytes().splitlines(keepends=True)
     except OSError as exc:
         yield SchemaError(f"cannot read file: {exc.strerror or exc}", source=str(file))
         return
+    offset = 0
     for number, line in enumerate(lines, start=1):
+        start, offset = offset, offset + len(line)
         if not line.strip():
             continue
+        where = f"{file}:{number}"
         try:
-            row = json.loads(line)
-            yield Task.from_upstream(row, source=f"{file}:{number}")
-        except json.JSONDecodeError as exc:
-            yield SchemaError(f"invalid JSON: {exc.msg}", source=f"{file}:{number}")
+            yield Task.from_upstream(decode_json(line, source=where, start=start), source=where)
         except SchemaError as exc:
             yield exc
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import attrs
 
+from eog_core._sqlguard import READ_ONLY_HEADER
 from eog_core.errors import (
     ClosedError,
     GymError,
@@ -235,13 +236,21 @@ class GymClient:
         *,
         database_id: str | None,
         context: Mapping[str, Any] | None = None,
+        read_only: bool = False,
     ) -> SqlOutcome:
-        """Run a verifier query via ``/api/sql-runner``; failures come back as outcomes."""
+        """Run a verifier query via ``/api/sql-runner``; failures come back as outcomes.
+
+        ``read_only`` asks the gym to refuse writes (the ``x-eog-read-only``
+        header: LocalGym enforces it, other gyms ignore it).
+        """
+        headers = {**auth_headers(self.auth), **self._call_headers(database_id, context)}
+        if read_only:
+            headers[READ_ONLY_HEADER] = "1"
         request = self._rest(
             "POST",
             "/api/sql-runner",
             {"query": query, "database_id": database_id},
-            headers={**auth_headers(self.auth), **self._call_headers(database_id, context)},
+            headers=headers,
             timeout=self.timeouts.sql,
             idempotent=True,
             raw_body=True,

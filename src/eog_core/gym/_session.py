@@ -388,7 +388,7 @@ class TaskSession:
         try:
             verdict = await verify_task(
                 self.task,
-                sql=HttpSqlRunner(self._clients),
+                sql=HttpSqlRunner(self._clients, read_only=policy.read_only_sql),
                 policy=policy,
                 database_ids=self.database_ids,
                 final_response=final_response,

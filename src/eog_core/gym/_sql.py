@@ -16,10 +16,13 @@ __all__ = ["HttpSqlRunner"]
 class HttpSqlRunner:
     """Runs each query on the client registered under the verifier's ``gym_name``.
 
-    It does not own the clients: whoever opened them closes them.
+    It does not own the clients: whoever opened them closes them. With
+    ``read_only`` every query asks the gym to refuse writes (STRICT sets it;
+    LocalGym enforces it, other gyms ignore it).
     """
 
     clients: Mapping[str, GymClient]
+    read_only: bool = attrs.field(default=False, kw_only=True)
 
     async def run_sql(
         self,
@@ -34,4 +37,5 @@ class HttpSqlRunner:
             return SqlOutcome.failed(
                 f"no gym client named {gym_name!r} (known: {known})", kind="transport"
             )
-        return await client.run_sql(query, database_id=database_id, context=context)
+        return await client.run_sql(query, database_id=database_id, context=context,
+                                    read_only=self.read_only)

@@ -1,14 +1,22 @@
-"""The local gym's databases: one in-memory SQLite connection per database id."""
+"""The local gym's databases: one in-memory SQLite connection per database id.
+
+Tool calls and SQL-runner queries on one database take turns (an asyncio lock
+per database). SQL-runner queries run in a worker thread with a deadline, so a
+runaway query never blocks the gym's event loop.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 from typing import Any
 
 import attrs
 
-__all__ = ["DatabaseExistsError", "DatabaseStore", "rows_as_dicts", "run_sql"]
+from eog_core._sqlguard import QueryInterrupted, execute_guarded
+
+__all__ = ["DatabaseExistsError", "DatabaseStore", "QueryInterrupted", "rows_as_dicts", "run_sql"]
 
 
 class DatabaseExistsError(Exception):
@@ -21,6 +29,8 @@ class DatabaseStore:
 
     _connections: dict[str, sqlite3.Connection] = attrs.field(factory=dict, init=False)
     _pending: set[str] = attrs.field(factory=set, init=False)
+    _locks: dict[str, asyncio.Lock] = attrs.field(factory=dict, init=False)
+    _running: dict[str, set[threading.Event]] = attrs.field(factory=dict, init=False)
 
     def ids(self) -> list[str]:
         return sorted(self._connections)
@@ -49,9 +59,63 @@ class DatabaseStore:
             self._pending.discard(database_id)
         self._connections[database_id] = connection
 
+    def lock(self, database_id: str) -> asyncio.Lock:
+        """The lock tool calls and SQL-runner queries on ``database_id`` hold in turn."""
+        return self._locks.setdefault(database_id, asyncio.Lock())
+
+    async def run_query(self, database_id: str, query: str, *, read_only: bool,
+                        deadline_s: float | None) -> list[dict[str, Any]]:
+        """Run one SQL-runner statement in a worker thread; commit it unless ``read_only``.
+
+        Raises KeyError for an unknown database, :class:`QueryInterrupted` past
+        ``deadline_s`` seconds (or when the database is deleted or the gym stops meanwhile)
+        and ``sqlite3.Error`` for a query SQLite rejects (with ``read_only``,
+        any write).
+        """
+        async with self.lock(database_id):
+            connection = self._connections.get(database_id)
+            if connection is None:
+                raise KeyError(database_id)
+            cancelled = threading.Event()
+            running = self._running.setdefault(database_id, set())
+            running.add(cancelled)
+            work = asyncio.ensure_future(asyncio.to_thread(
+                execute_guarded, connection, query, read_only=read_only, timeout=deadline_s,
+                cancelled=cancelled, commit=not read_only))
+            try:
+                columns, rows = await asyncio.shield(work)
+            except asyncio.CancelledError:
+                cancelled.set()  # stop the worker, and keep the lock until it has stopped
+                await asyncio.wait([work])
+                raise
+            finally:
+                running.discard(cancelled)
+        return [dict(zip(columns, _jsonable_row(row), strict=True)) for row in rows]
+
+    def running_queries(self) -> int:
+        """How many SQL-runner queries are running now."""
+        return sum(len(events) for events in self._running.values())
+
+    def interrupt(self, database_id: str | None = None) -> None:
+        """Stop the SQL-runner queries running on one database (or on all)."""
+        ids = [database_id] if database_id is not None else list(self._running)
+        for key in ids:
+            for event in self._running.get(key, ()):
+                event.set()
+
+    async def delete_when_idle(self, database_id: str) -> bool:
+        """Interrupt its queries, wait for the running tool call or query, then delete."""
+        self.interrupt(database_id)
+        async with self.lock(database_id):
+            deleted = self.delete(database_id)
+        if not self.lock(database_id).locked():
+            self._locks.pop(database_id, None)
+        return deleted
+
     def delete(self, database_id: str) -> bool:
         """Close and forget one database; False if it did not exist."""
         connection = self._connections.pop(database_id, None)
+        self._running.pop(database_id, None)
         if connection is None:
             return False
         connection.close()
@@ -59,6 +123,9 @@ class DatabaseStore:
 
     def close(self) -> None:
         """Close every database (idempotent)."""
+        self.interrupt()
+        self._running.clear()
+        self._locks.clear()
         while self._connections:
             _, connection = self._connections.popitem()
             connection.close()

@@ -223,21 +223,24 @@ class McpEndpoint:
             headers={key.lower(): value for key, value in request.headers.items()},
             tool_name=name,
         )
-        self.counters.tool_executions[name] += 1
-        self.ledger.executed(database_id, name, arguments)
-        try:
-            value = await spec.invoke(context, arguments)
-            connection.commit()
-        except ToolError as exc:
-            connection.rollback()
-            result = tool_result(f"Error: {exc}", is_error=True)
-        except Exception as exc:
-            connection.rollback()
-            result = tool_result(
-                f"Error executing tool {name}: {type(exc).__name__}: {exc}", is_error=True
-            )
-        else:
-            result = tool_result(value)
+        async with self.databases.lock(database_id):  # SQL-runner queries run in a thread
+            if self.databases.get(database_id) is not connection:
+                return tool_result(f"Error: Database not found: {database_id}", is_error=True)
+            self.counters.tool_executions[name] += 1
+            self.ledger.executed(database_id, name, arguments)
+            try:
+                value = await spec.invoke(context, arguments)
+                connection.commit()
+            except ToolError as exc:
+                connection.rollback()
+                result = tool_result(f"Error: {exc}", is_error=True)
+            except Exception as exc:
+                connection.rollback()
+                result = tool_result(
+                    f"Error executing tool {name}: {type(exc).__name__}: {exc}", is_error=True
+                )
+            else:
+                result = tool_result(value)
         if self.faults.drop_after_tool_call(request.path):
             return _DROPPED
         return result

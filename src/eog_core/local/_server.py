@@ -19,7 +19,9 @@ from typing import Any, Self, TypeVar
 import attrs
 from aiohttp import web
 
-from ._databases import DatabaseExistsError, DatabaseStore, run_sql
+from eog_core._sqlguard import READ_ONLY_HEADER
+
+from ._databases import DatabaseExistsError, DatabaseStore, QueryInterrupted, run_sql
 from ._faults import Counters, DropMoment, FaultPlan, drop_connection
 from ._ledger import Ledger
 from ._mcp import McpEndpoint, ResponseMode
@@ -45,6 +47,10 @@ class LocalGym:
     notification so clients are exercised on picking the response by id.
     ``journal`` names a file to which the :attr:`ledger` appends every seed,
     delete and tool execution, so a gym in a killed process can still be audited.
+    ``/api/sql-runner`` queries run off the event loop and are interrupted
+    after ``sql_timeout`` seconds (HTTP 400), so a runaway query never stalls
+    the gym; with the ``x-eog-read-only`` header they run under SQLite's
+    authorizer and cannot write.
     """
 
     _name: str = "local-gym"
@@ -53,6 +59,7 @@ class LocalGym:
     _mcp_path: str = "/mcp"
     _response_mode: ResponseMode = "json"
     _sse_noise: bool = True
+    _sql_timeout: float | None = 30.0
     _tools: ToolRegistry = attrs.field(factory=ToolRegistry)
     _journal: str | os.PathLike[str] | None = None
     _ledger: Ledger = attrs.field(init=False)
@@ -69,6 +76,8 @@ class LocalGym:
         if not self._mcp_path.startswith("/"):
             raise ValueError("mcp_path must start with '/'")
         self._ledger = Ledger(self._journal)
+        if self._sql_timeout is not None and not self._sql_timeout > 0:
+            raise ValueError("sql_timeout must be a positive number of seconds or None")
         self._endpoint = McpEndpoint(
             server_name=self._name,
             server_version=SERVER_VERSION,
@@ -136,6 +145,11 @@ class LocalGym:
         if connection is None:
             raise KeyError(database_id)
         return run_sql(connection, sql)
+
+    @property
+    def sql_queries_running(self) -> int:
+        """SQL-runner queries running right now (in worker threads)."""
+        return self._databases.running_queries()
 
     def session_ids(self) -> list[str]:
         return self._endpoint.session_ids()
@@ -221,6 +235,7 @@ class LocalGym:
         """Stop serving and drop every database and session (idempotent)."""
         runner, self._runner = self._runner, None
         self._bound_port = None
+        self._databases.interrupt()  # running SQL-runner queries end now, not at their deadline
         try:
             if runner is not None:
                 await runner.cleanup()
@@ -323,12 +338,15 @@ class LocalGym:
         database_id = body.get("database_id") or request.headers.get("x-database-id")
         if not isinstance(database_id, str) or not database_id:
             return _detail("Missing database_id (body or x-database-id header)", status=400)
-        connection = self._databases.get(database_id)
-        if connection is None:
-            return _detail(f"Database not found: {database_id}", status=404)
+        read_only = request.headers.get(READ_ONLY_HEADER, "").strip().lower() in ("1", "true")
         try:
-            rows = run_sql(connection, query)
-        except (sqlite3.Error, ValueError) as exc:
+            rows = await self._databases.run_query(database_id, query, read_only=read_only,
+                                                   deadline_s=self._sql_timeout)
+        except KeyError:
+            return _detail(f"Database not found: {database_id}", status=404)
+        except QueryInterrupted as exc:
+            return _detail(str(exc), status=400)
+        except (sqlite3.Error, ValueError, OverflowError) as exc:
             return _detail(str(exc), status=400)
         return web.json_response({"data": rows}, dumps=_dumps)
 
@@ -339,7 +357,7 @@ class LocalGym:
         database_id = body.get("database_id") or request.headers.get("x-database-id")
         if not isinstance(database_id, str) or not database_id:
             return _detail("Missing database_id", status=400)
-        if not self._databases.delete(database_id):
+        if not await self._databases.delete_when_idle(database_id):
             return _detail(f"Database not found: {database_id}", status=404)
         self._ledger.deleted(database_id)
         return web.json_response(

@@ -10,7 +10,6 @@ malformation raises :class:`SchemaError` naming the JSON path and the source.
 
 from __future__ import annotations
 
-import json
 import re
 import typing
 from collections.abc import Callable, Mapping
@@ -22,6 +21,7 @@ import cattrs
 from cattrs.errors import ClassValidationError, IterableValidationError
 from cattrs.gen import make_dict_structure_fn, override
 
+from eog_core._json import check_depth, decode_json
 from eog_core.errors import SchemaError
 from eog_core.tasks._schema import (
     AuthConfig,
@@ -265,9 +265,9 @@ def _decode_json_field(obj: dict[str, Any], key: str, source: str | None) -> Non
     value = obj.get(key)
     if isinstance(value, str):
         try:
-            obj[key] = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise SchemaError(f"not a valid JSON string ({exc.msg})", path=f"$.{key}",
+            obj[key] = decode_json(value, path=f"$.{key}", source=source)
+        except SchemaError as exc:
+            raise SchemaError(f"not a valid JSON string ({exc.reason})", path=f"$.{key}",
                               source=source) from exc
 
 
@@ -349,6 +349,7 @@ def task_from_mapping(obj: Mapping[str, Any], *, source: str | None = None) -> T
                               path=f"$.{unknown[0]}", source=source)
     for key in ("verifiers", "gym_servers_config"):
         _decode_json_field(data, key, source)
+    check_depth(data, source=source)
     legacy = {k: data.pop(k) for k in LEGACY_KEYS & set(data)}
     gym_keys = {k: data[k] for k in ("gym_servers_config",) if k in data}
     if not data.get("gym_servers_config") and "mcp_server_url" in legacy:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import Any
 
 import attrs
 
+from eog_core._json import decode_json
 from eog_core.errors import SchemaError
 from eog_core.tasks._schema import Task
 
@@ -36,14 +36,10 @@ def _infer_domain(task: Task) -> str | None:
 
 def _read_json(path: Path) -> Any:
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise SchemaError(f"cannot read file: {exc.strerror or exc}", source=str(path)) from exc
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SchemaError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
-                          source=str(path)) from exc
+    return decode_json(data, source=str(path))
 
 
 def _complete(task: Task, *, default_id: str | None) -> Task:
@@ -86,19 +82,23 @@ def iter_tasks(path: str | os.PathLike[str]) -> Iterator[Task]:
     if root.suffix != ".jsonl":
         yield load_task(root)
         return
+    yield from _iter_rows(root)
+
+
+def _iter_rows(root: Path) -> Iterator[Task]:
+    """The rows of a ``.jsonl`` file; errors name ``file:line`` and, for bad bytes, the file offset."""
     try:
-        handle = root.open(encoding="utf-8")
+        handle = root.open("rb")
     except OSError as exc:
         raise SchemaError(f"cannot read file: {exc.strerror or exc}", source=str(root)) from exc
     with handle:
+        offset = 0
         for number, line in enumerate(handle, start=1):
+            start, offset = offset, offset + len(line)
             if not line.strip():
                 continue
             where = f"{root}:{number}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise SchemaError(f"invalid JSON: {exc.msg}", source=where) from exc
+            row = decode_json(line, source=where, start=start)
             yield _complete(Task.from_upstream(row, source=where), default_id=None)
 
 

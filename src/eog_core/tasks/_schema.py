@@ -6,6 +6,7 @@ files, dataset rows, NeMo Gym rows) are read and written by ``_convert.py``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -37,6 +38,24 @@ def _source_keys() -> Any:
 
 def _redacted(_: object) -> str:
     return "'***'"
+
+
+_SECRET_KEY = re.compile(r"auth|token|secret|passw|api[-_]?key|cookie|credential", re.IGNORECASE)
+
+
+def _redact(value: Any) -> Any:
+    """A copy of ``value`` with the values of secret-looking keys replaced by ``'***'``."""
+    if isinstance(value, Mapping):
+        return {key: "***" if isinstance(key, str) and _SECRET_KEY.search(key)
+                and not isinstance(value[key], Mapping) else _redact(value[key]) for key in value}
+    if isinstance(value, list | tuple):
+        return type(value)(_redact(item) for item in value)
+    return value
+
+
+def _redacted_mapping(value: Mapping[str, Any]) -> str:
+    """The repr of a mapping that may hold tokens (a legacy ``auth_config``, auth headers)."""
+    return repr(_redact(value))
 
 
 @attrs.frozen(kw_only=True)
@@ -73,7 +92,8 @@ class GymServer:
     name: str
     url: str
     seed_database_file: str | None = None
-    context: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
+    context: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping,
+                                             repr=_redacted_mapping)
     user_info: Any = None
     mcp_endpoint: str | None = None
     auth: AuthConfig | None = None
@@ -180,6 +200,8 @@ class Task:
     ``context``, ``auth_config``, ``temperature``, ``max_tokens``) verbatim.
     ``source_keys`` (on every record read from a file) is the keys it was read
     with, in order: :meth:`to_upstream` writes exactly those.
+    No token shows in a repr or str: auth configs and secret-looking context
+    keys are masked (``to_upstream()`` keeps them, it is the task's data).
     """
 
     task_id: str | None = None
@@ -194,7 +216,8 @@ class Task:
     mcp_endpoint: str = "/mcp"
     number_of_runs: int = 1
     reset_database_between_runs: bool = True
-    legacy: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
+    legacy: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping,
+                                            repr=_redacted_mapping)
     source_keys: tuple[str, ...] | None = _source_keys()
 
     @classmethod

@@ -7,7 +7,6 @@ means every tool) and ``restricted_tools`` removes.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from eog_core._json import decode_json
 from eog_core.errors import SchemaError
 from eog_core.tasks._schema import Task
 
@@ -230,9 +230,10 @@ class ToolSet:
 
 def _read_snapshot(path: Path) -> ToolSnapshot:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        raw = path.read_bytes()
+    except OSError as exc:
         raise SchemaError(f"cannot read tool snapshot: {exc}", source=str(path)) from exc
+    data = decode_json(raw, source=str(path))
     if not isinstance(data, dict) or not isinstance(data.get("gym_name"), str):
         raise SchemaError("expected an object with a string gym_name", source=str(path))
     tools = data.get("tools")

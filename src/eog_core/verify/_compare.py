@@ -2,13 +2,16 @@
 
 ``upstream_compare`` is upstream's comparison to the letter (Python operators,
 its details strings, its error texts). ``strict_compare`` corrects it: numbers
-equal their numeric strings and full ISO-8601 timestamps compare as instants.
+equal their numeric strings (exactly, also past Python's 4,300-digit int
+limit) and full ISO-8601 timestamps compare as instants.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any, NamedTuple
 
 from dateutil.parser import isoparse
@@ -59,14 +62,29 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _as_number(text: str) -> int | float | None:
+def _as_number(text: str) -> int | float | Decimal | None:
     match = _NUMBER.fullmatch(text)
     if not match:
         return None
     if match.group(2) is None and match.group(3) is None and "." not in text:
-        return int(text)  # an integer literal stays exact, however large
+        # An integer literal stays exact, however large: past Python's int/str
+        # digit limit it becomes a Decimal, which compares exactly with ints and floats.
+        limit = sys.get_int_max_str_digits()
+        return Decimal(text.strip()) if limit and len(match.group(1)) > limit else int(text)
     number = float(text)
     return int(number) if number.is_integer() and abs(number) < 2**53 else number
+
+
+def _text(value: Any) -> str:
+    """``str(value)``, also for integers past the digit limit and structures too deep to print."""
+    try:
+        return str(value)
+    except ValueError:
+        if isinstance(value, int):
+            return str(Decimal(value))
+        return f"<{type(value).__name__} holding an integer too long to print>"
+    except RecursionError:
+        return f"<{type(value).__name__} nested too deeply to print>"
 
 
 def _as_instant(text: str) -> datetime | None:
@@ -103,10 +121,10 @@ def strict_compare(actual: Any, expected: Any, comparison_type: Any) -> Comparis
     if comparison_type not in COMPARISON_TYPES:
         return Comparison(passed=False, details=f"Unknown comparison type: {comparison_type}",
                           known_type=False)
-    details = f"Comparison {comparison_type}: {actual} vs {expected}"
+    details = f"Comparison {comparison_type}: {_text(actual)} vs {_text(expected)}"
     if comparison_type == "contains":
-        needle = expected if isinstance(expected, str) else str(expected)
-        return Comparison(passed=needle in str(actual), details=details)
+        needle = expected if isinstance(expected, str) else _text(expected)
+        return Comparison(passed=needle in _text(actual), details=details)
     left, right = _coerce(actual, expected)
     try:
         if comparison_type == "equals":
@@ -115,6 +133,7 @@ def strict_compare(actual: Any, expected: Any, comparison_type: Any) -> Comparis
             passed = left > right
         else:
             passed = left < right
-    except TypeError as exc:
-        return Comparison(passed=False, details=f"Comparison error: {exc}")
-    return Comparison(passed=bool(passed), details=details)
+        passed = bool(passed)
+    except (TypeError, ArithmeticError, RecursionError) as exc:  # unordered types, NaN vs Decimal
+        return Comparison(passed=False, details=f"Comparison error: {_text(exc)}")
+    return Comparison(passed=passed, details=details)

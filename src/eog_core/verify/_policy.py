@@ -8,13 +8,12 @@ it can be read (and one day deleted) here.
 from __future__ import annotations
 
 import abc
-from functools import lru_cache
 from typing import Any, Literal
 
 import attrs
-import sqlparse
 
 from eog_core.verify._compare import Comparison, strict_compare, upstream_compare
+from eog_core.verify._readonly import read_only_problem
 
 __all__ = ["PARITY", "STRICT", "ParityPolicy", "Policy", "StrictPolicy", "read_only_problem"]
 
@@ -35,6 +34,11 @@ class Policy(abc.ABC):
     def refuse_query(self, query: str) -> str | None:
         """Why ``query`` must not run (None: it may)."""
         return None
+
+    @property
+    def read_only_sql(self) -> bool:
+        """Verifier SQL must not write: runners we control enforce it, gyms are asked to."""
+        return False
 
     @property
     def collapses_names(self) -> bool:
@@ -100,23 +104,9 @@ class StrictPolicy(Policy):
     def refuse_query(self, query: str) -> str | None:
         return read_only_problem(query)
 
-
-@lru_cache(maxsize=4096)
-def read_only_problem(query: str) -> str | None:
-    """Why ``query`` is not one read-only statement, or None when it is.
-
-    Accepted: exactly one ``SELECT`` statement (``WITH ... SELECT`` included).
-    Cached: the same verifier queries are checked once per process.
-    """
-    statements = [s for s in sqlparse.parse(query) if s.token_first(skip_cm=True, skip_ws=True)]  # type: ignore[no-untyped-call]
-    if not statements:
-        return "the query is empty"
-    if len(statements) > 1:
-        return f"the query holds {len(statements)} statements; a verifier may run only one"
-    kind = statements[0].get_type()  # type: ignore[no-untyped-call]
-    if kind != "SELECT":
-        return f"the query is not a read-only SELECT statement (it reads as {kind})"
-    return None
+    @property
+    def read_only_sql(self) -> bool:
+        return True
 
 
 PARITY: Policy = ParityPolicy()

@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import os
 import sqlite3
+import threading
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from eog_core._sqlguard import QueryInterrupted, execute_guarded
 from eog_core.errors import UsageError, VerificationError
 from eog_core.verify._outcome import SqlOutcome
 
-__all__ = ["SqliteSqlRunner"]
+__all__ = ["DEFAULT_SQL_TIMEOUT", "SqliteSqlRunner"]
+
+#: Seconds a verifier query may run before it is interrupted.
+DEFAULT_SQL_TIMEOUT = 30.0
 
 _TIME_FUNCTIONS = ("date", "time", "datetime", "julianday", "unixepoch", "strftime")
 
@@ -29,6 +35,7 @@ class _Clock:
     def __init__(self, now: str) -> None:
         self.now: str | None = now
         self.helper: sqlite3.Connection | None = sqlite3.connect(":memory:", check_same_thread=False)
+        self.lock = threading.Lock()  # queries on several gyms run in worker threads at once
 
     def evaluate(self, name: str, first_time_arg: int, *args: Any) -> Any:
         now = self.now
@@ -37,16 +44,18 @@ class _Clock:
         if now is not None and len(swapped) == first_time_arg:  # no time value means 'now'
             swapped.append(now)
         sql = f"SELECT {name}({', '.join('?' * len(swapped))})"
-        if self.helper is not None:
-            return self.helper.execute(sql, swapped).fetchone()[0]
+        with self.lock:
+            if self.helper is not None:
+                return self.helper.execute(sql, swapped).fetchone()[0]
         with contextlib.closing(sqlite3.connect(":memory:")) as scratch:
             return scratch.execute(sql, swapped).fetchone()[0]
 
     def release(self) -> None:
-        self.now = None
-        if self.helper is not None:
-            self.helper.close()
-            self.helper = None
+        with self.lock:
+            self.now = None
+            if self.helper is not None:
+                self.helper.close()
+                self.helper = None
 
 
 def _pin_now(connection: sqlite3.Connection, clock: _Clock) -> None:
@@ -74,15 +83,29 @@ class SqliteSqlRunner:
 
     Answers exactly as a gym's ``/api/sql-runner``: ``{"data": [row dicts]}`` on
     success, ``SQL API call failed (HTTP 400): <sqlite error>`` on a rejected
-    query. Files are opened read-only, so a verifier cannot alter a snapshot.
-    ``now`` (ISO text or datetime) pins SQLite's ``'now'`` for reproducible
-    scoring of verifiers that use ``datetime('now')``.
+    query. Verifier SQL is read-only under every policy: files are opened
+    read-only and every query (lent connections included) runs under SQLite's
+    authorizer, so a verifier cannot alter a snapshot (``read_only=False``
+    lets a lent connection be written, as upstream's gyms allow). Queries run in
+    a worker thread, off the event loop, and are interrupted after ``timeout``
+    seconds (a failed outcome: ``verifier_error`` in strict scoring); a lent
+    connection made with ``check_same_thread=True`` runs on the caller's
+    thread, still bounded by the deadline. ``now`` (ISO text or datetime) pins
+    SQLite's ``'now'`` for reproducible scoring of verifiers that use
+    ``datetime('now')``.
     """
 
     def __init__(self, databases: Mapping[str, str | os.PathLike[str] | sqlite3.Connection], *,
-                 now: str | datetime | None = None) -> None:
+                 now: str | datetime | None = None, timeout: float | None = DEFAULT_SQL_TIMEOUT,
+                 read_only: bool = True) -> None:
+        if timeout is not None and not timeout > 0:
+            raise UsageError(f"timeout must be a positive number of seconds or None, got {timeout!r}")
         self._connections: dict[str, sqlite3.Connection] = {}
         self._owned: list[sqlite3.Connection] = []
+        self._locks: dict[int, threading.Lock] = {}
+        self._same_thread_only: set[int] = set()
+        self._timeout = timeout
+        self._read_only = read_only
         pinned = self._format_now(now)
         self._clock = _Clock(pinned) if pinned is not None else None
         if pinned is not None and self._clock is not None and self._clock.evaluate(
@@ -96,6 +119,7 @@ class SqliteSqlRunner:
                 if self._clock is not None:
                     _pin_now(connection, self._clock)
                 self._connections[gym] = connection
+                self._locks.setdefault(id(connection), threading.Lock())
         except BaseException:
             self.close()
             raise
@@ -126,24 +150,43 @@ class SqliteSqlRunner:
         return tuple(self._connections)
 
     def query(self, gym_name: str, query: str) -> SqlOutcome:
-        """Run ``query`` synchronously (the async method wraps this)."""
+        """Run ``query`` on the calling thread (the async method runs it in a worker thread)."""
+        return self._query(gym_name, query, None)
+
+    def _query(self, gym_name: str, query: str, cancelled: threading.Event | None) -> SqlOutcome:
         connection = self._connections.get(gym_name)
         if connection is None:
             return SqlOutcome.failed(
                 f"SQL API call failed (HTTP 404): no database snapshot for gym '{gym_name}'",
                 status=404)
         try:
-            cursor = connection.execute(query)
-            columns = [d[0] for d in cursor.description or ()]
-            rows = [dict(zip(columns, map(_jsonable, row), strict=True)) for row in cursor.fetchall()]
+            with self._locks[id(connection)]:
+                columns, rows = execute_guarded(connection, query, read_only=self._read_only,
+                                                timeout=self._timeout, cancelled=cancelled)
+        except QueryInterrupted as exc:
+            return SqlOutcome.failed(str(exc))
         except (sqlite3.Error, ValueError, OverflowError) as exc:
+            if isinstance(exc, sqlite3.ProgrammingError) and "thread" in str(exc):
+                raise  # a connection bound to another thread: _run_sql retries on the loop
             return SqlOutcome.failed(f"SQL API call failed (HTTP 400): {exc}", status=400)
-        return SqlOutcome.ok({"data": rows})
+        return SqlOutcome.ok({"data": [dict(zip(columns, map(_jsonable, row), strict=True))
+                                       for row in rows]})
 
     async def run_sql(self, gym_name: str, database_id: str | None, query: str,
                       context: Mapping[str, str]) -> SqlOutcome:
         """The :class:`SqlRunner` method; ``database_id`` and ``context`` do not matter offline."""
-        return self.query(gym_name, query)
+        connection = self._connections.get(gym_name)
+        if connection is None or id(connection) in self._same_thread_only:
+            return self._query(gym_name, query, None)
+        cancelled = threading.Event()
+        try:
+            return await asyncio.to_thread(self._query, gym_name, query, cancelled)
+        except sqlite3.ProgrammingError:  # check_same_thread=True: only its own thread may use it
+            self._same_thread_only.add(id(connection))
+            return self._query(gym_name, query, None)
+        except asyncio.CancelledError:
+            cancelled.set()  # the worker's progress handler stops the query
+            raise
 
     def close(self) -> None:
         """Close the connections this runner opened; lent ones read the real clock again."""

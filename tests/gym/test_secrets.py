@@ -1,0 +1,112 @@
+"""A task's token never shows: not in a repr or str, an error message, a verdict or a log line.
+
+The task uses the legacy top-level ``auth_config`` (the form that leaked), the
+gym checks that the token really arrives, and the session goes through its
+success and failure paths with every logger at DEBUG.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from eog_core import PARITY, STRICT, Task, load_task
+from eog_core.errors import EogError
+from eog_core.gym import GymClient, GymDirectory, TaskSession
+from eog_core.local import LocalGym, ToolContext, demo_paths
+from eog_core.tasks import AuthConfig
+
+SENTINEL = "SENTINEL-7f3a9c-token"
+PATHS = demo_paths()
+
+
+def legacy_task(url: str, token: str = SENTINEL) -> Task:
+    raw: dict[str, Any] = json.loads(PATHS.task.read_text())
+    gym = raw.pop("gym_servers_config")[0]
+    raw.update(mcp_server_url=url, seed_database_file=gym["seed_database_file"],
+               context={**gym["context"], "x-api-key": token},
+               auth_config={"type": "bearer", "token": token})
+    raw["selected_tools"] = [*raw["selected_tools"], "auth_seen"]
+    for verifier in raw["verifiers"]:
+        verifier.pop("gym_name", None)
+    raw["verifiers"].append({"verifier_type": "database_state", "name": "refused",
+                             "validation_config": {"query": "DELETE FROM entitlement", "expected_value": 1}})
+    raw["verifiers"].append({"verifier_type": "database_state", "name": "broken",
+                             "validation_config": {"query": "SELECT nope FROM nowhere", "expected_value": 1}})
+    return load_task(raw)
+
+
+@pytest.fixture
+async def gym() -> AsyncIterator[LocalGym]:
+    async with LocalGym.demo(sql_timeout=0.3) as server:
+
+        @server.tool(name="auth_seen", description="Whether the bearer token arrived.")
+        def auth_seen(ctx: ToolContext) -> bool:
+            return ctx.headers.get("authorization") == f"Bearer {SENTINEL}"
+
+        yield server
+
+
+def texts_of(error: BaseException) -> list[str]:
+    texts = []
+    current: BaseException | None = error
+    while current is not None:
+        texts += [str(current), repr(current)]
+        current = current.__cause__ or current.__context__
+    return texts
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def test_the_token_never_shows(gym: LocalGym, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    task = legacy_task(gym.url)
+    seen: list[str] = [repr(task), str(task), repr(task.gym_servers)]
+    assert task.to_upstream()["auth_config"]["token"] == SENTINEL  # the data itself is kept
+    async with TaskSession.start(task, directory=GymDirectory({"default_gym": gym.url}),
+                                 seed_root=PATHS.directory) as session:
+        seen += [repr(session), str(session)]
+        seen.append(repr(await session.call_tool("auth_seen", {})))
+        assert (await session.call_tool("auth_seen", {})).structured in (True, {"result": True})
+        seen.append(repr(await session.call_tool("no_such_tool", {})))
+        seen.append(repr(await session.call_tool("find_account", {"bogus": 1})))
+        gym.expire_sessions()  # the client re-initializes (and logs it)
+        gym.fail_next(1, 500, path="/api/sql-runner", detail="boom")
+        for policy in (STRICT, PARITY):
+            verdict = await session.verify(policy=policy)
+            seen += [repr(verdict), json.dumps(verdict.to_dict())]
+        seen += [repr(session.trajectory), repr(session)]
+    closed_call: EogError | None = None
+    try:
+        await session.call_tool("auth_seen", {})
+    except EogError as exc:
+        closed_call = exc
+    assert closed_call is not None
+    seen += texts_of(closed_call)
+
+    unreachable = legacy_task(f"http://127.0.0.1:{free_port()}")
+    with pytest.raises(EogError) as caught:
+        async with TaskSession.start(unreachable, seed_root=PATHS.directory):
+            pass
+    seen += texts_of(caught.value)
+
+    for bad_token in (f"{SENTINEL}\r\nX-Evil: 1", f"{SENTINEL}\x00"):
+        with pytest.raises(EogError) as caught:
+            async with GymClient(gym.url, name="g", auth=AuthConfig(type="bearer", token=bad_token)) as client:
+                await client.list_tools()
+        seen += texts_of(caught.value)
+
+    logged = [record.getMessage() for record in caplog.records]
+    logged += [caplog.text]
+    assert len(caplog.records) > 0
+    leaks = [text for text in seen + logged if SENTINEL in text]
+    assert leaks == []

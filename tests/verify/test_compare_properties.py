@@ -1,0 +1,66 @@
+"""Property: comparing any two values never raises, and STRICT's equality and order are symmetric."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from eog_core import PARITY, STRICT, compare_values
+from eog_core.verify import COMPARISON_TYPES, Comparison
+
+pytestmark = pytest.mark.property
+
+numeric_text = st.one_of(
+    st.integers().map(str), st.floats(allow_nan=False).map(str), st.decimals(allow_nan=False).map(str),
+    st.sampled_from([4299, 4300, 4301, 5000]).map(lambda digits: "9" * digits),
+    st.sampled_from(["1e400", "-1e400", " 42 ", "+7", ".5", "5.", "0x10", "1_000", "nan", "inf"]),
+)
+timestamps = st.datetimes().map(lambda moment: moment.isoformat(sep=" ")) | st.sampled_from(
+    ["2025-01-01T10:00:00Z", "2025-01-01 10:00:00", "2025-01-01T12:00:00+02:00", "2025-13-45 99:99",
+     "9999-12-31T23:59:59.999999-23:59", "0001-01-01 00:00"])
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(),
+    st.sampled_from([4400, 5000]).map(lambda digits: 10**digits - 1),
+    st.text(max_size=12), numeric_text, timestamps,
+)
+values = st.recursive(scalars, lambda children: st.lists(children, max_size=3)
+                      | st.dictionaries(st.text(max_size=4), children, max_size=3), max_leaves=8)
+kinds = st.sampled_from(sorted(COMPARISON_TYPES)) | st.none() | st.text(max_size=6) | st.integers()
+
+
+@given(values, values, kinds)
+@example("9" * 5000, 5, "equals")
+@example(10**5000, "1" + "0" * 5000, "contains")
+@example(float("nan"), "9" * 5000, "less_than")
+def test_comparison_never_raises(actual: Any, expected: Any, kind: Any) -> None:
+    for policy in (STRICT, PARITY):
+        result = compare_values(actual, expected, kind, policy)
+        assert isinstance(result, Comparison) and isinstance(result.passed, bool)
+        assert isinstance(result.details, str)
+
+
+@given(values, values)
+@example("9" * 5000, 9)
+@example("2025-01-01T12:00:00+02:00", "2025-01-01 10:00:00")
+@example(" 42 ", 42.0)
+def test_strict_equality_is_symmetric(left: Any, right: Any) -> None:
+    assert compare_values(left, right, "equals").passed == compare_values(right, left, "equals").passed
+
+
+@given(values, values)
+@example("9" * 5000, 10**5000)
+@example("1e400", float("inf"))
+def test_strict_greater_than_mirrors_less_than(left: Any, right: Any) -> None:
+    assert (compare_values(left, right, "greater_than").passed
+            == compare_values(right, left, "less_than").passed)
+
+
+@given(st.integers(), st.integers())
+def test_numeric_strings_compare_like_their_numbers(left: int, right: int) -> None:
+    for kind, expected in (("equals", left == right), ("greater_than", left > right),
+                           ("less_than", left < right)):
+        assert compare_values(str(left), right, kind).passed is expected
+        assert compare_values(left, str(right), kind).passed is expected
