@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import event, example, given
 from hypothesis import strategies as st
@@ -109,8 +110,9 @@ def load_or_schema_error(source: Any) -> Task | None:
 def test_any_mapping_loads_or_is_a_schema_error(mapping: dict[str, Any]) -> None:
     task = load_or_schema_error(mapping)
     event("loaded" if task is not None else "SchemaError")
-    if task is not None:  # a task that loads survives its own round trip
-        assert Task.from_upstream(task.to_upstream()) == task
+    if task is not None:  # a task that loads survives its own round trip (row keys aside)
+        assert Task.from_upstream(task.to_upstream()) == attrs.evolve(
+            task, task_id=None, domain=None, mode=None)
 
 
 @given(st.binary(max_size=300) | json_values.map(lambda value: json.dumps(value).encode()))
