@@ -1,11 +1,36 @@
-"""Developer sessions: tests, lint, typecheck, bench, chaos, demo."""
+"""Developer sessions: tests, lint, typecheck, bench, chaos, demo, and one per adapter.
+
+The adapter sessions (``nemo_gym``, ``stirrup``, ``inspect``, ``ray``) each build
+their own virtualenv: the frameworks' dependencies conflict with each other and
+with the test extra. Under ``CI=true`` a missing interpreter is an error.
+"""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import nox
 
 nox.options.sessions = ["tests", "lint", "typecheck"]
 nox.options.reuse_existing_virtualenvs = True
+nox.options.error_on_missing_interpreters = os.environ.get("CI") == "true"
+
+ADAPTER_TESTS = "tests_integrations"
+
+
+def interpreter(version: str) -> str:
+    """pyenv's newest ``version`` interpreter by absolute path (pyenv's global may be
+    another version, so its shims do not find it), else the name for nox to look up."""
+    root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    found = sorted(root.glob(f"{version}.*/bin/python{version}"),
+                   key=lambda p: tuple(int(x) for x in p.parts[-3].split(".") if x.isdigit()))
+    return str(found[-1]) if found else f"python{version}"
+
+
+def adapter_tests(session: nox.Session, name: str) -> None:
+    session.run("python", "-m", "pytest", f"{ADAPTER_TESTS}/{name}", "-p", "no:randomly",
+                *session.posargs)
 
 
 @nox.session
@@ -56,3 +81,32 @@ def demo(session: nox.Session) -> None:
     """The main job on the embedded local gym."""
     session.install(".")
     session.run("eog-core", "demo")
+
+
+@nox.session(name="nemo_gym", python=interpreter("3.13"))
+def nemo_gym(session: nox.Session) -> None:
+    """EogResourcesServer under NeMo Gym's SimpleAgent (nemo-gym wants Python >= 3.13.14 on
+    paper; it runs on 3.13.0, so pip is told to ignore Requires-Python)."""
+    session.install("--ignore-requires-python", "-e", ".[nemo-gym,test]")
+    adapter_tests(session, "nemo_gym")
+
+
+@nox.session(python=interpreter("3.12"))
+def stirrup(session: nox.Session) -> None:
+    """EogToolProvider under Stirrup's Agent (stirrup needs Python >= 3.12)."""
+    session.install("-e", ".[stirrup,test]")
+    adapter_tests(session, "stirrup")
+
+
+@nox.session(python=interpreter("3.11"))
+def inspect(session: nox.Session) -> None:
+    """The EOG inspect-ai Task under ``inspect_ai.eval`` with mockllm."""
+    session.install("-e", ".[inspect,test]")
+    adapter_tests(session, "inspect_ai")
+
+
+@nox.session(python=interpreter("3.11"))
+def ray(session: nox.Session) -> None:
+    """Scoring and rollouts sharded over Ray actors on a local ``ray.init()``."""
+    session.install("-e", ".[ray,test]", "pyarrow")
+    adapter_tests(session, "ray")

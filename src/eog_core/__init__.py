@@ -25,7 +25,7 @@ from eog_core.errors import (
     VerificationError,
 )
 from eog_core.model_view import final_answer, tool_observation, tools_used
-from eog_core.tasks import Task, clean_schema, load_task, load_tasks
+from eog_core.tasks import Task, clean_schema, load_task, load_tasks, to_nemo_row
 from eog_core.verify import (
     PARITY,
     STRICT,
@@ -44,6 +44,8 @@ if TYPE_CHECKING:
         HeaderError,
         HttpSqlRunner,
         Janitor,
+        SessionHandle,
+        SessionStart,
         TaskSession,
         ToolCallRecord,
         ToolResult,
@@ -56,7 +58,7 @@ __version__ = "0.1.0"
 # (tasks + verify) imports quickly.
 _LAZY = {
     **dict.fromkeys(("GymClient", "GymDirectory", "HeaderError", "HttpSqlRunner", "Janitor",
-                     "TaskSession", "ToolCallRecord", "ToolResult"), "eog_core.gym"),
+                     "SessionHandle", "SessionStart", "TaskSession", "ToolCallRecord", "ToolResult"), "eog_core.gym"),
     "MetricsError": "eog_core.metrics",
 }
 
@@ -91,6 +93,8 @@ __all__ = [
     "SchemaError",
     "SeedError",
     "SeedFileError",
+    "SessionHandle",
+    "SessionStart",
     "SqlOutcome",
     "SqliteSqlRunner",
     "Task",
@@ -107,6 +111,7 @@ __all__ = [
     "final_answer",
     "load_task",
     "load_tasks",
+    "to_nemo_row",
     "tool_observation",
     "tools_used",
     "verify_task",

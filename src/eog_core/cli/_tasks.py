@@ -21,9 +21,10 @@ from eog_core.tasks import (
     iter_tasks,
     load_tool_snapshots,
     merge_tools,
+    to_nemo_row,
 )
 
-__all__ = ["add_parsers", "task_rows"]
+__all__ = ["add_parsers"]
 
 _NUMERIC = re.compile(r"\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*")
 
@@ -150,26 +151,6 @@ def run_validate(args: argparse.Namespace) -> int:
     return EXIT_FAILED if errors else EXIT_OK
 
 
-def task_rows(task: Task, snapshots: dict[str, ToolSnapshot]) -> dict[str, Any]:
-    """One Responses-API row for a task (the NeMo Gym row shape)."""
-    tools = merge_tools(task, snapshots)
-    upstream = task.to_upstream()
-    return {
-        "responses_create_params": {
-            "input": [{"role": "system", "content": task.system_prompt, "type": "message"},
-                      {"role": "user", "content": task.user_prompt, "type": "message"}],
-            "tools": tools.responses_tools(),
-        },
-        "verifier_metadata": {
-            "task_id": task.task_id, "domain": task.domain, "mode": task.mode or "oracle",
-            "gym_servers_config": upstream.get("gym_servers_config", []),
-            "verifiers": upstream.get("verifiers", []), "selected_tools": upstream.get("selected_tools"),
-            "restricted_tools": upstream.get("restricted_tools"),
-            "tool_to_gym": {tool.name: tool.gym for tool in tools.tools},
-        },
-    }
-
-
 def run_convert(args: argparse.Namespace) -> int:
     snapshots = load_tool_snapshots(args.tools)
     rows, errors = [], []
@@ -177,7 +158,7 @@ def run_convert(args: argparse.Namespace) -> int:
         if isinstance(item, SchemaError):
             errors.append(item)
         else:
-            rows.append(task_rows(item, snapshots))
+            rows.append(to_nemo_row(item, snapshots))
     if errors:
         for error in errors:
             print(f"invalid: {error}", file=sys.stderr)

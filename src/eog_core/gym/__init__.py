@@ -2,6 +2,7 @@
 
 from eog_core.gym._client import GymClient, Timeouts, ToolResult, new_database_id, seed_timeout
 from eog_core.gym._directory import GymDirectory, Lease, Replica
+from eog_core.gym._handle import SessionHandle
 from eog_core.gym._headers import (
     AuthConfig,
     HeaderError,
@@ -11,7 +12,13 @@ from eog_core.gym._headers import (
 )
 from eog_core.gym._janitor import Janitor, LeakedDatabase, default_janitor
 from eog_core.gym._mcp import SUPPORTED_PROTOCOL_VERSIONS
-from eog_core.gym._session import TaskSession, ToolCallRecord
+from eog_core.gym._session import (
+    SessionStart,
+    TaskSession,
+    ToolCallRecord,
+    ToolErrors,
+    gym_error_kind,
+)
 from eog_core.gym._sql import HttpSqlRunner
 from eog_core.gym._sse import SseEvent, SseParser
 from eog_core.gym._transport import (
@@ -39,17 +46,21 @@ __all__ = [
     "Lease",
     "Replica",
     "RetryPolicy",
+    "SessionHandle",
+    "SessionStart",
     "SseEvent",
     "SseParser",
     "TaskSession",
     "Timeouts",
     "ToolCallRecord",
+    "ToolErrors",
     "ToolResult",
     "Transport",
     "auth_headers",
     "connection_pool",
     "context_headers",
     "default_janitor",
+    "gym_error_kind",
     "new_database_id",
     "seed_timeout",
 ]

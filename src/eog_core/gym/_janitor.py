@@ -51,6 +51,12 @@ class LeakedDatabase:
     watch_until: float | None = None
     """The seed may still land: until then a 404 on deletion means "not there yet"."""
 
+    def to_dict(self) -> dict[str, Any]:
+        """The leak as plain data (no credentials, no future): log it, store it, send it."""
+        return {"gym": self.gym, "url": self.url, "database_id": self.database_id,
+                "attempts": self.attempts, "last_error": self.last_error,
+                "seed_in_flight": self.after is not None and not self.after.done()}
+
 
 class _Closeable(Protocol):
     @property

@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable, Collection, Generator, Iterable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
@@ -26,7 +26,10 @@ from eog_core.errors import (
     EogError,
     GymError,
     GymHTTPError,
+    GymProtocolError,
+    GymTimeoutError,
     GymUnreachableError,
+    JsonRpcError,
     SeedError,
 )
 from eog_core.gym._client import GymClient, Timeouts, ToolResult, new_database_id
@@ -55,7 +58,14 @@ from eog_core.verify import (
     verify_task,
 )
 
-__all__ = ["TaskSession", "ToolCallRecord"]
+if TYPE_CHECKING:
+    from eog_core.gym._handle import SessionHandle
+
+__all__ = ["SessionStart", "TaskSession", "ToolCallRecord", "ToolErrors", "gym_error_kind"]
+
+ToolErrors = Literal["raise", "result"]
+"""What :meth:`TaskSession.call_tool` does with a gym failure: raise it, or answer an
+``is_error`` result (recorded with its kind) so an agent loop carries on."""
 
 log = logging.getLogger("eog_core.session")
 
@@ -73,6 +83,17 @@ class ToolCallRecord:
     """Answered by the session itself (tool outside the task's set, bad arguments)."""
     cancelled: bool = False
     """The caller cancelled the call after it was sent: it may have run on the gym."""
+    error_kind: str | None = None
+    """For a gym failure, its kind (:func:`gym_error_kind`): ``gym_unreachable``,
+    ``gym_timeout``, ``gym_http``, ``gym_protocol``, ``jsonrpc`` or ``gym_error``."""
+
+
+def gym_error_kind(error: BaseException) -> str:
+    """The kind of a gym failure, named after its error class (stable, low cardinality)."""
+    kinds = ((GymUnreachableError, "gym_unreachable"), (GymTimeoutError, "gym_timeout"),
+             (GymHTTPError, "gym_http"), (JsonRpcError, "jsonrpc"),
+             (GymProtocolError, "gym_protocol"))
+    return next((kind for cls, kind in kinds if isinstance(error, cls)), "gym_error")
 
 
 def _local_error(text: str) -> ToolResult:
@@ -109,6 +130,9 @@ class TaskSession:
     _closed: bool = False
     _closing: asyncio.Event | None = attrs.field(default=None, repr=False)
     _in_flight: int = attrs.field(default=0, repr=False)
+    _tool_errors: ToolErrors = "raise"
+    _keep: set[str] = attrs.field(factory=set, repr=False)
+    """Gyms whose database closing must not delete (never seeded, or handed off)."""
     last_activity: float = attrs.field(factory=time.monotonic)
 
     @classmethod
@@ -126,7 +150,8 @@ class TaskSession:
         transport: Transport | None = None,
         timeouts: Timeouts | None = None,
         session_per_database: bool | Collection[str] = False,
-    ) -> _Starting:
+        tool_errors: ToolErrors = "raise",
+    ) -> SessionStart:
         """Seed the task's databases and connect; use with ``async with`` or ``await``.
 
         Seed SQL comes from ``seed_sql[gym]`` or the gym's ``seed_database_file``
@@ -136,9 +161,10 @@ class TaskSession:
         on this event loop (the database travels in each call's header); for a
         gym that binds its database to the MCP session, ``session_per_database``
         (True, or a collection of gym names) gives each task its own session,
-        ended when the task session closes.
+        ended when the task session closes. ``tool_errors="result"`` turns gym
+        failures of :meth:`call_tool` into ``is_error`` results (see :data:`ToolErrors`).
         """
-        return _Starting(
+        return SessionStart(
             lambda: cls._open(
                 task,
                 directory=directory or GymDirectory(),
@@ -151,6 +177,7 @@ class TaskSession:
                 transport=transport,
                 timeouts=timeouts or Timeouts(),
                 session_per_database=session_per_database,
+                tool_errors=tool_errors,
             )
         )
 
@@ -169,6 +196,7 @@ class TaskSession:
         transport: Transport | None,
         timeouts: Timeouts,
         session_per_database: bool | Collection[str],
+        tool_errors: ToolErrors = "raise",
     ) -> TaskSession:
         if not task.gym_servers:
             raise SeedError(f"task {task.task_id!r} names no gym server")
@@ -244,6 +272,8 @@ class TaskSession:
                 janitor=janitor,
                 owners=owners,
                 forward_any_tool=forward_any_tool,
+                tool_errors=tool_errors,
+                keep=unreached,
             )
         janitor.register(session)
         return session
@@ -280,6 +310,10 @@ class TaskSession:
         """A tool call or verification is in flight (the janitor never reaps a busy session)."""
         return self._in_flight > 0
 
+    def gym_urls(self) -> dict[str, str]:
+        """Gym name -> base URL of the replica this session's database lives on."""
+        return {name: client.base_url for name, client in self._clients.items()}
+
     async def call_tool(
         self, name: str, arguments: Mapping[str, Any] | str | None = None
     ) -> ToolResult:
@@ -288,8 +322,10 @@ class TaskSession:
         A tool outside the task's set (or arguments that are not a JSON object) is
         answered here with an ``is_error`` result and never reaches a gym, unless
         the session was started with ``forward_any_tool=True`` (upstream's way).
-        Gym failures raise after being recorded in :attr:`trajectory`; a call
-        cancelled once sent is recorded with ``cancelled=True`` (it may have run).
+        Gym failures are recorded in :attr:`trajectory` with their kind, then raised,
+        or answered as an ``is_error`` result when the session was started with
+        ``tool_errors="result"``; a call cancelled once sent is recorded with
+        ``cancelled=True`` (it may have run).
         """
         self._check_open()
         self.last_activity = time.monotonic()
@@ -319,8 +355,11 @@ class TaskSession:
                 name, arguments, database_id=self.database_ids[gym_name], context=context
             )
         except EogError as exc:
-            self._record(name, arguments, gym_name, started, is_error=True, error=str(exc))
-            raise
+            self._record(name, arguments, gym_name, started, is_error=True, error=str(exc),
+                         error_kind=gym_error_kind(exc))
+            if self._tool_errors == "raise" or isinstance(exc, ClosedError):
+                raise
+            return _local_error(f"Error: {exc}")
         except asyncio.CancelledError:
             self._record(name, arguments, gym_name, started, is_error=True,
                          error="cancelled after it was sent; it may have run", cancelled=True)
@@ -354,6 +393,7 @@ class TaskSession:
         is_error: bool,
         error: str | None = None,
         cancelled: bool = False,
+        error_kind: str | None = None,
     ) -> None:
         latency = (time.perf_counter() - started) * 1000
         self.trajectory.append(
@@ -365,6 +405,7 @@ class TaskSession:
                 is_error=is_error,
                 error=error,
                 cancelled=cancelled,
+                error_kind=error_kind,
             )
         )
         self.last_activity = time.monotonic()
@@ -426,6 +467,34 @@ class TaskSession:
             self._janitor.forget(self)
             self._closing.set()
 
+    def handle(self) -> SessionHandle:
+        """This session as plain data, for :meth:`attach` in another worker, process or loop."""
+        from eog_core.gym._handle import SessionHandle
+
+        return SessionHandle.of(self)
+
+    @classmethod
+    def attach(cls, handle: SessionHandle, **options: Any) -> SessionStart:
+        """Take over a session seeded elsewhere, from its :meth:`handle`; nothing is seeded.
+
+        Use with ``async with`` or ``await``. The attached session calls tools,
+        verifies and, on close, deletes the databases (unless the handle says
+        otherwise); options are those of :meth:`start` that concern talking to
+        gyms (``janitor``, ``transport``, ``timeouts``, ``header_mode``,
+        ``tool_errors``, ``forward_any_tool``).
+        """
+        from eog_core.gym._handle import open_attached
+
+        return SessionStart(lambda: open_attached(cls, handle, **options))
+
+    async def detach(self) -> SessionHandle:
+        """Hand the session off: close the clients here, keep the databases, return the handle."""
+        self._check_open()
+        handle = self.handle()
+        self._keep.update(self.database_ids)
+        await self.aclose()
+        return handle
+
     async def __aenter__(self) -> TaskSession:
         return self
 
@@ -438,8 +507,9 @@ class TaskSession:
 
 
 @attrs.define(eq=False)
-class _Starting:
-    """What :meth:`TaskSession.start` returns: ``await`` it or ``async with`` it."""
+class SessionStart:
+    """What :meth:`TaskSession.start` and :meth:`TaskSession.attach` return:
+    ``await`` it for the session, or ``async with`` it to close the session on the way out."""
 
     _open: Callable[[], Awaitable[TaskSession]]
     _session: TaskSession | None = None

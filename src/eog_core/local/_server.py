@@ -266,6 +266,16 @@ class LocalGym:
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(self._serve_forever())
 
+    def run_in_thread(self, *, timeout: float = 30.0) -> contextlib.AbstractContextManager[LocalGym]:
+        """Serve from a daemon thread with its own event loop: ``with gym.run_in_thread():``.
+
+        For frameworks that own the event loop (inspect's ``eval()``, FastAPI's
+        TestClient, a Ray driver). Stops the gym and the thread when the block ends.
+        """
+        from ._thread import run_in_thread
+
+        return run_in_thread(self, timeout=timeout)
+
     async def _serve_forever(self) -> None:
         async with self:
             print(f"{self._name} serving on {self.url} (MCP at {self.mcp_url})", flush=True)

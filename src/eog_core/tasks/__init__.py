@@ -2,6 +2,7 @@
 
 from eog_core.tasks._convert import make_converter
 from eog_core.tasks._load import DEFAULT_GYMS, iter_tasks, load_task, load_tasks
+from eog_core.tasks._rows import to_nemo_row
 from eog_core.tasks._schema import (
     AuthConfig,
     DatabaseStateCheck,
@@ -49,4 +50,5 @@ __all__ = [
     "make_converter",
     "merge_tools",
     "raw_schema",
+    "to_nemo_row",
 ]

@@ -199,6 +199,27 @@ class TaskVerdict:
         }
 
 
+    def to_row(self, *, repeat: int | None = None) -> dict[str, Any]:
+        """A flat record for Arrow, pandas or a database: scalars and lists of one type only.
+
+        The per-verifier detail is in ``verifier_names``/``verifier_passed`` (in
+        definition order, counted verifiers only) and ``results_json`` (the
+        ``results`` of :meth:`to_dict` as JSON text). :meth:`to_dict` stays the
+        verdict JSONL record.
+        """
+        counted = [r for r in self.results if r.counted]
+        return {
+            "task_id": self.task_id, "domain": self.domain, "mode": self.mode, "repeat": repeat,
+            "policy": self.policy, "success": self.success, "reward": float(self.reward),
+            "pass_rate": float(self.pass_rate), "num_defined": self.num_defined,
+            "num_scored": self.num_scored, "num_passed": self.num_passed,
+            "evaluation_completed": self.evaluation_completed, "failure_kind": self.failure_kind,
+            "verifier_names": [r.name for r in counted],
+            "verifier_passed": [bool(r.passed) for r in counted],
+            "results_json": json.dumps([r.to_dict() for r in self.results], default=str),
+        }
+
+
 def _score(query: str, expected: Any, comparison_type: Any, outcome: SqlOutcome | Mapping[str, Any],
            policy: Policy) -> tuple[dict[str, Any], Comparison | None]:
     succeeded = outcome.success if isinstance(outcome, SqlOutcome) else outcome.get("success")

@@ -10,11 +10,14 @@ from __future__ import annotations
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ._tools import build_demo_tools
+
+if TYPE_CHECKING:
+    from eog_core.tasks import ToolSnapshot
 
 __all__ = [
     "DEMO_SERVER_NAME",
@@ -22,6 +25,7 @@ __all__ = [
     "DemoPaths",
     "build_demo_tools",
     "demo_paths",
+    "demo_tool_snapshot",
     "load_demo_task",
     "load_demo_trajectory",
     "read_demo_seed",
@@ -75,3 +79,16 @@ def load_demo_trajectory() -> list[dict[str, Any]]:
     """The scripted tool calls, ``[{"name": ..., "arguments": {...}}, ...]``, in order."""
     calls: list[dict[str, Any]] = json.loads(_read(TRAJECTORY_FILE))
     return calls
+
+
+def demo_tool_snapshot() -> ToolSnapshot:
+    """The demo gym's tools as a snapshot (what ``tools/list`` answers), for
+    ``TaskSession.start(tool_snapshots=...)`` and row building without a live gym."""
+    from eog_core.tasks import ToolSnapshot, ToolSpec
+
+    return ToolSnapshot(
+        gym_name=DEMO_SERVER_NAME,
+        gym_url=f"http://localhost:{DEMO_SERVER_PORT}",
+        tools=tuple(ToolSpec.from_mcp(tool, gym=DEMO_SERVER_NAME)
+                    for tool in build_demo_tools().describe()),
+    )

@@ -1,0 +1,372 @@
+"""A NeMo Gym resources server for EnterpriseOps-Gym tasks (``eog-core[nemo-gym]``).
+
+``EogResourcesServer`` is a real ``SimpleResourcesServer``: ``/seed_session``
+seeds a :class:`~eog_core.gym.TaskSession` for the row (the legacy cookie-keyed
+body of ``SimpleAgent``, or the ``resources_session_id`` contract of
+Environment Servers: an idempotent seed, no re-seed after close), a catch-all
+``POST /{tool}`` forwards to :meth:`TaskSession.call_tool` and answers what
+upstream's model sees (:func:`eog_core.tool_observation`), ``/verify`` scores
+with both policies and deletes the databases, ``/close_session`` deletes them
+too, and ``/aggregate_metrics`` adds success and verifier pass rates, overall
+and per domain, and pass@k.
+
+A gym failure during a tool call is a tool error for the model and is recorded;
+``verify`` then masks the sample (``mask_sample``, with NeMo Gym's
+``failure_kind``), or with ``on_infrastructure_failure: fail`` answers 503 so
+the episode is retried: an infrastructure failure never scores 0. A seed that
+fails answers 503 (the episode fails and is retried).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from fastapi import FastAPI, HTTPException, Request, Response
+from nemo_gym.base_resources_server import (
+    BaseResourcesServerConfig,
+    BaseSeedSessionRequest,
+    BaseSeedSessionResponse,
+    BaseVerifyRequest,
+    BaseVerifyResponse,
+    ResourcesCloseSessionRequest,
+    ResourcesCloseSessionResponse,
+    ResourcesSeedSessionRequest,
+    ResourcesSeedSessionResponse,
+    SimpleResourcesServer,
+)
+from nemo_gym.config_types import ModelServerRef
+from nemo_gym.failure_kinds import validate_failure_kind
+from nemo_gym.server_utils import SESSION_ID_KEY, get_response_json, raise_for_status
+from pydantic import ConfigDict, Field, PrivateAttr
+
+from eog_core.errors import EogError, SchemaError, SeedError
+from eog_core.gym import GymDirectory, Janitor, TaskSession
+from eog_core.integrations import nemo_gym_failure_kind
+from eog_core.metrics import pass_at_k
+from eog_core.model_view import final_answer, tool_observation
+from eog_core.tasks import ToolSnapshot, load_task, load_tool_snapshots
+from eog_core.verify import PARITY, STRICT, JudgeRequest, TaskVerdict
+
+__all__ = [
+    "EogResourcesServer",
+    "EogResourcesServerConfig",
+    "EogSeedSessionRequest",
+    "EogSeedSessionResponse",
+    "EogVerifyRequest",
+    "EogVerifyResponse",
+]
+
+#: Tool-call error kinds that say the gym failed, not the model.
+_INFRASTRUCTURE = frozenset({"gym_unreachable", "gym_timeout", "gym_protocol", "gym_http",
+                             "gym_error"})
+
+
+class EogResourcesServerConfig(BaseResourcesServerConfig):
+    """Where the gyms are, how to seed them, and how to reward a rollout."""
+
+    gym_url_pools: dict[str, list[str]] = Field(default_factory=dict)
+    """Gym name -> replica base URLs; each rollout is pinned to one (a :class:`GymDirectory`).
+    Gyms not listed use the URL their task names."""
+    seed_sql_root: str | None = None
+    """Folder holding the tasks' ``seed_database_file`` paths (where gym_dbs.zip was unzipped)."""
+    tool_snapshots: str | None = None
+    """A folder of tool snapshot files (``eog-data/tools``); unset: list tools live."""
+    reward_policy: Literal["strict", "parity"] = "strict"
+    """Which verdict gives the reward: strict counts every verifier, parity is upstream's."""
+    fractional_reward: bool = False
+    """Reward the verifier pass rate instead of all-pass (0 or 1)."""
+    on_infrastructure_failure: Literal["mask", "fail"] = "mask"
+    """A gym failure in the rollout: ``mask`` the sample, or ``fail`` verify (503) for a retry."""
+    session_ttl_seconds: float = 3600.0
+    """Sessions idle this long are closed and their databases deleted (killed rollouts)."""
+    judge_model_server: ModelServerRef | None = None
+    """Model server that judges ``response_check`` verifiers (none: they fail as judge errors)."""
+    judge_responses_create_params: dict[str, Any] = Field(default_factory=dict)
+
+
+class EogSeedSessionRequest(BaseSeedSessionRequest):
+    """The legacy seed body: the dataset row (``to_nemo_row``) as ``SimpleAgent`` posts it."""
+
+    model_config = ConfigDict(extra="allow")
+    verifier_metadata: dict[str, Any]
+
+
+class EogSeedSessionResponse(BaseSeedSessionResponse):
+    databases: dict[str, str] = Field(default_factory=dict)
+
+
+class EogVerifyRequest(BaseVerifyRequest):
+    model_config = ConfigDict(extra="allow")
+
+
+class EogVerifyResponse(BaseVerifyResponse):
+    """The reward with both verdicts; flat numbers so aggregate metrics can average them."""
+
+    model_config = ConfigDict(extra="allow")
+    task_id: str | None = None
+    domain: str | None = None
+    success: bool
+    verifier_pass_rate: float
+    evaluation_completed: bool
+    strict_success: bool
+    strict_pass_rate: float
+    parity_success: bool
+    parity_pass_rate: float
+    num_verifiers_defined: int
+    num_verifiers_scored: int
+    num_tool_calls: int
+    num_tool_errors: int
+    verification_results: dict[str, Any] = Field(default_factory=dict)
+    strict_verdict: dict[str, Any] = Field(default_factory=dict)
+    parity_verdict: dict[str, Any] = Field(default_factory=dict)
+    tool_latencies_ms: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class _Rollout:
+    """One seeded (or seeding) rollout, keyed by cookie session id or resources_session_id."""
+
+    def __init__(self, seeding: asyncio.Task[TaskSession], episode_id: str | None) -> None:
+        self.seeding = seeding
+        self.loop = seeding.get_loop()
+        self.episode_id = episode_id
+        self.verified: EogVerifyResponse | None = None
+
+    async def session(self, janitor: Janitor) -> TaskSession:
+        """The rollout's session on the running event loop.
+
+        Requests of one rollout may arrive on several loops (a TestClient without
+        ``with`` runs each on its own): the session is then re-attached from its
+        handle here, and handed off (not deleted) on the loop it came from.
+        """
+        loop = asyncio.get_running_loop()
+        if self.loop is loop:
+            return await asyncio.shield(self.seeding)
+        if not self.seeding.done():
+            raise HTTPException(status_code=409, detail="the session is still seeding")
+        old = self.seeding.result()
+        session = await TaskSession.attach(old.handle(), janitor=janitor, tool_errors="result")
+        if not self.loop.is_closed():
+            asyncio.run_coroutine_threadsafe(old.detach(), self.loop)
+        self.seeding = loop.create_task(_ready(session))
+        self.loop = loop
+        return session
+
+
+async def _ready(session: TaskSession) -> TaskSession:
+    return session
+
+
+class EogResourcesServer(SimpleResourcesServer):
+    """EnterpriseOps-Gym tasks as a NeMo Gym resources server."""
+
+    config: EogResourcesServerConfig
+    _rollouts: dict[str, _Rollout] = PrivateAttr(default_factory=dict)
+    _closed: set[str] = PrivateAttr(default_factory=set)
+    _janitors: dict[asyncio.AbstractEventLoop, Janitor] = PrivateAttr(default_factory=dict)
+    _directory: GymDirectory | None = PrivateAttr(default=None)
+    _snapshots: dict[str, ToolSnapshot] | None = PrivateAttr(default=None)
+
+    def setup_webserver(self) -> FastAPI:
+        app = super().setup_webserver()
+        # After the base routes, which Starlette matches first: /verify stays /verify.
+        app.post("/{tool_name}")(self.call_tool)
+        return app
+
+    # -- sessions -----------------------------------------------------------
+
+    def _janitor(self) -> Janitor:
+        """One janitor per event loop (it runs on the loop that made it)."""
+        loop = asyncio.get_running_loop()
+        for other in [lp for lp in self._janitors if lp.is_closed()]:
+            del self._janitors[other]
+        if loop not in self._janitors:
+            self._janitors[loop] = Janitor(ttl=self.config.session_ttl_seconds)
+        return self._janitors[loop]
+
+    def _resources(self) -> tuple[GymDirectory, Janitor, dict[str, ToolSnapshot] | None]:
+        if self._directory is None:
+            self._directory = GymDirectory(self.config.gym_url_pools)
+        if self._snapshots is None and self.config.tool_snapshots:
+            self._snapshots = load_tool_snapshots(self.config.tool_snapshots)
+        return self._directory, self._janitor(), self._snapshots
+
+    async def _start(self, row: Mapping[str, Any]) -> TaskSession:
+        try:
+            task = load_task(dict(row))
+        except SchemaError as exc:
+            raise HTTPException(status_code=422, detail=f"not an EOG row: {exc}") from exc
+        directory, janitor, snapshots = self._resources()
+        try:
+            return await TaskSession.start(
+                task, directory=directory, seed_root=self.config.seed_sql_root,
+                tool_snapshots=snapshots, janitor=janitor, tool_errors="result")
+        except SeedError as exc:  # the episode fails and is retried; it never scores 0
+            raise HTTPException(status_code=503, detail=f"seeding failed: {exc}") from exc
+
+    async def _seeded(self, key: str, row: Mapping[str, Any], episode_id: str | None) -> TaskSession:
+        """Seed once per key: a repeated seed gets the same session, a closed key none."""
+        if key in self._closed:
+            raise HTTPException(status_code=409, detail=f"session {key!r} was closed")
+        rollout = self._rollouts.get(key)
+        if rollout is None:
+            rollout = self._rollouts[key] = _Rollout(
+                asyncio.get_running_loop().create_task(self._start(row)), episode_id)
+        elif episode_id is not None and rollout.episode_id not in (None, episode_id):
+            raise HTTPException(status_code=409, detail=f"session {key!r} has another episode")
+        try:
+            return await rollout.session(self._janitor())
+        except HTTPException:
+            self._rollouts.pop(key, None)
+            raise
+
+    async def seed_session(  # type: ignore[override]
+        self, request: Request,
+        body: ResourcesSeedSessionRequest | EogSeedSessionRequest,
+    ) -> ResourcesSeedSessionResponse | EogSeedSessionResponse:
+        if isinstance(body, ResourcesSeedSessionRequest):
+            key = body.resources_session_id
+            request.session[SESSION_ID_KEY] = key  # tool calls and verify find it by cookie
+            await self._seeded(key, dict(body.task_data), str(body.episode_id))
+            return ResourcesSeedSessionResponse(resources_session_id=key)
+        key = request.session[SESSION_ID_KEY]
+        session = await self._seeded(key, body.model_dump(), None)
+        return EogSeedSessionResponse(databases=dict(session.database_ids))
+
+    async def _close(self, key: str) -> None:
+        self._closed.add(key)
+        rollout = self._rollouts.pop(key, None)
+        if rollout is None:
+            return
+        try:
+            session = await rollout.session(self._janitor())
+        except HTTPException:
+            return  # a failed seed left nothing behind
+        await session.aclose()
+
+    async def close_resources_session(
+        self, body: ResourcesCloseSessionRequest
+    ) -> ResourcesCloseSessionResponse:
+        await self._close(body.resources_session_id)
+        return ResourcesCloseSessionResponse(resources_session_id=body.resources_session_id)
+
+    async def _session(self, request: Request) -> tuple[str, _Rollout, TaskSession]:
+        key = request.session.get(SESSION_ID_KEY)
+        rollout = self._rollouts.get(key) if isinstance(key, str) else None
+        if key is None or rollout is None:
+            raise HTTPException(status_code=400, detail="no seeded session: call /seed_session first")
+        return key, rollout, await rollout.session(self._janitor())
+
+    # -- tools --------------------------------------------------------------
+
+    async def call_tool(self, tool_name: str, request: Request) -> Response:
+        """What upstream's model sees for one call: ``json.dumps`` of the MCP result."""
+        _, _, session = await self._session(request)
+        raw = (await request.body()).decode("utf-8", errors="replace")
+        result = await session.call_tool(tool_name, raw)
+        return Response(content=tool_observation(result), media_type="application/json")
+
+    # -- verify -------------------------------------------------------------
+
+    async def _judge(self, request: JudgeRequest) -> str:
+        ref = self.config.judge_model_server
+        if ref is None:
+            raise EogError("no judge_model_server configured for response_check verifiers")
+        body = {"input": [{"role": "system", "content": request.system_prompt},
+                          {"role": "user", "content": request.user_prompt}],
+                "temperature": request.temperature} | self.config.judge_responses_create_params
+        answer = await self.server_client.post(server_name=ref.name, url_path="/v1/responses",
+                                               json=body)
+        await raise_for_status(answer)
+        return final_answer(await get_response_json(answer))
+
+    async def verify(self, request: Request, body: EogVerifyRequest) -> EogVerifyResponse:  # type: ignore[override]
+        key, rollout, session = await self._session(request)
+        if rollout.verified is not None:  # a retried verify: the databases are gone
+            return rollout.verified
+        final = final_answer(body.response.model_dump(mode="json"))
+        judge = self._judge if self.config.judge_model_server else None
+        try:
+            strict = await session.verify(policy=STRICT, final_response=final, judge=judge)
+            parity = await session.verify(policy=PARITY, final_response=final, judge=judge)
+        finally:
+            await self._close(key)
+        response = self._response(body, session, strict, parity)
+        if response.mask_sample and self.config.on_infrastructure_failure == "fail":
+            raise HTTPException(status_code=503, detail=f"{response.failure_kind}: "
+                                                        f"{response.failure_reason}")
+        rollout.verified = response
+        return response
+
+    def _response(self, body: EogVerifyRequest, session: TaskSession, strict: TaskVerdict,
+                  parity: TaskVerdict) -> EogVerifyResponse:
+        chosen = strict if self.config.reward_policy == "strict" else parity
+        faults = [r for r in session.trajectory if r.error_kind in _INFRASTRUCTURE]
+        kind = chosen.failure_kind or (faults[0].error_kind if faults else None)
+        reason = None
+        if faults:
+            reason = f"{len(faults)} tool call(s) failed on the gym; first: {faults[0].error}"
+        elif chosen.failure_kind is not None:
+            reason = next((r.error for r in chosen.results if r.error), chosen.failure_kind)
+        reward = chosen.pass_rate if self.config.fractional_reward else chosen.reward
+        return EogVerifyResponse(
+            **body.model_dump(),
+            reward=float(reward),
+            mask_sample=bool(faults) or not chosen.evaluation_completed,
+            failure_kind=validate_failure_kind(nemo_gym_failure_kind(kind)),
+            failure_reason=reason,
+            task_id=chosen.task_id, domain=chosen.domain, success=chosen.success,
+            verifier_pass_rate=chosen.pass_rate,
+            evaluation_completed=chosen.evaluation_completed,
+            strict_success=strict.success, strict_pass_rate=strict.pass_rate,
+            parity_success=parity.success, parity_pass_rate=parity.pass_rate,
+            num_verifiers_defined=chosen.num_defined, num_verifiers_scored=chosen.num_scored,
+            num_tool_calls=sum(not r.local for r in session.trajectory),
+            num_tool_errors=sum(r.is_error for r in session.trajectory),
+            verification_results=parity.verification_results(),
+            strict_verdict=strict.to_row(), parity_verdict=parity.to_row(),
+            tool_latencies_ms=[{"tool": r.name, "gym": r.gym, "latency_ms": round(r.latency_ms, 1)}
+                               for r in session.trajectory if not r.local],
+        )
+
+    # -- metrics ------------------------------------------------------------
+
+    def compute_metrics(self, tasks: list[list[dict[str, Any]]]) -> dict[str, Any]:
+        """Success and verifier pass rates (overall and ``<domain>/...``) and pass@k."""
+        return aggregate_rollouts(tasks)
+
+
+def _rates(rows: list[dict[str, Any]]) -> dict[str, float]:
+    def mean(key: str) -> float:
+        return sum(float(r.get(key) or 0.0) for r in rows) / len(rows)
+
+    return {"success_rate": mean("success"), "verifier_pass_rate": mean("verifier_pass_rate"),
+            "strict_success_rate": mean("strict_success"),
+            "parity_success_rate": mean("parity_success"), "num_rollouts": float(len(rows))}
+
+
+def aggregate_rollouts(tasks: list[list[dict[str, Any]]]) -> dict[str, Any]:
+    """Metrics of verify responses grouped by task (NeMo Gym's ``compute_metrics`` input).
+
+    Masked samples are left out (NeMo Gym hands only scored ones to the hook, and
+    this keeps it so when called directly).
+    """
+    groups = [[r for r in group if not r.get("mask_sample")] for group in tasks]
+    groups = [group for group in groups if group]
+    rows = [r for group in groups for r in group]
+    if not rows:
+        return {}
+    metrics: dict[str, Any] = dict(_rates(rows))
+    by_domain: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_domain[str(row.get("domain") or "unknown")].append(row)
+    for domain, members in sorted(by_domain.items()):
+        metrics.update({f"{domain}/{k}": v for k, v in _rates(members).items()})
+    for k in range(1, max(len(group) for group in groups) + 1):
+        eligible = [g for g in groups if len(g) >= k]
+        values = [pass_at_k(len(g), sum(bool(r.get("success")) for r in g), k) for g in eligible]
+        metrics[f"pass@{k}"] = math.fsum(values) / len(values)
+    return metrics

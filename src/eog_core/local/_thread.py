@@ -1,0 +1,38 @@
+"""Serving a LocalGym from a thread of its own, for callers that own their event loop.
+
+inspect-ai's ``eval()``, FastAPI's ``TestClient`` and a Ray driver run their own
+loops (or none); ``with gym.run_in_thread():`` serves the gym on a private loop in
+a daemon thread until the block ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from eog_core.local._server import LocalGym
+
+__all__ = ["run_in_thread"]
+
+
+@contextlib.contextmanager
+def run_in_thread(gym: LocalGym, *, timeout: float = 30.0) -> Iterator[LocalGym]:
+    """Start ``gym`` on a new event loop in a daemon thread; stop it and the thread on exit."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name=f"{gym.name}-loop", daemon=True)
+    thread.start()
+    try:
+        asyncio.run_coroutine_threadsafe(gym.start(), loop).result(timeout)
+        try:
+            yield gym
+        finally:
+            asyncio.run_coroutine_threadsafe(gym.stop(), loop).result(timeout)
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout)
+        if not thread.is_alive():
+            loop.close()

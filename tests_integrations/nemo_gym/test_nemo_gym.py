@@ -1,0 +1,192 @@
+"""EogResourcesServer under NeMo Gym's own SimpleAgent, end to end on loopback.
+
+Three real servers: the agent (``responses_api_agents.simple_agent``), our
+resources server, and a replaying Responses-API model server; plus LocalGym.
+``POST /run`` on the agent seeds, loops model -> tool -> model, verifies.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import requests
+from fastapi import FastAPI, Request
+from fastapi.testclient import TestClient
+from nemo_gym.base_resources_server import ResourcesSeedSessionRequest
+from nemo_gym.config_types import BaseServerConfig, ModelServerRef, ResourcesServerRef
+from nemo_gym.episode_types import EpisodeId, TaskId
+from nemo_gym.server_utils import ServerClient
+from nemo_gym.testing.session_conformance import check_resources_session_contract
+from omegaconf import OmegaConf
+from responses_api_agents.simple_agent.app import SimpleAgent, SimpleAgentConfig
+
+from eog_core import load_task, to_nemo_row
+from eog_core.integrations.nemo_gym import (
+    EogResourcesServer,
+    EogResourcesServerConfig,
+    aggregate_rollouts,
+)
+from eog_core.local import LocalGym, demo_paths, demo_tool_snapshot
+from tests_integrations._support import FINAL_TEXT, arguments_text, free_port, script, serve_asgi
+
+PATHS = demo_paths()
+
+
+class ReplayModel:
+    """A Responses-API model server that replays a script and records what it was sent."""
+
+    def __init__(self) -> None:
+        self.steps: list[dict[str, Any]] = []
+        self.requests: list[dict[str, Any]] = []
+        self.app = FastAPI()
+        self.app.post("/v1/responses")(self.responses)
+
+    async def responses(self, request: Request) -> dict[str, Any]:
+        body = await request.json()
+        self.requests.append(body)
+        done = sum(1 for item in body["input"] if item.get("type") == "function_call_output")
+        if done < len(self.steps):
+            step = self.steps[done]
+            output: list[dict[str, Any]] = [{
+                "type": "function_call", "id": f"fc_{done}", "call_id": f"call_{done}",
+                "name": step["name"], "arguments": arguments_text(step), "status": "completed"}]
+        else:
+            output = [{"type": "message", "id": "msg_final", "role": "assistant",
+                       "status": "completed",
+                       "content": [{"type": "output_text", "text": FINAL_TEXT, "annotations": []}]}]
+        return {"id": f"resp_{len(self.requests)}", "object": "response", "created_at": 0,
+                "model": "replay", "output": output, "parallel_tool_calls": False,
+                "tool_choice": "auto", "tools": []}
+
+    def observations(self) -> list[str]:
+        last = self.requests[-1]["input"]
+        return [item["output"] for item in last if item.get("type") == "function_call_output"]
+
+
+class Stack:
+    def __init__(self, gym: LocalGym, model: ReplayModel, agent_url: str,
+                 resources: EogResourcesServer) -> None:
+        self.gym, self.model, self.agent_url, self.resources = gym, model, agent_url, resources
+
+    def run(self, kind: str, **row_overrides: Any) -> dict[str, Any]:
+        self.model.steps = script(kind)
+        task = load_task(PATHS.task)
+        row = to_nemo_row(task, {self.gym.name: demo_tool_snapshot()}) | row_overrides
+        answer = requests.post(f"{self.agent_url}/run", json=row, timeout=120)
+        assert answer.status_code == 200, answer.text
+        result: dict[str, Any] = answer.json()
+        return result
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[Stack]:
+    model = ReplayModel()
+    ports = {"model": free_port(), "eog": free_port(), "agent": free_port()}
+    with LocalGym.demo().run_in_thread() as gym:
+        config = OmegaConf.create({
+            "model": {"responses_api_models": {"replay": {"host": "127.0.0.1", "port": ports["model"]}}},
+            "eog": {"resources_servers": {"eog": {"host": "127.0.0.1", "port": ports["eog"]}}},
+            "agent": {"responses_api_agents": {"simple_agent": {"host": "127.0.0.1", "port": ports["agent"]}}},
+        })
+        client = ServerClient(head_server_config=BaseServerConfig(host="127.0.0.1", port=free_port()),
+                              global_config_dict=config)
+        # How NeMo Gym hands a spawned server its config (its HTTP client reads it).
+        patch = pytest.MonkeyPatch()
+        patch.setenv("NEMO_GYM_CONFIG_DICT", OmegaConf.to_yaml(config))
+        resources = EogResourcesServer(
+            config=EogResourcesServerConfig(
+                host="127.0.0.1", port=ports["eog"], entrypoint="", name="eog",
+                gym_url_pools={gym.name: [gym.url]}, seed_sql_root=str(PATHS.directory)),
+            server_client=client)
+        agent = SimpleAgent(
+            config=SimpleAgentConfig(
+                host="127.0.0.1", port=ports["agent"], entrypoint="", name="agent",
+                model_server=ModelServerRef(type="responses_api_models", name="model"),
+                resources_server=ResourcesServerRef(type="resources_servers", name="eog")),
+            server_client=client)
+        try:
+            with serve_asgi((model.app, ports["model"]), (resources.setup_webserver(), ports["eog"]),
+                            (agent.setup_webserver(), ports["agent"])) as urls:
+                yield Stack(gym, model, urls[2], resources)
+        finally:
+            patch.undo()
+
+
+def test_the_correct_trajectory_scores_one(stack: Stack) -> None:
+    result = stack.run("solve")
+    assert (result["reward"], result["success"], result["mask_sample"]) == (1.0, True, False)
+    assert result["strict_success"] and result["parity_success"]
+    assert result["verifier_pass_rate"] == 1.0 and result["failure_kind"] is None
+    assert result["num_tool_calls"] == len(script("solve"))
+    observations = stack.model.observations()
+    assert len(observations) == len(script("solve"))
+    assert all(json.loads(text)["isError"] is False for text in observations)
+    assert stack.gym.database_ids() == []
+
+
+def test_doing_nothing_scores_zero(stack: Stack) -> None:
+    result = stack.run("idle")
+    assert (result["reward"], result["success"], result["mask_sample"]) == (0.0, False, False)
+    assert result["num_tool_calls"] == 0 and result["verifier_pass_rate"] < 1.0
+    assert stack.gym.database_ids() == []
+
+
+def test_a_gym_fault_reaches_the_model_as_a_tool_error_and_masks_the_sample(stack: Stack) -> None:
+    stack.gym.drop_next(after_tool_call=True)
+    result = stack.run("solve")
+    first = json.loads(stack.model.observations()[0])
+    assert first["isError"] is True and first["content"][0]["text"].startswith("Error: ")
+    assert result["mask_sample"] is True
+    assert result["failure_kind"] == "transport_peer_drop" and "failed on the gym" in result["failure_reason"]
+    assert result["num_tool_errors"] == 1
+    assert stack.gym.database_ids() == []
+
+
+def test_aggregate_metrics_per_domain_and_pass_at_k(stack: Stack) -> None:
+    rows = [stack.run("solve"), stack.run("idle")]
+    answer = requests.post(f"{stack.agent_url}/aggregate_metrics",
+                           json={"verify_responses": [r | {"_ng_task_index": 0, "_ng_rollout_index": i}
+                                                      for i, r in enumerate(rows)]}, timeout=60)
+    assert answer.status_code == 200, answer.text
+    metrics = answer.json()["agent_metrics"]
+    assert metrics["success_rate"] == 0.5 and metrics["pass@1"] == 0.5 and metrics["pass@2"] == 1.0
+    assert metrics["csm/success_rate"] == 0.5
+    assert aggregate_rollouts([[rows[0] | {"mask_sample": True}, rows[1]]])["pass@1"] == 0.0
+
+
+def test_the_resources_session_contract(stack: Stack) -> None:
+    row = to_nemo_row(load_task(PATHS.task), {stack.gym.name: demo_tool_snapshot()})
+    app = stack.resources.setup_webserver()
+    seed = ResourcesSeedSessionRequest(resources_session_id="contract-1",
+                                       episode_id=EpisodeId(rollout_id="r1"),
+                                       task_id=TaskId(taskset="eog", task_id="t1"), task_data=row)
+    check_resources_session_contract(app, seed, keeps_state=True)
+    assert stack.gym.database_ids() == []
+    with TestClient(app) as client:
+        seeded = client.post("/seed_session", json=seed.model_copy(
+            update={"resources_session_id": "contract-2"}).model_dump(mode="json"))
+        assert seeded.status_code == 200, seeded.text
+        step = script("solve")[0]
+        called = client.post(f"/{step['name']}", json=step["arguments"])
+        assert json.loads(called.text)["isError"] is False
+        refused = client.post("/no_such_tool", json={})
+        assert "not available in this task" in refused.text
+        closed = client.post("/close_session", json={"resources_session_id": "contract-2",
+                                                     "episode_id": {"rollout_id": "r1"}})
+        assert closed.status_code == 200
+    assert stack.gym.database_ids() == []
+
+
+def test_an_unreachable_gym_fails_the_seed_for_a_retry(stack: Stack) -> None:
+    row = to_nemo_row(load_task(PATHS.task), {stack.gym.name: demo_tool_snapshot()})
+    dead = EogResourcesServer(
+        config=EogResourcesServerConfig(host="127.0.0.1", port=0, entrypoint="", name="dead",
+                                        gym_url_pools={stack.gym.name: [f"http://127.0.0.1:{free_port()}"]},
+                                        seed_sql_root=str(PATHS.directory)),
+        server_client=stack.resources.server_client)
+    with TestClient(dead.setup_webserver()) as client:
+        answer = client.post("/seed_session", json=row)
+    assert answer.status_code == 503 and "seeding failed" in answer.text
