@@ -60,3 +60,32 @@ def serve_asgi(*apps: tuple[Any, int]) -> Iterator[list[str]]:
 
 def arguments_text(step: dict[str, Any]) -> str:
     return json.dumps(step["arguments"])
+
+
+REPO = __import__("pathlib").Path(__file__).resolve().parents[1]
+DOCS = ("docs/embedding.md", "docs/scale-out.md")
+
+
+def doc_examples(extra: str) -> list[str]:
+    """The blocks of the docs tagged ``# extra: <extra>`` (each a complete program)."""
+    import re
+
+    found = []
+    for name in DOCS:
+        text = (REPO / name).read_text(encoding="utf-8")
+        found += [code for code in re.findall(r"```python\n(.*?)```", text, re.DOTALL)
+                  if code.startswith(f"# extra: {extra}\n")]
+    return found
+
+
+def run_example(code: str, tmp_path: Any) -> str:
+    """Run one doc example with this virtualenv's Python; its stdout."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "example.py"
+    script.write_text(code, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path, check=False)
+    assert done.returncode == 0, f"example failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout

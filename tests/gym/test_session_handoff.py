@@ -86,6 +86,7 @@ def test_a_session_seeded_in_one_event_loop_is_finished_in_another() -> None:
 
         verdict = asyncio.run(finish())
         assert verdict.success and verdict.reward == 1.0
+        assert (verdict.task_id, verdict.domain) == (task.task_id, task.domain)
         assert gym.database_ids() == []
 
 

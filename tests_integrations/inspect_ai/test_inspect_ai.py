@@ -15,7 +15,7 @@ from inspect_ai.model import ChatMessageTool, ModelOutput, ModelUsage, get_model
 from eog_core.gym import GymDirectory
 from eog_core.integrations.inspect_ai import eog_dataset, eog_task, inspect_parameters
 from eog_core.local import LocalGym, demo_paths, demo_tool_snapshot
-from tests_integrations._support import FINAL_TEXT, script
+from tests_integrations._support import FINAL_TEXT, doc_examples, run_example, script
 
 PATHS = demo_paths()
 
@@ -94,3 +94,8 @@ def test_samples_and_tool_schemas_are_what_inspect_accepts() -> None:
         params = inspect_parameters(spec)
         assert set(params.properties) == set(spec.parameters()["properties"])
         assert params.required == spec.parameters().get("required", [])
+
+
+@pytest.mark.parametrize("code", doc_examples("inspect"))
+def test_the_documented_example_runs(code: str, tmp_path: Path) -> None:
+    assert 'inspect task: score 1.0' in run_example(code, tmp_path)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,7 +31,15 @@ from eog_core.integrations.nemo_gym import (
     aggregate_rollouts,
 )
 from eog_core.local import LocalGym, demo_paths, demo_tool_snapshot
-from tests_integrations._support import FINAL_TEXT, arguments_text, free_port, script, serve_asgi
+from tests_integrations._support import (
+    FINAL_TEXT,
+    arguments_text,
+    doc_examples,
+    free_port,
+    run_example,
+    script,
+    serve_asgi,
+)
 
 PATHS = demo_paths()
 
@@ -190,3 +199,8 @@ def test_an_unreachable_gym_fails_the_seed_for_a_retry(stack: Stack) -> None:
     with TestClient(dead.setup_webserver()) as client:
         answer = client.post("/seed_session", json=row)
     assert answer.status_code == 503 and "seeding failed" in answer.text
+
+
+@pytest.mark.parametrize("code", doc_examples("nemo-gym"))
+def test_the_documented_example_runs(code: str, tmp_path: Path) -> None:
+    assert 'NeMo Gym resources server: reward 1.0' in run_example(code, tmp_path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,7 +13,13 @@ from eog_core import load_task
 from eog_core.gym import GymDirectory, Janitor
 from eog_core.integrations.stirrup import EogToolProvider, parameters_model
 from eog_core.local import LocalGym, demo_paths, demo_tool_snapshot
-from tests_integrations._support import FINAL_TEXT, arguments_text, script
+from tests_integrations._support import (
+    FINAL_TEXT,
+    arguments_text,
+    doc_examples,
+    run_example,
+    script,
+)
 
 PATHS = demo_paths()
 
@@ -109,3 +116,8 @@ def test_parameter_models_show_the_task_schema_and_keep_the_model_arguments() ->
     params = model.model_validate_json(json.dumps(given))
     assert params.model_dump(by_alias=True, exclude_unset=True) == given
 
+
+
+@pytest.mark.parametrize("code", doc_examples("stirrup"))
+def test_the_documented_example_runs(code: str, tmp_path: Path) -> None:
+    assert 'Stirrup tool provider: reward 1.0' in run_example(code, tmp_path)

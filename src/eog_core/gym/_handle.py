@@ -34,7 +34,8 @@ class SessionHandle:
     """Plain data naming a seeded session: build with ``session.handle()``."""
 
     task: Mapping[str, Any]
-    """The task in upstream's JSON form (``Task.to_upstream()``)."""
+    """The task in upstream's JSON form (``Task.to_upstream()``) with its ``task_id``,
+    ``domain`` and ``mode``."""
     gym_urls: Mapping[str, str]
     """Gym name -> base URL of the replica holding its database."""
     database_ids: Mapping[str, str]
@@ -50,7 +51,10 @@ class SessionHandle:
              "gym": t.gym}
             for t in session.tools.tools
         )
-        return cls(task=session.task.to_upstream(), gym_urls=session.gym_urls(),
+        task = session.task
+        named = {"task_id": task.task_id, "domain": task.domain, "mode": task.mode}
+        record = task.to_upstream() | {k: v for k, v in named.items() if v is not None}
+        return cls(task=record, gym_urls=session.gym_urls(),
                    database_ids=dict(session.database_ids), tools=tools)
 
     def to_dict(self) -> dict[str, Any]:
@@ -86,7 +90,7 @@ async def open_attached(
     forward_any_tool: bool = False,
 ) -> TaskSession:
     """Build a session on databases that already exist (see :meth:`TaskSession.attach`)."""
-    from eog_core.gym._session import _logged
+    from eog_core.gym._session import _logged, _unless_kept
 
     task = load_task(dict(handle.task))
     janitor = janitor or default_janitor()
@@ -109,8 +113,9 @@ async def open_attached(
             stack.push_async_callback(_logged, f"closing client of {gym.name}", client.aclose)
             stack.push_async_callback(
                 _logged, f"deleting the database of {gym.name}",
-                functools.partial(cls._delete, client, Lease(gym=gym.name, url=url),
-                                  handle.database_ids[gym.name], janitor, keep, seeded))
+                functools.partial(_unless_kept, keep, gym.name, functools.partial(
+                    cls._delete, client, Lease(gym=gym.name, url=url),
+                    handle.database_ids[gym.name], janitor, seeded)))
         specs = tuple(ToolSpec.from_mcp(t, gym=t.get("gym")) for t in handle.tools)
         session = cls(
             task=task, tools=ToolSet(tools=specs),

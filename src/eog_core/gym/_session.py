@@ -96,6 +96,11 @@ def gym_error_kind(error: BaseException) -> str:
     return next((kind for cls, kind in kinds if isinstance(error, cls)), "gym_error")
 
 
+async def _unless_kept(keep: set[str], gym: str, delete: Callable[[], Awaitable[None]]) -> None:
+    if gym not in keep:
+        await delete()
+
+
 def _local_error(text: str) -> ToolResult:
     content = ({"type": "text", "text": text},)
     return ToolResult(
@@ -132,7 +137,7 @@ class TaskSession:
     _in_flight: int = attrs.field(default=0, repr=False)
     _tool_errors: ToolErrors = "raise"
     _keep: set[str] = attrs.field(factory=set, repr=False)
-    """Gyms whose database closing must not delete (never seeded, or handed off)."""
+    """Gyms whose database closing must not delete (handed off by :meth:`detach`)."""
     last_activity: float = attrs.field(factory=time.monotonic)
 
     @classmethod
@@ -230,6 +235,7 @@ class TaskSession:
                 for g in clients
             }
             seeding = asyncio.gather(*seed_requests.values(), return_exceptions=True)
+            keep: set[str] = set()  # gyms whose database was handed off (detach)
             # Registered before the first await, so a cancelled start deletes too.
             for gym_name, client in clients.items():
                 stack.push_async_callback(_logged, f"closing client of {gym_name}",
@@ -238,8 +244,9 @@ class TaskSession:
                 stack.push_async_callback(
                     _logged,
                     f"deleting the database of {gym_name}",
-                    functools.partial(cls._delete, client, leases[gym_name],
-                                      database_ids[gym_name], janitor, seed_requests[gym_name]),
+                    functools.partial(_unless_kept, keep, gym_name, functools.partial(
+                        cls._delete, client, leases[gym_name], database_ids[gym_name], janitor,
+                        seed_requests[gym_name])),
                 )
             # Runs first on the way out: a seed already on the wire lands before its
             # database is deleted; one still running after that goes to the janitor.
@@ -273,7 +280,7 @@ class TaskSession:
                 owners=owners,
                 forward_any_tool=forward_any_tool,
                 tool_errors=tool_errors,
-                keep=unreached,
+                keep=keep,
             )
         janitor.register(session)
         return session
