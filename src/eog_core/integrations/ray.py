@@ -116,7 +116,7 @@ def run_rollouts(
     ``worker_options`` go to :class:`EogWorker` (``seed_root``, ``tool_snapshots``,
     ``policy``).
     """
-    import ray
+    import ray  # type: ignore[import-not-found]
 
     worker = ray.remote(EogWorker).options(max_concurrency=max_concurrency)
     actors = [worker.remote(replicas, **worker_options) for _ in range(num_actors)]
