@@ -28,7 +28,7 @@ PATHS = demo_paths()
 def legacy_task(url: str, token: str = SENTINEL) -> Task:
     raw: dict[str, Any] = json.loads(PATHS.task.read_text())
     gym = raw.pop("gym_servers_config")[0]
-    raw.update(mcp_server_url=url, seed_database_file=gym["seed_database_file"],
+    raw.update(mcp_server_url=url, database_id="legacy_db", seed_database_file=gym["seed_database_file"],
                context={**gym["context"], "x-api-key": token},
                auth_config={"type": "bearer", "token": token})
     raw["selected_tools"] = [*raw["selected_tools"], "auth_seen"]

@@ -15,6 +15,7 @@ from eog_core._json import MAX_DEPTH, decode_json, nesting_depth
 from eog_core.local import demo_paths
 
 DEEP = "[" * 100_000 + "]" * 100_000
+GYMS = [{"mcp_server_name": "g", "mcp_server_url": "http://localhost:1"}]
 
 
 def nested_list(depth: int) -> list[Any]:
@@ -47,7 +48,7 @@ def test_binary_file_is_a_schema_error(tmp_path: Path) -> None:
 
 def test_non_utf8_row_names_the_line_and_the_file_offset(tmp_path: Path) -> None:
     path = tmp_path / "rows.jsonl"
-    first = b'{"user_prompt": "fine"}\n'
+    first = b'{"user_prompt": "fine", "gym_servers_config": ' + json.dumps(GYMS).encode() + b'}\n'
     path.write_bytes(first + b'{"user_prompt": "\xff"}\n')
     with pytest.raises(SchemaError) as caught:
         load_tasks(path)
@@ -78,9 +79,9 @@ def test_moderately_deep_values_below_recursion_but_over_the_cap_are_refused() -
     verifier = {"verifier_type": "database_state",
                 "validation_config": {"query": "SELECT 1", "expected_value": nested_list(MAX_DEPTH)}}
     with pytest.raises(SchemaError, match="nested deeper"):
-        load_task({"user_prompt": "x", "verifiers": [verifier]})
+        load_task({"user_prompt": "x", "verifiers": [verifier], "gym_servers_config": GYMS})
     verifier["validation_config"]["expected_value"] = nested_list(MAX_DEPTH - 10)
-    assert load_task({"user_prompt": "x", "verifiers": [verifier]}).verifiers
+    assert load_task({"user_prompt": "x", "verifiers": [verifier], "gym_servers_config": GYMS}).verifiers
 
 
 def test_deep_mapping_given_directly_is_a_schema_error() -> None:
@@ -109,7 +110,7 @@ def test_integer_in_a_string_field_is_a_schema_error() -> None:
 def test_a_5000_digit_string_value_loads() -> None:
     verifier = {"verifier_type": "database_state",
                 "validation_config": {"query": "SELECT 1", "expected_value": "9" * 5000}}
-    assert load_task({"user_prompt": "x", "verifiers": [verifier]}).verifiers
+    assert load_task({"user_prompt": "x", "verifiers": [verifier], "gym_servers_config": GYMS}).verifiers
 
 
 def test_lone_surrogate_escape_is_refused_but_a_pair_loads(tmp_path: Path) -> None:
@@ -117,7 +118,7 @@ def test_lone_surrogate_escape_is_refused_but_a_pair_loads(tmp_path: Path) -> No
     path.write_text('{"user_prompt": "a\\ud800b"}')
     with pytest.raises(SchemaError, match="unpaired surrogate"):
         load_task(path)
-    path.write_text('{"user_prompt": "a\\ud83d\\ude00b"}')
+    path.write_text('{"user_prompt": "a\\ud83d\\ude00b", "gym_servers_config": ' + json.dumps(GYMS) + "}")
     assert load_task(path).user_prompt == "a\U0001f600b"
 
 
