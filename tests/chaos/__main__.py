@@ -25,6 +25,8 @@ def main() -> int:
     parser.add_argument("--restarts", type=int, default=4)
     parser.add_argument("--expiries", type=int, default=4)
     parser.add_argument("--cancel-rate", type=float, default=0.05)
+    parser.add_argument("--replicas", choices=["both", "proxy", "direct"], default="both",
+                        help="each gym's replicas: its fault proxy and itself (default), or one")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--faults", default=",".join(f.value for f in Fault),
                         help="comma-separated fault kinds (default: all)")
@@ -39,12 +41,13 @@ def main() -> int:
     faulted = ChaosConfig(sessions=args.sessions, concurrency=args.concurrency,
                           fault_rate=args.fault_rate, restarts=args.restarts,
                           expiries=args.expiries, cancel_rate=args.cancel_rate, seed=args.seed,
+                          replicas=args.replicas,
                           faults=tuple(Fault(name) for name in args.faults.split(",")))
     runs: list[tuple[str, ChaosConfig]] = []
     if not args.skip_baseline:
         baseline = ChaosConfig(sessions=args.sessions, concurrency=args.concurrency,
                                fault_rate=0.0, restarts=0, expiries=0, cancel_rate=0.0,
-                               seed=args.seed)
+                               seed=args.seed, replicas=args.replicas)
         runs.append(("baseline (no faults)", baseline))
     runs.append(("chaos (faults + restarts)", faulted))
     broken: list[str] = []

@@ -55,6 +55,10 @@ class ChaosConfig:
     concurrency: int = 32
     fault_rate: float = 0.15
     faults: tuple[Fault, ...] = tuple(Fault)
+    replicas: str = "both"
+    """Each gym's replicas in the directory: "both" (its proxy and itself), "proxy" or "direct"
+    (then the only faults are restarts, expiries and cancellations; a restart leaves a
+    gym with no replica at all, as in issue #8 item 7)."""
     restarts: int = 2
     """Kills + restarts of the gym process, spread over the run by progress."""
     expiries: int = 2
@@ -99,6 +103,10 @@ class ChaosReport:
     executed_twice: dict[str, int] = attrs.field(factory=dict)
     databases_left: dict[str, list[str]] = attrs.field(factory=dict)
     janitor_leaked: list[str] = attrs.field(factory=list)
+    mcp_sessions_left: dict[str, int] = attrs.field(factory=dict)
+    """MCP sessions still open on each gym after every client closed."""
+    mcp_sessions_excused: dict[str, int] = attrs.field(factory=dict)
+    """Of those, at most this many can be initializes whose answer the proxy lost."""
     drained: bool = True
 
     @property
@@ -118,6 +126,12 @@ class ChaosReport:
             out.append(f"{len(self.foreign)} non-EogError exception(s); first: {self.foreign[0]}")
         if self.hangs:
             out.append(f"{self.hangs} session(s) hung past the deadline")
+        orphans = {gym: left - self.mcp_sessions_excused.get(gym, 0)
+                   for gym, left in self.mcp_sessions_left.items()
+                   if left < 0 or left > self.mcp_sessions_excused.get(gym, 0)}
+        if orphans:
+            out.append(f"MCP sessions left open beyond lost initialize answers: {orphans} "
+                       f"(left {self.mcp_sessions_left}, excused {self.mcp_sessions_excused})")
         if not self.drained:
             out.append("requests still in flight after the drain deadline")
         return out
@@ -125,7 +139,9 @@ class ChaosReport:
     def summary(self) -> str:
         c = self.config
         lines = [
-            f"sessions {c.sessions} at concurrency {c.concurrency}, fault rate {c.fault_rate:.0%}, "
+            f"sessions {c.sessions} at concurrency {c.concurrency}, replicas {c.replicas}, "
+            f"fault rate {c.fault_rate:.0%}{' (no proxy in use)' if c.replicas == 'direct' else ''}, "
+            f"cancel rate {c.cancel_rate:.0%}, "
             f"restarts {self.restarts}, session expiries {self.expiries}",
             f"elapsed {self.elapsed:.1f} s = {self.sessions_per_second:.2f} sessions/s; "
             f"completed {self.completed} (verdict success {self.passed}), ended by an EogError "
@@ -137,6 +153,8 @@ class ChaosReport:
             f"{sum(len(v) for v in self.databases_left.values())}, non-EogError "
             f"{len(self.foreign)}, hangs {self.hangs}, janitor still holding "
             f"{len(self.janitor_leaked)}",
+            f"MCP sessions left open {self.mcp_sessions_left} (initialize answers lost to "
+            f"faults {self.mcp_sessions_excused})",
         ]
         return "\n".join(lines)
 
@@ -254,10 +272,10 @@ async def _run(config: ChaosConfig, report: ChaosReport, gyms: dict[str, Any]) -
     process: GymProcess = gyms["process"]
     notes: LocalGym = gyms["notes"]
     proxies: dict[str, FaultProxy] = gyms["proxies"]
-    directory = GymDirectory(
-        {DEMO: [proxies[DEMO].url, process.url], NOTES: [proxies[NOTES].url, notes.url]},
-        probe_after=0.5,
-    )
+    direct = {DEMO: process.url, NOTES: notes.url}
+    table = {gym: {"both": [proxies[gym].url, direct[gym]], "proxy": [proxies[gym].url],
+                   "direct": [direct[gym]]}[config.replicas] for gym in (DEMO, NOTES)}
+    directory = GymDirectory(table, probe_after=0.5)
     task = chaos_task(notes.url)
     seeds = {DEMO: read_demo_seed(), NOTES: NOTES_SCHEMA}
     timeouts = Timeouts(connect=5.0, rpc=config.rpc_timeout, sql=config.rpc_timeout,
@@ -281,12 +299,14 @@ async def _run(config: ChaosConfig, report: ChaosReport, gyms: dict[str, Any]) -
                 report.hangs += 1
             actions.progress()
 
-    started = time.perf_counter()
-    await asyncio.gather(*(one(i) for i in range(config.sessions)))
-    report.elapsed = time.perf_counter() - started
-    await actions.finish()
-    await _drain(config, report, proxies, janitor)
+    async with directory:  # holds the pool: its exit ends the shared MCP sessions
+        started = time.perf_counter()
+        await asyncio.gather(*(one(i) for i in range(config.sessions)))
+        report.elapsed = time.perf_counter() - started
+        await actions.finish()
+        await _drain(config, report, proxies, janitor)
     _audit(report, process, notes, gyms["journal"])
+    await _audit_mcp_sessions(report, process, notes, proxies)
 
 
 async def _session_or_cancel(budget: float | None, *args: Any) -> None:
@@ -390,3 +410,20 @@ def _audit(report: ChaosReport, process: GymProcess, notes: LocalGym, journal: P
             report.executed_twice[f"{gym}:{key.database_id}:{key.tool}"] = count
     for fault in Fault:
         report.faults.setdefault(fault.value, 0)
+
+
+async def _audit_mcp_sessions(report: ChaosReport, process: GymProcess, notes: LocalGym,
+                              proxies: dict[str, FaultProxy]) -> None:
+    """MCP sessions still open on the gyms once every client is closed.
+
+    The only excusable ones are those whose ``initialize`` reached the gym while
+    its answer never reached the client (held, dropped, cut or replaced by the
+    proxy): the client cannot end a session whose id it never learned.
+    """
+    health = await process.health() or {}
+    left = {DEMO: int(health.get("sessions", -1)), NOTES: len(notes.session_ids())}
+    for gym, count in left.items():
+        excused = sum(n for (fault, method), n in proxies[gym].faulted_methods.items()
+                      if method == "initialize" and fault.reaches_gym)
+        report.mcp_sessions_left[gym] = count
+        report.mcp_sessions_excused[gym] = excused

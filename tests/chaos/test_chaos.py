@@ -14,7 +14,7 @@ import pytest_asyncio
 
 from eog_core.local import Fault
 
-from .harness import ChaosConfig, ChaosReport, run_chaos
+from .harness import DEMO, NOTES, ChaosConfig, ChaosReport, run_chaos
 
 CONFIG = ChaosConfig(
     sessions=100, concurrency=32, fault_rate=0.15, restarts=2, expiries=2, cancel_rate=0.05,
@@ -39,6 +39,7 @@ async def test_the_storm_happened(report: ChaosReport) -> None:
     assert sum(report.faults.values()) > 0
     assert all(report.faults[fault.value] >= 0 for fault in Fault)
     assert report.completed > 0 and report.tool_executions > 0, report.summary()
+    assert set(report.mcp_sessions_left) == {DEMO, NOTES}
 
 
 async def test_no_tool_call_executed_twice(report: ChaosReport) -> None:
@@ -57,3 +58,17 @@ async def test_no_session_hung(report: ChaosReport) -> None:
 async def test_no_database_left_after_the_janitor_drained(report: ChaosReport) -> None:
     assert report.databases_left == {}, report.summary()
     assert report.janitor_leaked == []
+
+
+async def test_no_mcp_session_orphaned(report: ChaosReport) -> None:
+    for gym, left in report.mcp_sessions_left.items():
+        assert 0 <= left <= report.mcp_sessions_excused[gym], report.summary()
+
+
+async def test_the_report_names_each_broken_guarantee() -> None:
+    broken = ChaosReport(CONFIG, hangs=1, foreign=["ValueError"], drained=False,
+                         executed_twice={"g:db:t": 2}, databases_left={NOTES: ["db_1"]},
+                         mcp_sessions_left={NOTES: 3}, mcp_sessions_excused={NOTES: 1}).broken()
+    assert len(broken) == 6, broken
+    assert ChaosReport(CONFIG, mcp_sessions_left={NOTES: 1},
+                       mcp_sessions_excused={NOTES: 1}).broken() == []

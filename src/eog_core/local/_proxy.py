@@ -87,6 +87,8 @@ class FaultProxy:
     upstream_timeout: float = 600.0
     injected: Counter[Fault] = attrs.field(factory=Counter, init=False)
     """How many requests met each fault so far."""
+    faulted_methods: Counter[tuple[Fault, str]] = attrs.field(factory=Counter, init=False)
+    """Faults per JSON-RPC method of the request ("" for requests that are not JSON-RPC)."""
     requests: int = attrs.field(default=0, init=False)
     _queued: list[_Queued] = attrs.field(factory=list, init=False, repr=False)
     _random: random.Random = attrs.field(init=False, repr=False)
@@ -208,8 +210,10 @@ class FaultProxy:
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         self.requests += 1
         fault = self._choose(request.path)
+        body = await request.read()
         if fault is not None:
             self.injected[fault] += 1
+            self.faulted_methods[fault, _method_of(body)] += 1
         if fault is Fault.DROP_BEFORE:
             return drop_connection(request)
         if fault is Fault.FAIL_BEFORE:
@@ -217,7 +221,6 @@ class FaultProxy:
         self._in_flight += 1
         self._idle.clear()
         try:
-            body = await request.read()
             if fault is Fault.DELAY:
                 await asyncio.sleep(self.delay)
             status, headers, answer = await self._forward(request, body)
@@ -267,6 +270,15 @@ async def _cut(
     if request.transport is not None:
         request.transport.close()  # aiohttp's write_eof then meets a closed connection: skipped
     return response
+
+
+def _method_of(body: bytes) -> str:
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return ""
+    method = message.get("method") if isinstance(message, dict) else None
+    return method if isinstance(method, str) else ""
 
 
 def _json_detail(detail: str) -> bytes:

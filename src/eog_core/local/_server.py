@@ -313,6 +313,7 @@ class LocalGym:
                 "name": self._name,
                 "version": SERVER_VERSION,
                 "databases": len(self._databases),
+                "sessions": len(self._endpoint.session_ids()),
                 "tools": len(self._tools),
             }
         )
