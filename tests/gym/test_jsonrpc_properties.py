@@ -17,12 +17,14 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp import web
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eog_core.errors import EogError
 from eog_core.gym import GymClient, Timeouts
 from eog_core.local import LocalGym
+
+pytestmark = pytest.mark.property
 
 ID = "__THE_REQUEST_ID__"  # replaced by the id of the request being answered
 
@@ -170,7 +172,7 @@ async def exchange(url: str, target: str) -> None:
             pass
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=max(100, settings.default.max_examples))
 @given(target=st.sampled_from(["tools/call", "tools/list", "initialize"]), answer=answers)
 def test_any_answer_is_a_result_or_an_eog_error(
     scripted: ScriptedGym, target: str, answer: tuple[int, tuple[str, bytes]]
@@ -205,7 +207,7 @@ request_bodies = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=max(100, settings.default.max_examples))
 @given(body=request_bodies, session=st.booleans())
 def test_local_gym_answers_any_body_with_a_typed_answer(
     scripted: ScriptedGym, body: bytes, session: bool

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eog_core.gym import SseEvent, SseParser
+
+pytestmark = pytest.mark.property
 
 # Field values hold no line break (a break would end the line); anything else goes.
 line_text = st.text(st.characters(exclude_characters="\r\n", codec="utf-8"), max_size=20)
@@ -78,7 +81,7 @@ def split(payload: bytes, cuts: list[int]) -> list[bytes]:
     return pieces
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=max(300, settings.default.max_examples))
 @given(stream=sse_stream(), cuts=st.lists(st.integers(0, 400), max_size=12))
 def test_any_chunking_gives_the_modelled_events(
     stream: tuple[bytes, list[SseEvent]], cuts: list[int]
@@ -88,7 +91,7 @@ def test_any_chunking_gives_the_modelled_events(
     assert parse(split(payload, cuts)) == expected
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=max(300, settings.default.max_examples))
 @given(payload=st.binary(max_size=300), cuts=st.lists(st.integers(0, 300), max_size=12))
 def test_arbitrary_bytes_never_raise_and_chunking_does_not_matter(
     payload: bytes, cuts: list[int]
