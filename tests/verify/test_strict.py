@@ -116,7 +116,7 @@ async def test_unknown_gym_fails_in_strict_and_is_skipped_in_parity(runner: Sqli
 async def test_rejected_query_is_a_verifier_error(runner: SqliteSqlRunner) -> None:
     task = task_with(check("SELECT nope FROM ticket", 1))
     parity, strict = await both(task, runner)
-    assert parity.results[0].error == "SQL query failed: SQL API call failed (HTTP 400): no such column: nope"
+    assert parity.results[0].error == "SQL query failed: SQLite rejected the query: no such column: nope"
     assert (parity.evaluation_completed, parity.failure_kind) == (True, None)
     assert (strict.success, strict.evaluation_completed, strict.failure_kind) == (False, False, "verifier_error")
 

@@ -1,7 +1,8 @@
-"""What every command shares: exit codes, JSON output, tables, a progress bar."""
+"""What every command shares: exit codes, options, JSON output, tables, a progress bar."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import sys
@@ -10,7 +11,20 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, TextIO, TypeVar
 
-__all__ = ["EXIT_FAILED", "EXIT_INPUT", "EXIT_OK", "Progress", "busy", "emit_json", "progress", "table"]
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_INPUT",
+    "EXIT_OK",
+    "Progress",
+    "add_common_options",
+    "busy",
+    "emit_json",
+    "full_details",
+    "port_number",
+    "positive_seconds",
+    "progress",
+    "table",
+]
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # the command ran and the thing it checked failed
@@ -18,13 +32,49 @@ EXIT_USAGE = 2  # argparse's own code for bad command-line words
 EXIT_INPUT = 3  # bad input: a malformed task, a missing file, a dead gym
 
 T = TypeVar("T")
+CELL_WIDTH = 60  # a longer cell is cut in tables; full_details() lists it whole
 
 
-def emit_json(data: Any, stream: TextIO | None = None) -> None:
+def add_common_options(parser: argparse.ArgumentParser) -> None:
+    """-v/--verbose and -q/--quiet, accepted before and after the command's name."""
+    top = parser.prog == "eog-core"
+    parser.add_argument("-v", "--verbose", action="count", default=0 if top else argparse.SUPPRESS,
+                        help="show the library's log on stderr (-vv: its debug log)")
+    parser.add_argument("-q", "--quiet", action="store_true", default=False if top else argparse.SUPPRESS,
+                        help="show only errors on stderr")
+
+
+def port_number(text: str) -> int:
+    """An argparse type: a TCP port, 0 (any free port) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a port is a whole number, got {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is between 0 and 65535, got {port}")
+    return port
+
+
+def positive_seconds(text: str) -> float:
+    """An argparse type: a positive, finite number of seconds."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return seconds
+
+
+def emit_json(data: Any, stream: TextIO | None = None, *, indent: int | None = 2) -> None:
     """Machine output for ``--json``: one JSON document on stdout."""
     out = stream or sys.stdout
-    json.dump(data, out, indent=2, default=str, ensure_ascii=False)
+    json.dump(data, out, indent=indent, default=str, ensure_ascii=False)
     out.write("\n")
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, default=str)
 
 
 def _cell(value: Any) -> str:
@@ -32,8 +82,15 @@ def _cell(value: Any) -> str:
         return "-"
     if isinstance(value, float):
         return f"{value:.2f}"
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    return text if len(text) <= 60 else text[:57] + "..."
+    text = _text(value)
+    return text if len(text) <= CELL_WIDTH else text[:CELL_WIDTH - 3] + "..."
+
+
+def full_details(labelled: Iterable[tuple[str, Any]]) -> str:
+    """The values a table cut short, whole: one ``label: text`` line each ('' when none was cut)."""
+    lines = [f"  {label}: {_text(value)}" for label, value in labelled
+             if value is not None and not isinstance(value, float) and len(_text(value)) > CELL_WIDTH]
+    return "\n".join(["in full:", *lines]) if lines else ""
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:

@@ -6,8 +6,15 @@ import argparse
 from typing import Any
 
 from eog_core import PARITY, STRICT, TaskVerdict, load_task
-from eog_core.cli._common import EXIT_FAILED, EXIT_OK, emit_json, table
-from eog_core.gym import GymDirectory, Janitor, TaskSession
+from eog_core.cli._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    emit_json,
+    full_details,
+    positive_seconds,
+    table,
+)
+from eog_core.gym import GymDirectory, Janitor, TaskSession, Timeouts
 from eog_core.local import LocalGym, ResponseMode, demo_paths, load_demo_trajectory
 
 __all__ = ["add_parser", "run_demo"]
@@ -21,8 +28,10 @@ def add_parser(commands: Any) -> None:
                     "then a do-nothing control; every database is deleted at the end.",
         epilog="example: eog-core demo --sse", formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sse", action="store_true", help="have the gym answer MCP in SSE instead of JSON")
+    parser.add_argument("--timeout", type=positive_seconds, default=30.0, metavar="SECONDS",
+                        help="seconds to wait for each answer of the gym (default 30)")
     parser.add_argument("--json", action="store_true", help="machine output")
-    parser.set_defaults(handler=lambda args: run_demo(sse=args.sse, as_json=args.json))
+    parser.set_defaults(handler=lambda args: run_demo(sse=args.sse, as_json=args.json, timeout=args.timeout))
 
 
 def verdict_table(verdict: TaskVerdict, parity: TaskVerdict | None = None) -> str:
@@ -35,7 +44,10 @@ def verdict_table(verdict: TaskVerdict, parity: TaskVerdict | None = None) -> st
         headers.insert(3, "parity counts")
         for row, result in zip(rows, parity.results, strict=True):
             row.insert(3, "yes" if result.counted else "no (skipped)" if result.error else "no (same name)")
-    return table(headers, rows)
+    cut = full_details((f"#{r.index + 1} {label}", value) for r in verdict.results
+                       for label, value in (("expected", r.expected), ("actual", r.actual),
+                                            ("details", r.error or r.details)))
+    return table(headers, rows) + (f"\n\n{cut}" if cut else "")
 
 
 def verdict_line(verdict: TaskVerdict) -> str:
@@ -46,16 +58,18 @@ def verdict_line(verdict: TaskVerdict) -> str:
             f"({verdict.num_defined} defined{extra})")
 
 
-async def _demo(sse: bool) -> dict[str, Any]:
+async def _demo(sse: bool, wait_seconds: float = 30.0) -> dict[str, Any]:
     paths = demo_paths()
     task = load_task(paths.task)
     mode: ResponseMode = "sse" if sse else "json"
     report: dict[str, Any] = {"task_id": task.task_id}
     async with LocalGym.demo(response_mode=mode) as gym, Janitor() as janitor:
         directory = GymDirectory({gym.name: gym.url})
+        limits = Timeouts(connect=min(10.0, wait_seconds), rpc=wait_seconds, sql=wait_seconds, seed=wait_seconds,
+                          admin=wait_seconds)
         report["gym"] = gym.url
         async with TaskSession.start(task, directory=directory, seed_root=paths.directory,
-                                     janitor=janitor) as session:
+                                     janitor=janitor, timeouts=limits) as session:
             calls = []
             for step in load_demo_trajectory():
                 result = await session.call_tool(step["name"], step["arguments"])
@@ -64,7 +78,7 @@ async def _demo(sse: bool) -> dict[str, Any]:
             played = {"strict": await session.verify(policy=STRICT),
                       "parity": await session.verify(policy=PARITY)}
         async with TaskSession.start(task, directory=directory, seed_root=paths.directory,
-                                     janitor=janitor) as control_session:
+                                     janitor=janitor, timeouts=limits) as control_session:
             control = {"strict": await control_session.verify(policy=STRICT),
                        "parity": await control_session.verify(policy=PARITY)}
         leaked = await janitor.aclose()
@@ -73,10 +87,10 @@ async def _demo(sse: bool) -> dict[str, Any]:
     return report
 
 
-def run_demo(*, sse: bool = False, as_json: bool = False) -> int:
+def run_demo(*, sse: bool = False, as_json: bool = False, timeout: float = 30.0) -> int:
     import asyncio
 
-    report = asyncio.run(_demo(sse))
+    report = asyncio.run(_demo(sse, timeout))
     played, control = report["played"], report["control"]
     ok = (played["strict"].success and played["parity"].success and not control["strict"].success
           and not report["databases_left"] and not report["leaked"])

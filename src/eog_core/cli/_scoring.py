@@ -12,9 +12,11 @@ from typing import Any
 import attrs
 
 from eog_core import PARITY, STRICT, SqliteSqlRunner, TaskVerdict, load_task, verify_task
-from eog_core.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, busy, emit_json
+from eog_core.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, busy, emit_json, positive_seconds
 from eog_core.cli._demo import verdict_line, verdict_table
-from eog_core.gym import GymClient, HttpSqlRunner
+from eog_core.cli._explain import check_overlap, explain_nothing_scored
+from eog_core.cli._verify import Asked, AskOnce, shared_failure
+from eog_core.gym import GymClient, HttpSqlRunner, Timeouts
 from eog_core.metrics import (
     MetricsError,
     MetricsInput,
@@ -29,7 +31,7 @@ from eog_core.metrics import (
     read_verdicts,
     upstream_summary,
 )
-from eog_core.verify import Policy, SqlRunner
+from eog_core.verify import Policy
 
 __all__ = ["add_parsers"]
 
@@ -60,6 +62,9 @@ def add_parsers(commands: Any) -> None:
     verify.add_argument("--policy", choices=["strict", "parity", "both"], default="both")
     verify.add_argument("--reward", choices=["binary", "fractional"], default="binary")
     verify.add_argument("--now", help="pin SQLite's 'now' (e.g. '2026-01-05 12:00:00') for reproducible scores")
+    verify.add_argument("--timeout", type=positive_seconds, default=30.0, metavar="SECONDS",
+                        help="live gyms: seconds to wait for each answer (default 30); a gym that "
+                             "fails to answer is not asked again")
     verify.add_argument("--json", action="store_true", help="machine output")
     verify.set_defaults(handler=run_verify)
 
@@ -77,16 +82,23 @@ def add_parsers(commands: Any) -> None:
 
     compare = commands.add_parser(
         "compare", help="paired comparison of two evaluations over the same tasks",
-        description="Per-task agreement, exact McNemar p-value, paired bootstrap 95%% CI of the "
-                    "success-rate difference (B - A) and TOST equivalence at a margin.",
+        description="Per-task agreement, exact McNemar p-value, paired bootstrap 95% CI of the "
+                    "success-rate difference (B - A) and TOST equivalence at a margin (judged on "
+                    "--min-tasks paired tasks or more). Runs pair by mode, domain, task id and "
+                    "repeat; exits 3 when the two evaluations have no run in common.",
         epilog="example: eog-core compare upstream_results/ our_verdicts.jsonl --margin 0.02",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     compare.add_argument("a", type=Path)
     compare.add_argument("b", type=Path)
-    compare.add_argument("--margin", type=float, default=0.02, help="equivalence margin as a fraction (default 0.02 = 2 pp)")
+    compare.add_argument("--margin", type=float, default=0.02,
+                         help="equivalence margin as a fraction between 0 and 1 (default 0.02 = 2 pp)")
+    compare.add_argument("--min-tasks", type=int, default=10,
+                         help="fewest paired tasks on which equivalence is judged (default 10)")
     compare.add_argument("--n-boot", type=int, default=10000)
     compare.add_argument("--seed", type=int, default=0)
-    compare.add_argument("--policy", choices=["strict", "parity"], default=None)
+    compare.add_argument("--policy", choices=["strict", "parity"], default=None,
+                         help="the outcome compared (default: each side's strict outcome where it "
+                              "has one, else parity)")
     compare.add_argument("--json", action="store_true", help="machine output")
     compare.set_defaults(handler=run_compare)
 
@@ -108,19 +120,24 @@ async def _verify(args: argparse.Namespace, policies: list[Policy]) -> list[Task
         raise argparse.ArgumentTypeError(
             f"the task's verifiers query gym(s) {', '.join(missing_gyms)}: give {flag} for each")
     clients: dict[str, GymClient] = {}
-    runner: SqlRunner | None = None
+    offline: SqliteSqlRunner | None = None
     try:
         if gyms:
-            clients = {gym: GymClient(url, name=gym) for gym, url in gyms.items()}
-            return [await verify_task(task, sql=HttpSqlRunner(clients, read_only=policy.read_only_sql),
-                                      policy=policy, database_ids=database_ids)
+            limit = args.timeout
+            timeouts = Timeouts(connect=min(10.0, limit), rpc=limit, sql=limit, admin=limit)
+            clients = {gym: GymClient(url, name=gym, timeouts=timeouts) for gym, url in gyms.items()}
+            asked = Asked()  # both policies share the answers and what is known to be down
+            return [await verify_task(
+                        task, sql=AskOnce(HttpSqlRunner(clients, read_only=policy.read_only_sql), timeout=limit,
+                                          urls=gyms, asked=asked, tag=policy.read_only_sql),
+                        policy=policy, database_ids=database_ids)
                     for policy in policies]
-        runner = SqliteSqlRunner(snapshots, now=args.now)
+        runner = offline = SqliteSqlRunner(snapshots, now=args.now)
         return [await verify_task(task, sql=runner, policy=policy, database_ids=database_ids)
                 for policy in policies]
     finally:
-        if isinstance(runner, SqliteSqlRunner):
-            runner.close()
+        if offline is not None:
+            offline.close()
         for client in clients.values():
             await client.aclose()
 
@@ -139,6 +156,8 @@ def run_verify(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(first.to_dict(detailed=True) if len(verdicts) == 1
                   else {v.policy: v.to_dict(detailed=True) for v in verdicts})
+    elif (line := shared_failure(first, _pairs(args.gym, "--gym") or _pairs(args.db, "--db"))) is not None:
+        print(f"eog-core verify: {line}", file=sys.stderr)
     else:
         parity = next((v for v in verdicts if v.policy == "parity"), None)
         print(verdict_table(first, parity if parity is not first else None))
@@ -167,8 +186,7 @@ def run_score(args: argparse.Namespace) -> int:
     expected = expected_task_ids(args.tasks) if args.tasks else None
     records, skipped = as_run_records(items)
     if not records:
-        raise MetricsError("no scored runs found (expected run_<i>/results_*.json files or verdict "
-                           "lines)", source=", ".join(map(str, args.paths)))
+        raise explain_nothing_scored(args.paths, skipped)
     summary = corrected_summary(records, expected_tasks=expected, k=args.k)
     summary = attrs.evolve(summary, skipped=tuple(skipped) + tuple(summary.skipped))
     upstream = upstream_summary(upstream_files) if upstream_files else None  # type: ignore[arg-type]
@@ -191,8 +209,9 @@ def run_compare(args: argparse.Namespace) -> int:
         if not as_run_records(items)[0]:
             raise MetricsError("no scored runs found", source=str(path))
     with busy("comparing (bootstrap)"):
-        comparison = compare_runs(sides[0], sides[1], margin=args.margin,
-                                  n_boot=args.n_boot, seed=args.seed, policy=args.policy)
+        comparison = compare_runs(sides[0], sides[1], margin=args.margin, n_boot=args.n_boot,
+                                  seed=args.seed, policy=args.policy, min_tasks=args.min_tasks)
+    check_overlap(comparison, args.a, args.b)
     if args.json:
         emit_json(attrs.asdict(comparison) | {"tost_p": comparison.tost_p})
     else:

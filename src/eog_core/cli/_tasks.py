@@ -4,41 +4,38 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
+
+import attrs
 
 from eog_core._json import decode_json
 from eog_core.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, emit_json, progress, table
+from eog_core.cli._findings import Finding, findings_of
 from eog_core.errors import SchemaError
-from eog_core.tasks import (
-    DatabaseStateVerifier,
-    Task,
-    ToolSnapshot,
-    iter_tasks,
-    load_tool_snapshots,
-    merge_tools,
-    to_nemo_row,
-)
+from eog_core.tasks import Task, load_task, load_tool_snapshots, to_nemo_row
 
 __all__ = ["add_parsers"]
-
-_NUMERIC = re.compile(r"\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*")
 
 
 def add_parsers(commands: Any) -> None:
     validate = commands.add_parser(
         "validate", help="check task files, directories and .jsonl rows",
-        description="Parse tasks and report counts, verifier kinds and the data defects that "
-                    "score wrongly upstream. Exits 1 when any task is invalid.",
+        description="Parse tasks and report counts, verifier kinds, the data defects that score "
+                    "wrongly upstream, and what verify would reject (no verifiers, a verifier "
+                    "without a query, an unknown comparison or verifier type, a gym the task "
+                    "lacks). Each finding names its file (and line, for .jsonl) and JSON path. "
+                    "Exits 1 when a task is invalid or would be rejected.",
         epilog="example: eog-core validate tasks/ rows.jsonl --tools tools/",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     validate.add_argument("paths", nargs="+", type=Path, help="task .json files, directories, .jsonl files")
     validate.add_argument("--tools", type=Path, help="directory of tool snapshots (*.json) to check tool names against")
-    validate.add_argument("--json", action="store_true", help="machine output")
+    validate.add_argument("--max-findings", type=int, default=50, metavar="N",
+                          help="print at most N findings and N invalid tasks (default 50; 0: all)")
+    validate.add_argument("--json", action="store_true", help="machine output, every finding in full")
     validate.set_defaults(handler=run_validate)
 
     convert = commands.add_parser(
@@ -54,27 +51,46 @@ def add_parsers(commands: Any) -> None:
     convert.set_defaults(handler=run_convert)
 
 
-def _each_task(paths: list[Path]) -> Iterator[Task | SchemaError]:
+@attrs.frozen
+class _Read:
+    """One task read (or the error reading it), where it came from, and its format."""
+
+    item: Task | SchemaError
+    source: str
+    nemo_row: bool = False
+
+
+def _is_nemo_row(raw: object) -> bool:
+    return isinstance(raw, dict) and "verifier_metadata" in raw
+
+
+def _each_task(paths: list[Path]) -> Iterator[_Read]:
     """Every task of the paths; a malformed one is yielded as its error, and reading goes on."""
     for path in paths:
         files = sorted(p for p in path.rglob("*") if p.suffix in (".json", ".jsonl")) if path.is_dir() else [path]
         if path.is_dir() and not files:
-            yield SchemaError("no .json or .jsonl task files in directory", source=str(path))
+            yield _Read(SchemaError("no .json or .jsonl task files in directory", source=str(path)), str(path))
         for file in files:
             if file.suffix == ".jsonl":
                 yield from _each_row(file)
-            else:
-                try:
-                    yield from iter_tasks(file)
-                except SchemaError as exc:
-                    yield exc
+                continue
+            try:
+                task = load_task(file)
+            except SchemaError as exc:
+                yield _Read(exc, str(file))
+                continue
+            try:
+                nemo = _is_nemo_row(json.loads(file.read_bytes()))
+            except (OSError, ValueError):
+                nemo = False
+            yield _Read(task, str(file), nemo)
 
 
-def _each_row(file: Path) -> Iterator[Task | SchemaError]:
+def _each_row(file: Path) -> Iterator[_Read]:
     try:
         lines = file.read_bytes().splitlines(keepends=True)
     except OSError as exc:
-        yield SchemaError(f"cannot read file: {exc.strerror or exc}", source=str(file))
+        yield _Read(SchemaError(f"cannot read file: {exc.strerror or exc}", source=str(file)), str(file))
         return
     offset = 0
     for number, line in enumerate(lines, start=1):
@@ -83,82 +99,66 @@ def _each_row(file: Path) -> Iterator[Task | SchemaError]:
             continue
         where = f"{file}:{number}"
         try:
-            yield Task.from_upstream(decode_json(line, source=where, start=start), source=where)
+            row = decode_json(line, source=where, start=start)
+            yield _Read(Task.from_upstream(row, source=where), where, _is_nemo_row(row))
         except SchemaError as exc:
-            yield exc
+            yield _Read(exc, where)
 
 
-def _findings(task: Task, snapshots: dict[str, ToolSnapshot] | None) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
-    names = Counter(v.name for v in task.verifiers if v.name)
-    for name, count in names.items():
-        if count > 1:
-            found.append({"kind": "duplicate_verifier_name", "detail": f"{name!r} x{count} (upstream keeps the last)"})
-    gyms = {g.name for g in task.gym_servers}
-    for index, verifier in enumerate(task.verifiers):
-        if verifier.gym_name and verifier.gym_name not in gyms:
-            found.append({"kind": "verifier_gym_not_in_task",
-                          "detail": f"$.verifiers[{index}] gym {verifier.gym_name!r} (upstream skips it)"})
-        if isinstance(verifier, DatabaseStateVerifier):
-            expected = verifier.validation_config.expected_value
-            if isinstance(expected, str) and _NUMERIC.fullmatch(expected):
-                found.append({"kind": "numeric_string_expectation",
-                              "detail": f"$.verifiers[{index}] expects {expected!r} (never == a number upstream)"})
-    for gym in task.gym_servers:
-        for key in gym.context:
-            if key != key.strip() or not key.strip():
-                found.append({"kind": "context_header_whitespace", "detail": f"gym {gym.name!r} header {key!r}"})
-    if snapshots is not None:
-        missing = merge_tools(task, snapshots).missing
-        if missing:
-            found.append({"kind": "tool_not_in_snapshots", "detail": ", ".join(missing)})
-    return found
+def _print_capped(lines: list[str], cap: int, *, stream: TextIO, what: str) -> None:
+    shown = lines if cap <= 0 else lines[:cap]
+    for line in shown:
+        print(line, file=stream)
+    if len(shown) < len(lines):
+        print(f"... {len(lines) - len(shown)} more {what} not shown (--max-findings 0 shows all; "
+              "--json gives every detail)", file=stream)
 
 
 def run_validate(args: argparse.Namespace) -> int:
     snapshots = load_tool_snapshots(args.tools) if args.tools else None
     tasks: list[Task] = []
     errors: list[SchemaError] = []
-    findings: dict[str, list[dict[str, Any]]] = {}
-    for item in progress(_each_task(args.paths), "validating"):
-        if isinstance(item, SchemaError):
-            errors.append(item)
+    findings: list[Finding] = []
+    for read in progress(_each_task(args.paths), "validating"):
+        if isinstance(read.item, SchemaError):
+            errors.append(read.item)
             continue
-        tasks.append(item)
-        if found := _findings(item, snapshots):  # keyed per row: one id may recur across modes
-            findings[f"#{len(tasks)} {item.task_id or '?'} ({item.mode or '?'})"] = found
+        tasks.append(read.item)
+        findings += findings_of(read.item, source=read.source, nemo_row=read.nemo_row, snapshots=snapshots)
     per_group = Counter((t.domain or "?", t.mode or "?") for t in tasks)
     kinds = Counter(v.verifier_type for t in tasks for v in t.verifiers)
-    totals = Counter(f["kind"] for found in findings.values() for f in found)
+    totals = Counter(f.kind for f in findings)
+    rejected = sorted({f.source for f in findings if f.severity == "rejected"})
+    code = EXIT_FAILED if errors or rejected else EXIT_OK
     if args.json:
-        emit_json({"valid": len(tasks), "invalid": len(errors),
+        emit_json({"valid": len(tasks), "invalid": len(errors), "rejected_by_verify": len(rejected),
                    "errors": [{"source": e.source, "path": e.path, "message": e.reason} for e in errors],
                    "by_domain_mode": [{"domain": d, "mode": m, "tasks": n} for (d, m), n in sorted(per_group.items())],
-                   "verifier_kinds": dict(kinds), "finding_counts": dict(totals), "findings": findings})
-        return EXIT_FAILED if errors else EXIT_OK
-    print(f"{len(tasks)} valid task(s), {len(errors)} invalid\n")
+                   "verifier_kinds": dict(kinds), "finding_counts": dict(totals),
+                   "findings": [f.to_dict() for f in findings]})
+        return code
+    print(f"{len(tasks)} valid task(s), {len(errors)} invalid"
+          + (f"; {len(rejected)} that verify would reject" if rejected else "") + "\n")
     if per_group:
         print(table(["domain", "mode", "tasks"], [(d, m, n) for (d, m), n in sorted(per_group.items())]))
         print("\nverifier kinds: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
-    if totals:
+    if findings:
         print("\nfindings:")
-        for task_id, found in findings.items():
-            for finding in found:
-                print(f"  {task_id}: {finding['kind']}: {finding['detail']}")
+        _print_capped([f"  {f.line()}" for f in findings], args.max_findings, stream=sys.stdout, what="findings")
         print("totals: " + ", ".join(f"{k} {n}" for k, n in sorted(totals.items())))
-    for error in errors:
-        print(f"invalid: {error}", file=sys.stderr)
-    return EXIT_FAILED if errors else EXIT_OK
+    _print_capped([f"invalid: {error}" for error in errors], args.max_findings, stream=sys.stderr,
+                  what="invalid tasks")
+    return code
 
 
 def run_convert(args: argparse.Namespace) -> int:
     snapshots = load_tool_snapshots(args.tools)
     rows, errors = [], []
-    for item in progress(_each_task(args.paths), "converting"):
-        if isinstance(item, SchemaError):
-            errors.append(item)
+    for read in progress(_each_task(args.paths), "converting"):
+        if isinstance(read.item, SchemaError):
+            errors.append(read.item)
         else:
-            rows.append(to_nemo_row(item, snapshots))
+            rows.append(to_nemo_row(read.item, snapshots))
     if errors:
         for error in errors:
             print(f"invalid: {error}", file=sys.stderr)

@@ -14,6 +14,9 @@ counted apart and left out. On the pairs:
 * TOST equivalence at ``margin``: equivalent when the bootstrap 90% CI lies
   inside ``(-margin, +margin)``. The two one-sided p-values come from a normal
   approximation using the bootstrap standard error; the decision uses the CI.
+  Equivalence is only judged on at least ``min_tasks`` paired tasks: resampling
+  a handful of tasks gives an interval far narrower than the real uncertainty
+  (one task gives a zero-width interval), which would "prove" equivalence.
 """
 
 from __future__ import annotations
@@ -66,6 +69,9 @@ class Comparison:
     tost_p_upper: float | None
     n_boot: int
     seed: int
+    min_tasks: int = 1
+    equivalence_note: str | None = None
+    """Why equivalence was not judged (too few paired tasks), else None."""
     pairs_errored: int = 0
     pairs_without_policy: int = 0
     runs_only_in_a: int = 0
@@ -94,6 +100,7 @@ def compare_runs(
     n_boot: int = 10000,
     seed: int = 0,
     policy: PolicyName | None = None,
+    min_tasks: int = 10,
 ) -> Comparison:
     """Compare evaluation B against evaluation A, run by run.
 
@@ -101,8 +108,10 @@ def compare_runs(
     record's primary outcome (strict when present, else parity), so our strict
     verdicts can be set against upstream's files.
     """
-    if margin <= 0:
-        raise UsageError(f"margin must be positive, got {margin}")
+    if not 0 < margin < 1:
+        raise UsageError(f"margin must be a fraction between 0 and 1 (0.02 = 2 pp), got {margin}")
+    if min_tasks < 1:
+        raise UsageError(f"min_tasks must be at least 1, got {min_tasks}")
     if n_boot < 1:
         raise UsageError(f"n_boot must be at least 1, got {n_boot}")
     runs_a, runs_b = _by_run(a), _by_run(b)
@@ -141,6 +150,11 @@ def compare_runs(
         se = standard_deviation(replicates)
         p_lower, p_upper = tost_normal_p_values(difference, se, margin)
         equivalent = -margin < ci90[0] and ci90[1] < margin
+    note = None
+    if len(per_task) < min_tasks:
+        equivalent = False
+        note = (f"not judged: {len(per_task)} paired task(s), equivalence needs at least {min_tasks} "
+                "(a bootstrap over so few tasks understates the uncertainty)")
 
     tasks_a = {key[:3] for key in runs_a}
     tasks_b = {key[:3] for key in runs_b}
@@ -165,6 +179,8 @@ def compare_runs(
         bootstrap_se=se,
         margin=margin,
         equivalent=equivalent,
+        min_tasks=min_tasks,
+        equivalence_note=note,
         tost_p_lower=p_lower,
         tost_p_upper=p_upper,
         n_boot=n_boot,
@@ -186,8 +202,11 @@ def format_comparison(comparison: Comparison) -> str:
     """The comparison as text; rates and differences in percentage points, two decimals."""
     c = comparison
     p = "-" if c.tost_p is None else f"{c.tost_p:.4g}"
+    policy = ("each side's primary outcome: strict where present, else parity"
+              if c.policy == "primary" else c.policy)
+    verdict = c.equivalence_note or ("equivalent" if c.equivalent else "not shown equivalent")
     lines = [
-        f"PAIRED COMPARISON (B vs A, policy: {c.policy})",
+        f"PAIRED COMPARISON (B vs A; policy: {policy})",
         f"Paired runs: {c.pairs} over {c.tasks_paired} tasks   "
         f"errored pairs excluded: {c.pairs_errored}   "
         f"without the policy: {c.pairs_without_policy}",
@@ -201,7 +220,7 @@ def format_comparison(comparison: Comparison) -> str:
         f"Bootstrap ({c.n_boot} resamples of tasks, seed {c.seed}): "
         f"95% CI {_interval(c.ci95)} pp   90% CI {_interval(c.ci90)} pp",
         f"TOST at +/-{percent(c.margin)} pp: "
-        f"{'equivalent' if c.equivalent else 'not shown equivalent'} (normal-approx p = {p})",
+        f"{verdict} (normal-approx p = {p})",
         f"Runs only in A: {c.runs_only_in_a}   only in B: {c.runs_only_in_b}   "
         f"tasks only in A: {len(c.tasks_only_in_a)}   only in B: {len(c.tasks_only_in_b)}",
     ]

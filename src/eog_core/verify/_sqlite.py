@@ -81,9 +81,10 @@ def _jsonable(value: Any) -> Any:
 class SqliteSqlRunner:
     """A :class:`SqlRunner` over SQLite files or connections, keyed by gym name.
 
-    Answers exactly as a gym's ``/api/sql-runner``: ``{"data": [row dicts]}`` on
-    success, ``SQL API call failed (HTTP 400): <sqlite error>`` on a rejected
-    query. Verifier SQL is read-only under every policy: files are opened
+    Answers as a gym's ``/api/sql-runner``: ``{"data": [row dicts]}`` on
+    success; a rejected query fails with ``SQLite rejected the query: <sqlite
+    error>`` (no HTTP is involved offline, so none is named). Verifier SQL is
+    read-only under every policy: files are opened
     read-only and every query (lent connections included) runs under SQLite's
     authorizer, so a verifier cannot alter a snapshot (``read_only=False``
     lets a lent connection be written, as upstream's gyms allow). Queries run in
@@ -156,9 +157,7 @@ class SqliteSqlRunner:
     def _query(self, gym_name: str, query: str, cancelled: threading.Event | None) -> SqlOutcome:
         connection = self._connections.get(gym_name)
         if connection is None:
-            return SqlOutcome.failed(
-                f"SQL API call failed (HTTP 404): no database snapshot for gym '{gym_name}'",
-                status=404)
+            return SqlOutcome.failed(f"no database snapshot for gym '{gym_name}'")
         try:
             with self._locks[id(connection)]:
                 columns, rows = execute_guarded(connection, query, read_only=self._read_only,
@@ -168,7 +167,7 @@ class SqliteSqlRunner:
         except (sqlite3.Error, ValueError, OverflowError) as exc:
             if isinstance(exc, sqlite3.ProgrammingError) and "thread" in str(exc):
                 raise  # a connection bound to another thread: _run_sql retries on the loop
-            return SqlOutcome.failed(f"SQL API call failed (HTTP 400): {exc}", status=400)
+            return SqlOutcome.failed(f"SQLite rejected the query: {exc}")
         return SqlOutcome.ok({"data": [dict(zip(columns, map(_jsonable, row), strict=True))
                                        for row in rows]})
 
