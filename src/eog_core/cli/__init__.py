@@ -42,18 +42,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _configure_logging(verbose: int, quiet: bool) -> None:
-    """-v shows the library's log (INFO), -vv its debug log; -q only errors."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-    library = logging.getLogger("eog_core")
-    library.handlers[:] = [handler]
-    library.propagate = False
-    if quiet:
-        library.setLevel(logging.ERROR)
-    else:
-        library.setLevel(logging.DEBUG if verbose > 1 else logging.INFO if verbose else logging.WARNING)
+    """-v shows the library's log (INFO), -vv its debug log; -q only errors.
+
+    Other libraries (aiohttp, ...) stay at WARNING (ERROR with -q).
+    """
     logging.basicConfig(level=logging.ERROR if quiet else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+                        format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    level = logging.DEBUG if verbose > 1 else logging.INFO if verbose else logging.WARNING
+    logging.getLogger("eog_core").setLevel(logging.ERROR if quiet else level)
 
 
 def _silence_stdout() -> None:

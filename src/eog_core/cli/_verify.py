@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping
 
 from eog_core import TaskVerdict
@@ -17,6 +18,8 @@ class Asked:
     def __init__(self) -> None:
         self.answers: dict[tuple[object, ...], asyncio.Future[SqlOutcome]] = {}
         self.down: dict[str, SqlOutcome] = {}
+
+log = logging.getLogger("eog_core.cli.verify")
 
 
 class AskOnce:
@@ -57,19 +60,23 @@ class AskOnce:
         except TimeoutError:
             where = self._urls.get(gym_name, "")
             outcome = SqlOutcome.failed(
-                f"gym {gym_name!r}{f' at {where}' if where else ''} sent no answer within "
+                f"gym {gym_name!r}{f' at {where}' if where else ''} gave no answer within "
                 f"{self._timeout:g}s (--timeout)", kind="transport")
-        if outcome.error_kind == "transport":
-            self._state.down.setdefault(gym_name, outcome)
+        if outcome.error_kind == "transport" and gym_name not in self._state.down:
+            self._state.down[gym_name] = outcome
+            log.info("gym %s failed to answer (%s): its other queries are not sent", gym_name, outcome.error)
+        else:
+            log.debug("gym %s answered a query: %s", gym_name, "ok" if outcome.success else outcome.error)
         return outcome
 
 
 _HINTS = (
-    ("no answer within", "the gym accepted the connection but did not answer; raise --timeout if it is only slow"),
-    ("sent no answer within", "the gym accepted the connection but did not answer; raise --timeout if it is only slow"),
+    ("gave no answer within", "nothing came back in time; raise --timeout if the gym is only slow"),
+    ("no answer within", "the gym took the request but did not answer in time"),
     ("connect timed out", "nothing answered the connection; check the URL and the network"),
     ("cannot connect", "is a gym listening at that URL?"),
     ("no such table", "is this the right database (--db snapshot or --database-id)?"),
+    ("Database not found", "is the --database-id right? It names the rollout's database on that gym"),
 )
 
 

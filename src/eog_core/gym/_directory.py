@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import logging
 import os
 import random
 import time
@@ -35,6 +36,8 @@ from eog_core.gym._transport import Pool, Transport, lease_pool, release_pool
 from eog_core.tasks import DEFAULT_GYMS, AuthConfig
 
 __all__ = ["GymDirectory", "Lease", "Replica"]
+
+log = logging.getLogger("eog_core.gym.directory")
 
 ENV_PREFIX = "EOG_GYM_"
 
@@ -83,7 +86,9 @@ def _urls(value: object, gym: object) -> list[str]:
 class GymDirectory:
     """Gym name -> replicas: ``GymDirectory({"sn-csm-server": ["http://a:8001", "http://b:8001"]})``.
 
-    Gyms not in the directory resolve to the URL the task names (``fallback``).
+    Gyms not in the directory resolve to the URL the task names (``fallback``),
+    with a warning in the log (that URL may point at an unrelated local server);
+    ``allow_fallback=False`` refuses such gyms instead.
     ``reprobe_attempts`` and ``reprobe_delay`` bound how long ``acquire`` keeps
     probing when every replica of a gym is down (doubling delays, jittered).
     ``max_concurrent_seeds`` bounds the seeds in flight on each replica (a seed
@@ -99,6 +104,7 @@ class GymDirectory:
     probe_timeout: float = attrs.field(default=5.0, kw_only=True)
     reprobe_attempts: int = attrs.field(default=3, kw_only=True)
     reprobe_delay: float = attrs.field(default=0.25, kw_only=True)
+    allow_fallback: bool = attrs.field(default=True, kw_only=True)
     transport: Transport | None = attrs.field(default=None, kw_only=True)
     clock: Callable[[], float] = attrs.field(default=time.monotonic, kw_only=True, repr=False)
     _table: dict[str, list[Replica]] = attrs.field(factory=dict, init=False, repr=False)
@@ -271,11 +277,18 @@ class GymDirectory:
             return self._table[gym]
         if fallback is None:
             raise GymUnreachableError(f"gym {gym!r} is not in the directory", gym=gym)
+        if not self.allow_fallback:
+            raise GymUnreachableError(
+                f"gym {gym!r} is not in the directory, and the directory forbids using the "
+                f"task's URL ({fallback}): add the gym to the directory", gym=gym, url=fallback)
         # An unlisted gym is wherever the task says: each task's URL is its own replica.
         url = fallback.rstrip("/")
         known = self._table.setdefault(gym, [])
         replica = next((r for r in known if r.url == url), None)
         if replica is None:
+            log.warning("gym %r is not in the directory: using the URL the task names, %s "
+                        "(add the gym to the directory to choose; allow_fallback=False forbids this)",
+                        gym, url)
             replica = Replica(gym=gym, url=url)
             known.append(replica)
         return [replica]

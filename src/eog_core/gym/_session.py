@@ -31,6 +31,7 @@ from eog_core.errors import (
     GymUnreachableError,
     JsonRpcError,
     SeedError,
+    UsageError,
 )
 from eog_core.gym._client import GymClient, Timeouts, ToolResult, new_database_id
 from eog_core.gym._directory import GymDirectory, Lease
@@ -513,6 +514,17 @@ class TaskSession:
             raise ClosedError(f"task session of {self.task.task_id!r} is closed")
 
 
+class _StartNotAwaitedError(UsageError, AttributeError):
+    """``TaskSession.start(...)`` was used as a session without ``await`` or ``async with``."""
+
+    def __init__(self, name: str) -> None:
+        use = "with TaskSession.start(...)" if name == "__enter__" else f"TaskSession.start(...).{name}"
+        super().__init__(
+            f"{use}: TaskSession.start() does not return a session yet; write "
+            "`session = await TaskSession.start(task, ...)` (then `await session.aclose()`) or "
+            "`async with TaskSession.start(task, ...) as session:`")
+
+
 @attrs.define(eq=False)
 class SessionStart:
     """What :meth:`TaskSession.start` and :meth:`TaskSession.attach` return:
@@ -531,3 +543,14 @@ class SessionStart:
     async def __aexit__(self, *exc: object) -> None:
         if self._session is not None:
             await self._session.aclose()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise _StartNotAwaitedError(name)
+
+    def __enter__(self) -> None:
+        raise _StartNotAwaitedError("__enter__")
+
+    def __exit__(self, *exc: object) -> None:  # pragma: no cover - __enter__ always raises
+        return None
