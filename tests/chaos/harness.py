@@ -55,6 +55,10 @@ class ChaosConfig:
     concurrency: int = 32
     fault_rate: float = 0.15
     faults: tuple[Fault, ...] = tuple(Fault)
+    session_per_database: bool = False
+    """Each task session opens (and must end) its own MCP sessions instead of sharing one."""
+    sse: bool = False
+    """The gym process answers MCP requests as SSE streams (the in-process gym always does)."""
     replicas: str = "both"
     """Each gym's replicas in the directory: "both" (its proxy and itself), "proxy" or "direct"
     (then the only faults are restarts, expiries and cancellations; a restart leaves a
@@ -140,6 +144,8 @@ class ChaosReport:
         c = self.config
         lines = [
             f"sessions {c.sessions} at concurrency {c.concurrency}, replicas {c.replicas}, "
+            f"MCP sessions {'per database' if c.session_per_database else 'shared'}, "
+            f"gym process answers {'SSE' if c.sse else 'JSON'}, "
             f"fault rate {c.fault_rate:.0%}{' (no proxy in use)' if c.replicas == 'direct' else ''}, "
             f"cancel rate {c.cancel_rate:.0%}, "
             f"restarts {self.restarts}, session expiries {self.expiries}",
@@ -248,7 +254,8 @@ def _watch_foreign(report: ChaosReport) -> Any:
 async def chaos_gyms(config: ChaosConfig, workdir: Path) -> AsyncIterator[dict[str, Any]]:
     async with contextlib.AsyncExitStack() as stack:
         process = await stack.enter_async_context(GymProcess(
-            domain="demo", journal=workdir / "demo.jsonl", log=workdir / "demo.log"))
+            domain="demo", sse=config.sse, journal=workdir / "demo.jsonl",
+            log=workdir / "demo.log"))
         notes = await stack.enter_async_context(notes_gym(response_mode="sse"))
         proxies = {}
         for name, upstream, salt in ((DEMO, process.url, 1), (NOTES, notes.url, 2)):
@@ -294,7 +301,8 @@ async def _run(config: ChaosConfig, report: ChaosReport, gyms: dict[str, Any]) -
             try:
                 async with asyncio.timeout(config.session_deadline):
                     await _session_or_cancel(budgets[index], index, task, directory, seeds,
-                                             janitor, timeouts, report)
+                                             janitor, timeouts, config.session_per_database,
+                                             report)
             except TimeoutError:
                 report.hangs += 1
             actions.progress()
@@ -322,10 +330,12 @@ async def _session_or_cancel(budget: float | None, *args: Any) -> None:
 
 
 async def _session(index: int, task: Task, directory: GymDirectory, seeds: dict[str, str],
-                   janitor: Janitor, timeouts: Timeouts, report: ChaosReport) -> None:
+                   janitor: Janitor, timeouts: Timeouts, per_database: bool,
+                   report: ChaosReport) -> None:
     try:
         async with TaskSession.start(task, directory=directory, seed_sql=seeds,
-                                     janitor=janitor, timeouts=timeouts) as session:
+                                     janitor=janitor, timeouts=timeouts,
+                                     session_per_database=per_database) as session:
             for name, arguments in session_calls(index):
                 report.tool_calls += 1
                 try:

@@ -148,3 +148,16 @@ def test_proxy_arguments_are_checked() -> None:
     assert [f for f in Fault if f.reaches_gym] == [
         Fault.DELAY, Fault.DROP_AFTER, Fault.CUT_AFTER, Fault.FAIL_AFTER
     ]
+
+
+async def test_faults_aimed_at_one_json_rpc_method(
+    gym: LocalGym, proxy: FaultProxy, client: McpTestClient
+) -> None:
+    proxy.inject(Fault.FAIL_AFTER, method="tools/call")
+    assert (await client.rpc("tools/list"))["result"]["tools"]  # another method: untouched
+    message = {"jsonrpc": "2.0", "id": 98, "method": "tools/call",
+               "params": {"name": "add_item", "arguments": ADD}}
+    status, _, _ = await client.post(message, DB)
+    assert status >= 500
+    assert executions(gym) == 1
+    assert proxy.faulted_methods == {(Fault.FAIL_AFTER, "tools/call"): 1}

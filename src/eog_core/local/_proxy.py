@@ -66,6 +66,10 @@ class _Queued:
     fault: Fault
     remaining: int
     path: str | None
+    method: str | None
+
+    def matches(self, path: str, method: str) -> bool:
+        return self.path in (None, path) and self.method in (None, method)
 
 
 @attrs.define(kw_only=True)
@@ -125,11 +129,14 @@ class FaultProxy:
             raise ValueError("a positive rate needs at least one fault kind")
         self.rate = rate
 
-    def inject(self, fault: Fault, count: int = 1, *, path: str | None = None) -> None:
-        """The next ``count`` requests (to ``path`` only, if given) meet ``fault``."""
+    def inject(
+        self, fault: Fault, count: int = 1, *, path: str | None = None, method: str | None = None
+    ) -> None:
+        """The next ``count`` requests (to ``path``, carrying JSON-RPC ``method``, when given)
+        meet ``fault``."""
         if count < 1:
             raise ValueError("count must be at least 1")
-        self._queued.append(_Queued(fault, count, path))
+        self._queued.append(_Queued(fault, count, path, method))
 
     def clear(self) -> None:
         """No more faults: rate 0 and nothing queued."""
@@ -187,9 +194,9 @@ class FaultProxy:
 
     # -- proxying -----------------------------------------------------------
 
-    def _choose(self, path: str) -> Fault | None:
+    def _choose(self, path: str, method: str) -> Fault | None:
         for rule in self._queued:
-            if rule.path is None or rule.path == path:
+            if rule.matches(path, method):
                 rule.remaining -= 1
                 if rule.remaining <= 0:
                     self._queued.remove(rule)
@@ -209,11 +216,12 @@ class FaultProxy:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         self.requests += 1
-        fault = self._choose(request.path)
         body = await request.read()
+        method = _method_of(body)
+        fault = self._choose(request.path, method)
         if fault is not None:
             self.injected[fault] += 1
-            self.faulted_methods[fault, _method_of(body)] += 1
+            self.faulted_methods[fault, method] += 1
         if fault is Fault.DROP_BEFORE:
             return drop_connection(request)
         if fault is Fault.FAIL_BEFORE:
