@@ -65,3 +65,40 @@ def test_the_quickstart_commands_run_from_a_clone_without_the_data(tmp_path: Pat
         done = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=tmp_path, check=False)
         assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
         assert "Traceback" not in done.stderr
+
+
+JSON_BLOCK = re.compile(r"```json\n(.*?)```", re.DOTALL)
+TOML_BLOCK = re.compile(r"```toml\n(.*?)```", re.DOTALL)
+
+
+def test_every_format_example_of_formats_md_is_read_by_our_readers(tmp_path: Path) -> None:
+    """The examples of docs/formats.md parse, and the complete ones load with the library's readers."""
+    import json
+    import tomllib
+
+    from eog_core import load_task
+    from eog_core.gym import GymDirectory
+    from eog_core.metrics import read_verdicts
+    from eog_core.tasks import load_tool_snapshots
+
+    text = (REPO / "docs/formats.md").read_text(encoding="utf-8")
+    examples = [json.loads(block) for block in JSON_BLOCK.findall(text)]
+    assert len(examples) >= 8
+    task = next(e for e in examples if "gym_servers_config" in e and isinstance(e["gym_servers_config"], list))
+    assert load_task(task).verifiers
+    row = next(e for e in examples if isinstance(e.get("verifiers"), str))
+    assert json.loads(row["verifiers"].replace(", ...", ""))  # the JSON-string fields of a dataset row
+    verdict = next(e for e in examples if "policy" in e)
+    (tmp_path / "v.jsonl").write_text(json.dumps(verdict) + "\n")
+    assert read_verdicts(tmp_path / "v.jsonl")[0].task_id == verdict["task_id"]
+    snapshot = next(e for e in examples if "snapshot_at" in e)
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "itsm.json").write_text(json.dumps(snapshot))
+    assert load_tool_snapshots(tmp_path / "tools")["gym-itsm-mcp"].tools
+    directory = next(e for e in examples if all(isinstance(v, str | list) for v in e.values())
+                     and all(k.startswith(("sn-", "gym-")) for k in e))
+    (tmp_path / "gyms.json").write_text(json.dumps(directory))
+    (tmp_path / "gyms.toml").write_text(TOML_BLOCK.findall(text)[0])
+    assert tomllib.loads(TOML_BLOCK.findall(text)[0])["gyms"] == directory
+    for source in ("gyms.json", "gyms.toml"):
+        assert len(GymDirectory.from_file(tmp_path / source).gyms()["sn-csm-server"]) == 2
