@@ -204,3 +204,47 @@ def test_an_unreachable_gym_fails_the_seed_for_a_retry(stack: Stack) -> None:
 @pytest.mark.parametrize("code", doc_examples("nemo-gym"))
 def test_the_documented_example_runs(code: str, tmp_path: Path) -> None:
     assert 'NeMo Gym resources server: reward 1.0' in run_example(code, tmp_path)
+
+
+def test_our_failure_kinds_are_in_nemo_gyms_vocabulary() -> None:
+    from nemo_gym.failure_kinds import is_namespaced, is_registered
+
+    from eog_core.integrations import NEMO_GYM_FAILURE_KINDS, nemo_gym_failure_kind
+
+    for ours, theirs in NEMO_GYM_FAILURE_KINDS.items():
+        assert is_registered(theirs) or (is_namespaced(theirs) and theirs.startswith("enterpriseops:")), ours
+    assert nemo_gym_failure_kind("something_new") == "enterpriseops:something_new"
+    assert nemo_gym_failure_kind(None) is None
+
+
+def test_fail_mode_answers_503_from_verify_and_snapshots_come_from_files(stack: Stack, tmp_path: Path) -> None:
+    snapshot = demo_tool_snapshot()
+    (tmp_path / "demo.json").write_text(json.dumps({
+        "gym_name": snapshot.gym_name,
+        "tools": [{"name": t.name, "description": t.description, "inputSchema": dict(t.input_schema)}
+                  for t in snapshot.tools]}), encoding="utf-8")
+    server = EogResourcesServer(
+        config=EogResourcesServerConfig(host="127.0.0.1", port=0, entrypoint="", name="strict-infra",
+                                        gym_url_pools={stack.gym.name: [stack.gym.url]},
+                                        seed_sql_root=str(PATHS.directory), tool_snapshots=str(tmp_path),
+                                        on_infrastructure_failure="fail", fractional_reward=True),
+        server_client=stack.resources.server_client)
+    row = to_nemo_row(load_task(PATHS.task), {stack.gym.name: snapshot})
+    listed = stack.gym.method_counts.get("tools/list", 0)
+    response = {"id": "r", "object": "response", "created_at": 0, "model": "m", "output": [],
+                "parallel_tool_calls": False, "tool_choice": "auto", "tools": []}
+    with TestClient(server.setup_webserver()) as client:  # half the work: a fractional reward
+        assert client.post("/seed_session", json=row).status_code == 200
+        for step in script("solve")[:4]:
+            client.post(f"/{step['name']}", json=step["arguments"])
+        partial = client.post("/verify", json=row | {"response": response}).json()
+    assert 0.0 < partial["reward"] == partial["verifier_pass_rate"] < 1.0
+    with TestClient(server.setup_webserver()) as client:
+        assert client.post("/seed_session", json=row).status_code == 200
+        stack.gym.drop_next(after_tool_call=True)
+        step = script("solve")[0]
+        assert json.loads(client.post(f"/{step['name']}", json=step["arguments"]).text)["isError"]
+        failed = client.post("/verify", json=row | {"response": response})
+    assert failed.status_code == 503 and "transport_peer_drop" in failed.text
+    assert stack.gym.method_counts.get("tools/list", 0) == listed  # tools came from the file
+    assert stack.gym.database_ids() == []
