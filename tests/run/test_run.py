@@ -12,6 +12,7 @@ from eog_core import Task, load_task
 from eog_core.gym import GymDirectory
 from eog_core.local import LocalGym, demo_paths, load_demo_trajectory
 from eog_core.run import ROLLOUTS_FILE
+from eog_core.tasks import ToolSnapshot, ToolSpec
 from tests.run.conftest import API_KEY, evaluate
 from tests.run.scripted_model import FINAL_TEXT, ScriptedModel
 
@@ -229,3 +230,14 @@ async def test_response_check_is_judged_by_the_model_at_temperature_0(
     assert len(judged) == 2  # strict and parity each ask once
     assert all(b["temperature"] == 0.0 and "tools" not in b for b in judged)
     assert FINAL_TEXT in judged[0]["messages"][1]["content"]
+
+
+async def test_tool_snapshots_replace_listing(gym: LocalGym, model: ScriptedModel,
+                                              tmp_path: Path) -> None:
+    snapshot = ToolSnapshot(gym_name=gym.name, tools=tuple(
+        ToolSpec.from_mcp(tool, gym=gym.name) for tool in gym.tools.describe()))
+    gym.reset_counters()
+    [record] = (await evaluate(gym, model, tmp_path,
+                               tool_snapshots={gym.name: snapshot})).records
+    assert record["success"] is True and record["tools_offered"] == 9
+    assert gym.method_counts().get("tools/list", 0) == 0

@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from eog_core.cli import main
+from eog_core.cli._run import progress_line
 from eog_core.local import LocalGym, demo_paths
-from eog_core.run import ROLLOUTS_FILE
+from eog_core.run import ROLLOUTS_FILE, RunProgress
 from tests.run.conftest import API_KEY
 from tests.run.scripted_model import ScriptedModel
 
@@ -79,14 +80,17 @@ async def test_run_end_to_end_exit_0_summary_and_key_kept_secret(
 async def test_incomplete_rollouts_exit_3_and_key_stays_out_of_logs(
         gym: LocalGym, model: ScriptedModel, tmp_path: Path) -> None:
     model.fail_next(100, status=503, body={"error": {"message": "overloaded"}})
-    argv = command(gym, model, tmp_path, "--model-retries", "1", "--rollout-retries", "0")
+    directory = tmp_path / "gyms.json"
+    directory.write_text(json.dumps({gym.name: [gym.url]}))
+    argv = command(gym, model, tmp_path / "out", "--model-retries", "1", "--rollout-retries", "0")
+    argv[argv.index("--gym"):argv.index("--gym") + 2] = ["--gyms", str(directory)]
     code, stdout, stderr = await finish(await spawn(argv))
 
     assert code == 3
-    [record] = records(tmp_path)
+    [record] = records(tmp_path / "out")
     assert record["failure_kind"] == "model_unreachable"
     assert "model_unreachable" in stdout and "retry 1 of 1" in stderr  # -v logs the retries
-    for text in (stdout, stderr, every_output_text(tmp_path)):
+    for text in (stdout, stderr, every_output_text(tmp_path / "out")):
         assert API_KEY not in text
 
 
@@ -148,3 +152,12 @@ async def test_killed_run_resumes_where_it_stopped(gym: LocalGym, model: Scripte
     assert sorted(r["repeat"] for r in after) == list(range(6))
     assert all(r["success"] for r in after)
 
+
+
+def test_progress_line_and_summary_table() -> None:
+    progress = RunProgress(total=40, skipped=4, done=8, in_flight=8, evaluated=7, passed=3,
+                           incomplete=1, started=time.monotonic() - 16)
+    line = progress_line(progress)
+    assert line.startswith("[#######") and "12/40" in line and "pass 42.9%" in line
+    assert "in flight 8" in line and "incomplete 1" in line and "ETA 0m56s" in line
+    assert progress_line(RunProgress(total=3)).endswith("pass -  in flight 0  ETA ?")

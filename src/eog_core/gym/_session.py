@@ -54,6 +54,7 @@ from eog_core.verify import (
     Judge,
     JudgePrompt,
     Policy,
+    SqlRunner,
     TaskVerdict,
     ToolLatency,
     verify_task,
@@ -418,6 +419,11 @@ class TaskSession:
         )
         self.last_activity = time.monotonic()
 
+    def sql_runner(self, *, read_only: bool = False) -> SqlRunner:
+        """A runner of verifier queries on this rollout's gyms, as :meth:`verify` uses
+        (``read_only``: the gym is asked to refuse writes, as STRICT asks)."""
+        return HttpSqlRunner(self._clients, read_only=read_only)
+
     async def verify(
         self,
         *,
@@ -427,8 +433,13 @@ class TaskSession:
         judge_prompt: JudgePrompt = DEFAULT_JUDGE_PROMPT,
         tool_calls: Iterable[Any] | None = None,
         max_concurrency: int = 8,
+        sql: SqlRunner | None = None,
     ) -> TaskVerdict:
-        """Score the rollout on the gyms' current database state."""
+        """Score the rollout on the gyms' current database state.
+
+        ``sql`` replaces :meth:`sql_runner` (e.g. a wrapper of it that shares the
+        queries of two policies' verdicts).
+        """
         self._check_open()
         self.last_activity = time.monotonic()
         calls = tool_calls if tool_calls is not None else [
@@ -437,7 +448,7 @@ class TaskSession:
         try:
             verdict = await verify_task(
                 self.task,
-                sql=HttpSqlRunner(self._clients, read_only=policy.read_only_sql),
+                sql=sql if sql is not None else self.sql_runner(read_only=policy.read_only_sql),
                 policy=policy,
                 database_ids=self.database_ids,
                 final_response=final_response,

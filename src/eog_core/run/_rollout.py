@@ -34,9 +34,9 @@ from eog_core.run._loop import AgentRun, run_agent
 from eog_core.run._model import ModelClient
 from eog_core.run._records import IncompleteKind, evaluated_record, incomplete_record
 from eog_core.tasks import Task, ToolSnapshot
-from eog_core.verify import PARITY, STRICT, Judge
+from eog_core.verify import PARITY, STRICT, Judge, Policy, SqlOutcome, SqlRunner
 
-__all__ = ["RolloutOptions", "classify_failure", "run_rollout"]
+__all__ = ["RolloutOptions", "SharedQueries", "classify_failure", "run_rollout"]
 
 log = logging.getLogger("eog_core.run")
 
@@ -82,6 +82,48 @@ def classify_failure(error: EogError) -> tuple[IncompleteKind, bool]:
     return "config_error", False
 
 
+@attrs.define
+class SharedQueries:
+    """The strict and parity verdicts of one rollout read the gyms with one set of requests.
+
+    Each distinct query is sent once, asking the gym to refuse writes (as STRICT
+    asks). Strict uses that answer; parity uses it when it succeeded (a query
+    that succeeds read-only wrote nothing, so it reads what upstream's call
+    would) and otherwise sends its own query without the read-only request, as
+    upstream does. ``for_policy(policy)`` is the runner to verify with.
+    """
+
+    read_only: SqlRunner
+    plain: SqlRunner
+    _answers: dict[tuple[str, str | None, str, tuple[tuple[str, str], ...]],
+                   asyncio.Task[SqlOutcome]] = attrs.field(factory=dict)
+
+    def for_policy(self, policy: Policy) -> SqlRunner:
+        return _PolicyQueries(self, policy.read_only_sql)
+
+    async def run_sql(self, gym_name: str, database_id: str | None, query: str,
+                      context: Mapping[str, str], *, read_only: bool) -> SqlOutcome:
+        key = (gym_name, database_id, query, tuple(sorted(context.items())))
+        if key not in self._answers:
+            self._answers[key] = asyncio.ensure_future(
+                self.read_only.run_sql(gym_name, database_id, query, context))
+        outcome = await self._answers[key]  # both verdicts are cancelled together, if ever
+        if read_only or outcome.success:
+            return outcome
+        return await self.plain.run_sql(gym_name, database_id, query, context)
+
+
+@attrs.frozen
+class _PolicyQueries:
+    shared: SharedQueries
+    read_only: bool
+
+    async def run_sql(self, gym_name: str, database_id: str | None, query: str,
+                      context: Mapping[str, str]) -> SqlOutcome:
+        return await self.shared.run_sql(gym_name, database_id, query, context,
+                                         read_only=self.read_only)
+
+
 async def _attempt(task: Task, client: ModelClient, directory: GymDirectory, janitor: Janitor,
                    options: RolloutOptions) -> tuple[AgentRun, Any, Any]:
     async with TaskSession.start(
@@ -91,9 +133,10 @@ async def _attempt(task: Task, client: ModelClient, directory: GymDirectory, jan
     ) as session:
         agent = await run_agent(session, client, max_turns=options.max_turns,
                                 raw_schemas=options.raw_schemas)
+        shared = SharedQueries(session.sql_runner(read_only=True), session.sql_runner())
         strict, parity = await asyncio.gather(
-            *(session.verify(policy=policy, final_response=agent.final_answer, judge=options.judge)
-              for policy in (STRICT, PARITY)))
+            *(session.verify(policy=policy, final_response=agent.final_answer, judge=options.judge,
+                             sql=shared.for_policy(policy)) for policy in (STRICT, PARITY)))
     return agent, strict, parity
 
 
