@@ -240,4 +240,4 @@ async def test_tool_snapshots_replace_listing(gym: LocalGym, model: ScriptedMode
     [record] = (await evaluate(gym, model, tmp_path,
                                tool_snapshots={gym.name: snapshot})).records
     assert record["success"] is True and record["tools_offered"] == 9
-    assert gym.method_counts().get("tools/list", 0) == 0
+    assert gym.method_counts.get("tools/list", 0) == 0
