@@ -241,3 +241,11 @@ async def test_tool_snapshots_replace_listing(gym: LocalGym, model: ScriptedMode
                                tool_snapshots={gym.name: snapshot})).records
     assert record["success"] is True and record["tools_offered"] == 9
     assert gym.method_counts.get("tools/list", 0) == 0
+
+
+async def test_strict_and_parity_share_one_set_of_verifier_queries(
+        gym: LocalGym, model: ScriptedModel, tmp_path: Path, demo_task: Task) -> None:
+    [record] = (await evaluate(gym, model, tmp_path)).records
+    queries = {v.validation_config.query for v in demo_task.verifiers}  # type: ignore[union-attr]
+    assert record["num_scored"] == 6 and record["parity"]["num_scored"] == 5
+    assert gym.request_counts["/api/sql-runner"] == len(queries)
