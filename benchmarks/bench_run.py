@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime
 import json
 import os
 import socket
@@ -38,6 +39,7 @@ import time
 import tracemalloc
 import urllib.request
 import uuid
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +114,28 @@ def settings(model_url: str) -> ModelSettings:
     return ModelSettings(model="demo-correct", base_url=model_url, timeout=120)
 
 
-async def ours(concurrency: int, tasks: list[Task], gyms: list[str], model_url: str) -> float:
+def _epoch(stamp: str) -> float:
+    return datetime.datetime.fromisoformat(stamp).timestamp()
+
+
+def breakdown(records: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Mean ms per rollout: waiting for the model, for tool calls, before the first turn
+    (seed, connect), after the last (verify, delete), and the rest (the loop itself)."""
+    parts: dict[str, list[float]] = {k: [] for k in ("duration", "model", "tools", "setup", "tail")}
+    for r in records:
+        turns = r["turns"]
+        parts["duration"].append(r["duration_ms"])
+        parts["model"].append(r["model_latency_ms"])
+        parts["tools"].append(r["tool_latency_ms"])
+        parts["setup"].append(1000 * (_epoch(turns[0]["started_at"]) - _epoch(r["started_at"])))
+        parts["tail"].append(1000 * (_epoch(r["finished_at"]) - _epoch(turns[-1]["finished_at"])))
+    means = {k: statistics.fmean(v) for k, v in parts.items()}
+    means["loop"] = means["duration"] - sum(means[k] for k in ("model", "tools", "setup", "tail"))
+    return {k: round(v, 1) for k, v in means.items()}
+
+
+async def ours(concurrency: int, tasks: list[Task], gyms: list[str],
+               model_url: str) -> tuple[float, dict[str, float]]:
     with tempfile.TemporaryDirectory() as out:
         started = time.perf_counter()
         report = await run_evaluation(
@@ -121,7 +144,7 @@ async def ours(concurrency: int, tasks: list[Task], gyms: list[str], model_url: 
             options=RolloutOptions.build(seed_root=demo_paths().directory))
         wall = time.perf_counter() - started
     assert report.all_evaluated and all(r["success"] for r in report.records), "a rollout failed"
-    return wall
+    return wall, breakdown(report.records)
 
 
 async def _post(url: str, body: dict[str, Any], headers: dict[str, str] | None = None,
@@ -209,7 +232,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     model_process, model_url = spawn_model(args.service_time)
     gym_processes = [spawn_gym() for _ in range(args.gyms)]
     gyms = [url for _, url in gym_processes]
-    pids = {"model": model_process.pid, "gyms": [p.pid for p, _ in gym_processes]}
+    pids: dict[str, Any] = {"model": model_process.pid, "gyms": [p.pid for p, _ in gym_processes]}
     results: dict[str, Any] = {"service_time": args.service_time, "turns": TURNS,
                                "gym_processes": args.gyms, "levels": []}
     try:
@@ -224,7 +247,9 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
             for _ in range(args.rounds):
                 cpu, gym_cpu = time.process_time(), sum(map(cpu_seconds, pids["gyms"]))
                 model_cpu = cpu_seconds(pids["model"])
-                level["ours_s"].append(await ours(concurrency, bench_tasks(count), gyms, model_url))
+                wall, parts = await ours(concurrency, bench_tasks(count), gyms, model_url)
+                level["ours_s"].append(wall)
+                level.setdefault("breakdown_ms", []).append(parts)
                 level["client_cpu_ms_per_rollout"].append(1000 * (time.process_time() - cpu) / count)
                 level["gym_cpu_ms_per_rollout"].append(
                     1000 * (sum(map(cpu_seconds, pids["gyms"])) - gym_cpu) / count)
@@ -246,14 +271,16 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
                                               / statistics.median(level["per_request_s"]))
                 level["ours_over_per_request"] = ours_rate / level["per_request_per_s"]
             results["levels"].append(level)
-            print(json.dumps({k: v for k, v in level.items() if not isinstance(v, list)}), flush=True)
+            print(json.dumps({k: v for k, v in level.items() if not isinstance(v, list)}
+                             | {"breakdown_ms": level["breakdown_ms"]}), flush=True)
         if args.memory:
             results["memory_bytes_per_in_flight_rollout"] = await memory_per_rollout(
                 args.memory, gyms, model_url)
             print(json.dumps({"memory_concurrency": args.memory, "bytes_per_rollout":
                               results["memory_bytes_per_in_flight_rollout"]}), flush=True)
     finally:
-        for process in [model_process, *(p for p, _ in gym_processes)]:
+        processes: list[subprocess.Popen[Any]] = [model_process, *(p for p, _ in gym_processes)]
+        for process in processes:
             process.kill()
             process.wait()
     return results

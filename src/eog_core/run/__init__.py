@@ -34,7 +34,7 @@ from eog_core.run._output import (
     write_upstream_result,
 )
 from eog_core.run._records import RECORD_FORMAT, IncompleteKind, RolloutKey
-from eog_core.run._rollout import RolloutOptions, classify_failure, run_rollout
+from eog_core.run._rollout import RolloutOptions, SharedQueries, classify_failure, run_rollout
 from eog_core.run._runner import RunProgress, RunReport, run_evaluation
 
 __all__ = [
@@ -57,6 +57,7 @@ __all__ = [
     "RolloutOptions",
     "RunProgress",
     "RunReport",
+    "SharedQueries",
     "StopReason",
     "ToolCall",
     "Usage",
