@@ -249,3 +249,15 @@ async def test_strict_and_parity_share_one_set_of_verifier_queries(
     queries = {v.validation_config.query for v in demo_task.verifiers}  # type: ignore[union-attr]
     assert record["num_scored"] == 6 and record["parity"]["num_scored"] == 5
     assert gym.request_counts["/api/sql-runner"] == len(queries)
+
+
+async def test_parity_reads_a_query_the_read_only_pass_refused_as_upstream_would(
+        gym: LocalGym, model: ScriptedModel, tmp_path: Path) -> None:
+    task = Task.from_upstream({**load_task(demo_paths().task).to_upstream(), "verifiers": [{
+        "verifier_type": "database_state", "name": "writes", "gym_name": gym.name,
+        "validation_config": {"query": "UPDATE account SET tier = tier WHERE 1 = 0",
+                              "expected_value": "[", "comparison_type": "contains"}}]})
+    [record] = (await evaluate(gym, model, tmp_path, tasks=[task], name="demo-answer")).records
+
+    assert (record["status"], record["failure_kind"]) == ("incomplete", "config_error")
+    assert record["parity"]["success"] is True  # upstream sends the query and reads []
