@@ -30,6 +30,8 @@ def sse_block(draw: st.DrawFn) -> tuple[str, SseEvent | None, str | None]:
             lines.append(":" + value)
             continue
         lines.append(f"{field}:{space}{value}")
+        if not space:  # the parser drops one leading space of the value, as the SSE spec says
+            value = value.removeprefix(" ")
         if field == "data":
             data.append(value)
         elif field == "event":
