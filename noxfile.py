@@ -51,7 +51,7 @@ def properties(session: nox.Session) -> None:
 @nox.session
 def lint(session: nox.Session) -> None:
     session.install("ruff")
-    session.run("ruff", "check", "src", "tests", "benchmarks", "noxfile.py")
+    session.run("ruff", "check", "src", "tests", "tests_integrations", "benchmarks", "noxfile.py")
 
 
 @nox.session
