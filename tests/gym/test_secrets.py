@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from eog_core import PARITY, STRICT, Task, load_task
-from eog_core.errors import EogError
+from eog_core.errors import EogError, RequestError
 from eog_core.gym import GymClient, GymDirectory, TaskSession
 from eog_core.local import LocalGym, ToolContext, demo_paths
 from eog_core.tasks import AuthConfig
@@ -109,4 +109,36 @@ async def test_the_token_never_shows(gym: LocalGym, caplog: pytest.LogCaptureFix
     logged += [caplog.text]
     assert len(caplog.records) > 0
     leaks = [text for text in seen + logged if SENTINEL in text]
+    assert leaks == []
+
+
+async def test_url_credentials_never_show(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    url = f"http://user:{SENTINEL}@127.0.0.1:{free_port()}"
+    task = legacy_task(url, token="other-token")
+    seen = [repr(task), repr(task.gym_servers[0])]
+    client = GymClient(url, name="g")
+    seen.append(repr(client))
+    with pytest.raises(EogError) as caught:
+        await client.list_tools()
+    seen += texts_of(caught.value)
+    await client.aclose()
+    with pytest.raises(EogError) as caught:
+        await client.list_tools()
+    seen += texts_of(caught.value)
+    both = GymClient(url, name="g", auth=AuthConfig(type="bearer", token="other-token"))
+    with pytest.raises(RequestError, match="could not be built") as refused:  # aiohttp's ValueError
+        await both.list_tools()
+    seen += texts_of(refused.value)
+    await both.aclose()
+    directory = GymDirectory({"g": [url]})
+    lease = await directory.acquire("g")
+    seen += [repr(lease), repr(directory.stats())]
+    directory.release(lease)
+    with pytest.raises(EogError) as caught:
+        async with TaskSession.start(task, seed_root=PATHS.directory):
+            pass
+    seen += texts_of(caught.value)
+    assert "***@127.0.0.1" in repr(client)
+    leaks = [text for text in [*seen, caplog.text] if SENTINEL in text]
     assert leaks == []

@@ -9,6 +9,7 @@ from typing import Any
 
 import attrs
 
+from eog_core._redact import redact_url, redacted_url_repr
 from eog_core._sqlguard import READ_ONLY_HEADER
 from eog_core.errors import (
     ClosedError,
@@ -66,7 +67,7 @@ class GymClient:
     closes. Otherwise the client has its own session, ended when it closes.
     """
 
-    base_url: str = attrs.field(converter=_normalize_url)
+    base_url: str = attrs.field(converter=_normalize_url, repr=redacted_url_repr)
     name: str | None = attrs.field(default=None, kw_only=True)
     mcp_endpoint: str = attrs.field(default="/mcp", kw_only=True)
     auth: AuthConfig | None = attrs.field(default=None, kw_only=True)
@@ -82,7 +83,7 @@ class GymClient:
 
     def __attrs_post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):
-            raise UsageError(f"gym base_url must be an http(s) URL, got {self.base_url!r}")
+            raise UsageError(f"gym base_url must be an http(s) URL, got {redact_url(self.base_url)!r}")
         self._transport = self.transport if self.transport is not None else AiohttpTransport()
         if not self.shared_session:
             self._mcp = self._new_session(self._transport)
@@ -417,7 +418,7 @@ class GymClient:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise ClosedError(f"gym client {self.name or self.base_url} is closed")
+            raise ClosedError(f"gym client {self.name or redact_url(self.base_url)} is closed")
 
     def _protocol_error(self, message: str) -> GymProtocolError:
         return GymProtocolError(message, gym=self.name, url=self._url(self.mcp_endpoint))

@@ -30,6 +30,7 @@ from typing import Any
 
 import attrs
 
+from eog_core._redact import redact_url, redacted_url_repr
 from eog_core.errors import GymUnreachableError, SchemaError, UsageError
 from eog_core.gym._client import GymClient, Timeouts
 from eog_core.gym._transport import Pool, Transport, lease_pool, release_pool
@@ -47,7 +48,7 @@ class Replica:
     """One server of a gym and its bookkeeping."""
 
     gym: str
-    url: str
+    url: str = attrs.field(repr=redacted_url_repr)
     active: int = 0
     lifecycles: int = 0
     down_since: float | None = None
@@ -63,7 +64,7 @@ class Lease:
     """A replica handed to one task session; give it back with :meth:`GymDirectory.release`."""
 
     gym: str
-    url: str
+    url: str = attrs.field(repr=redacted_url_repr)
 
 
 def _urls(value: object, gym: object) -> list[str]:
@@ -191,7 +192,7 @@ class GymDirectory:
             "gyms": {
                 gym: [
                     {
-                        "url": r.url,
+                        "url": redact_url(r.url),
                         "active": r.active,
                         "lifecycles": r.lifecycles,
                         "seeding": r.seeding,

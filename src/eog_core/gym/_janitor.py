@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 import attrs
 
+from eog_core._redact import redact_url, redacted_url_repr
 from eog_core.errors import GymError, GymHTTPError
 from eog_core.gym._client import GymClient
 from eog_core.gym._seeding import seed_fate
@@ -39,7 +40,7 @@ class LeakedDatabase:
     """A database the janitor still has to delete, and how that has gone so far."""
 
     gym: str
-    url: str
+    url: str = attrs.field(repr=redacted_url_repr)
     database_id: str
     attempts: int = 0
     last_error: str = ""
@@ -118,7 +119,8 @@ class Janitor:
                 after=after,
                 watch_until=self.clock() + self.landing_window if may_still_land else None,
             )
-            log.warning("janitor: adopted database %s on %s (%s): %s", database_id, gym, url, error)
+            log.warning("janitor: adopted database %s on %s (%s): %s", database_id, gym, redact_url(url),
+                        error)
         self._ensure_running()
 
     def register(self, session: _Closeable) -> None:
@@ -195,7 +197,7 @@ class Janitor:
             self._pending.pop((entry.url, entry.database_id), None)
             log.warning("janitor: %s on %s (%s) never appeared within %.0f s of its uncertain "
                         "seed; taking it as never created", entry.database_id, entry.gym,
-                        entry.url, self.landing_window)
+                        redact_url(entry.url), self.landing_window)
             return
         except GymError as exc:
             self._failed(entry, str(exc))
@@ -206,7 +208,7 @@ class Janitor:
                      entry.database_id, entry.gym, entry.attempts)
         else:
             log.warning("janitor: gym %s (%s) does not support deleting databases; %s stays",
-                        entry.gym, entry.url, entry.database_id)
+                        entry.gym, redact_url(entry.url), entry.database_id)
 
     def _failed(self, entry: LeakedDatabase, error: str) -> None:
         entry.last_error = error

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 import aiohttp
 import attrs
 
+from eog_core._redact import redact_url
 from eog_core.errors import (
     GymError,
     GymHTTPError,
@@ -256,7 +257,7 @@ class AiohttpTransport:
                 may_resend = request.idempotent or not failure.sent
                 if not (failure.transient and may_resend and attempt < self.retry.attempts):
                     raise failure.error from failure.__cause__
-                log.debug("retrying %s %s after: %s", request.method, request.url, failure.error)
+                log.debug("retrying %s %s after: %s", request.method, redact_url(request.url), failure.error)
             await asyncio.sleep(self.retry.delay(attempt))
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -319,6 +320,8 @@ class AiohttpTransport:
         except OSError as exc:
             error = GymProtocolError(f"connection failure: {exc!r}", **where)
             raise _Failed(error, sent=True, transient=True) from exc
+        except ValueError as exc:  # aiohttp refused the request's parts (URL credentials + auth header)
+            raise RequestError(f"the request could not be built: {exc}") from exc
 
 
 def _write_refused(exc: BaseException) -> bool:

@@ -22,6 +22,7 @@ from typing import Any
 import aiohttp
 import attrs
 
+from eog_core._redact import redact_url
 from eog_core.errors import (
     ContextOverflowError,
     JudgeError,
@@ -253,7 +254,7 @@ class ModelClient:
                         reason, attempt, settings.max_retries, wait)
             await asyncio.sleep(wait)
         raise ModelUnreachableError(
-            f"model endpoint {url} gave no usable answer after {settings.max_retries + 1} "
+            f"model endpoint {redact_url(url)} gave no usable answer after {settings.max_retries + 1} "
             f"attempts; last: {reason}", status=status, attempts=settings.max_retries + 1)
 
     async def aclose(self) -> None:

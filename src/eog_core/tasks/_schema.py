@@ -6,11 +6,12 @@ files, dataset rows, NeMo Gym rows) are read and written by ``_convert.py``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
 import attrs
+
+from eog_core._redact import redacted_mapping_repr, redacted_url_repr
 
 __all__ = [
     "AuthConfig",
@@ -38,24 +39,6 @@ def _source_keys() -> Any:
 
 def _redacted(_: object) -> str:
     return "'***'"
-
-
-_SECRET_KEY = re.compile(r"auth|token|secret|passw|api[-_]?key|cookie|credential", re.IGNORECASE)
-
-
-def _redact(value: Any) -> Any:
-    """A copy of ``value`` with the values of secret-looking keys replaced by ``'***'``."""
-    if isinstance(value, Mapping):
-        return {key: "***" if isinstance(key, str) and _SECRET_KEY.search(key)
-                and not isinstance(value[key], Mapping) else _redact(value[key]) for key in value}
-    if isinstance(value, list | tuple):
-        return type(value)(_redact(item) for item in value)
-    return value
-
-
-def _redacted_mapping(value: Mapping[str, Any]) -> str:
-    """The repr of a mapping that may hold tokens (a legacy ``auth_config``, auth headers)."""
-    return repr(_redact(value))
 
 
 @attrs.frozen(kw_only=True)
@@ -90,10 +73,10 @@ class GymServer:
     """
 
     name: str
-    url: str
+    url: str = attrs.field(repr=redacted_url_repr)
     seed_database_file: str | None = None
     context: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping,
-                                             repr=_redacted_mapping)
+                                             repr=redacted_mapping_repr)
     user_info: Any = None
     mcp_endpoint: str | None = None
     auth: AuthConfig | None = None
@@ -217,7 +200,7 @@ class Task:
     number_of_runs: int = 1
     reset_database_between_runs: bool = True
     legacy: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping,
-                                            repr=_redacted_mapping)
+                                            repr=redacted_mapping_repr)
     source_keys: tuple[str, ...] | None = _source_keys()
 
     @classmethod
