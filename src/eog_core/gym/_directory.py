@@ -281,7 +281,8 @@ class GymDirectory:
         if not self.allow_fallback:
             raise GymUnreachableError(
                 f"gym {gym!r} is not in the directory, and the directory forbids using the "
-                f"task's URL ({fallback}): add the gym to the directory", gym=gym, url=fallback)
+                f"task's URL ({redact_url(fallback)}): add the gym to the directory", gym=gym,
+                url=fallback)
         # An unlisted gym is wherever the task says: each task's URL is its own replica.
         url = fallback.rstrip("/")
         known = self._table.setdefault(gym, [])
@@ -289,7 +290,7 @@ class GymDirectory:
         if replica is None:
             log.warning("gym %r is not in the directory: using the URL the task names, %s "
                         "(add the gym to the directory to choose; allow_fallback=False forbids this)",
-                        gym, url)
+                        gym, redact_url(url))
             replica = Replica(gym=gym, url=url)
             known.append(replica)
         return [replica]
