@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -10,7 +12,7 @@ import pytest
 
 from eog_core import PARITY, STRICT, Task, load_task
 from eog_core.gym import GymClient, GymDirectory, TaskSession
-from eog_core.local import LocalGym, demo_paths
+from eog_core.local import LocalGym, demo_paths, read_demo_seed
 
 PATHS = demo_paths()
 
@@ -97,3 +99,17 @@ async def test_runaway_verifier_query_is_a_verifier_error_and_the_gym_stays_heal
         assert verdict.results[1].passed
         async with GymClient(gym.url, name=gym.name) as client:
             assert await client.health()
+
+
+async def test_queries_past_sqlparse_limits_verify_on_a_live_gym(gym: LocalGym) -> None:
+    # A valid 6,000-item IN list: sqlparse raised SQLParseError out of TaskSession.verify.
+    in_list = ("SELECT count(*) FROM entitlement WHERE sys_id IN ("
+               + ", ".join(f"'ent_{i:03d}'" for i in range(6000)) + ")")
+    with contextlib.closing(sqlite3.connect(":memory:")) as seeded:
+        seeded.executescript(read_demo_seed())
+        (expected,) = seeded.execute(in_list).fetchone()
+    raw = hostile_task({"in_list": in_list}).to_upstream()
+    raw["verifiers"][0]["validation_config"]["expected_value"] = expected
+    async with start(load_task(raw), gym) as session:
+        verdict = await session.verify(policy=STRICT)
+    assert expected > 0 and verdict.success, verdict.results
