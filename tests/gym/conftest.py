@@ -10,7 +10,10 @@ from typing import Any
 import anyio
 import pytest
 import uvicorn
+from mcp import types
 from mcp.server.fastmcp import Context, FastMCP
+from mcp.shared.message import ServerMessageMetadata
+from pydantic import BaseModel
 
 
 def free_port() -> int:
@@ -52,6 +55,32 @@ def build_fastmcp(*, json_response: bool) -> FastMCP:
     def add(a: int, b: int) -> int:
         """Sum of two numbers."""
         return a + b
+
+    @server.tool()
+    async def pings(ctx: Context[Any, Any, Any]) -> str:
+        """Ping the client on this call's response stream, then answer."""
+        await ctx.session.send_request(
+            types.ServerRequest(types.PingRequest()), types.EmptyResult,
+            metadata=ServerMessageMetadata(related_request_id=ctx.request_id))
+        return "pong"
+
+    class Answer(BaseModel):
+        answer: str
+
+    @server.tool()
+    async def elicits(ctx: Context[Any, Any, Any]) -> str:
+        """Ask the client for input (elicitation/create) on this call's stream."""
+        result = await ctx.elicit("Which one?", Answer)
+        return f"elicited: {result.action}"
+
+    @server.tool()
+    async def samples(ctx: Context[Any, Any, Any]) -> str:
+        """Ask the client's model (sampling/createMessage) on this call's stream."""
+        message = types.SamplingMessage(role="user",
+                                        content=types.TextContent(type="text", text="hi"))
+        await ctx.session.create_message([message], max_tokens=5,
+                                         related_request_id=ctx.request_id)
+        return "sampled"
 
     @server.tool()
     async def hang() -> str:

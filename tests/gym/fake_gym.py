@@ -48,6 +48,16 @@ class FakeGym:
     missing_status: int = 400
     """The status of deleting a database the gym does not hold (LocalGym and EOG: 404)."""
     loading: set[asyncio.Task[None]] = attrs.Factory(set)
+    initialize_gate: asyncio.Event | None = None
+    """``initialize`` waits for this event (a hanging gym until the test sets it)."""
+    initialize_status: int | None = None
+    """Answer ``initialize`` with this HTTP status (after the gate)."""
+    initialized_gate: asyncio.Event | None = None
+    """``notifications/initialized`` waits for this event."""
+    list_gate: asyncio.Event | None = None
+    """``tools/list`` waits for this event."""
+    call_gate: asyncio.Event = attrs.Factory(asyncio.Event)
+    """The tool ``wait`` runs until the test sets this event."""
     sql_seen: list[tuple[str, Any, str | None]] = attrs.Factory(list)
 
     @property
@@ -76,6 +86,10 @@ class FakeGym:
         if session in self.expired and method != "notifications/initialized":
             return web.json_response({"detail": self.expired_detail}, status=self.expired_status)
         if method == "initialize":
+            if self.initialize_gate is not None:
+                await self.initialize_gate.wait()
+            if self.initialize_status is not None:
+                return web.json_response({"detail": "cannot"}, status=self.initialize_status)
             session = uuid.uuid4().hex
             self.sessions.append(session)
             if self.expire_new_sessions:
@@ -87,8 +101,12 @@ class FakeGym:
             }
             return _answer(message, result, headers={"mcp-session-id": session})
         if method == "notifications/initialized":
+            if self.initialized_gate is not None:
+                await self.initialized_gate.wait()
             return web.Response(status=202)
         if method == "tools/list":
+            if self.list_gate is not None:
+                await self.list_gate.wait()
             if self.drop_tools_list:
                 self.drop_tools_list -= 1
                 return _drop(request)
@@ -108,6 +126,8 @@ class FakeGym:
         ok = {"content": [{"type": "text", "text": f"ran {name}"}], "isError": False}
         if name == "drop":
             return _drop(request)
+        if name == "wait":
+            await self.call_gate.wait()
         if name == "http500":
             return web.json_response({"message": "boom"}, status=500)
         if name == "unavailable":
@@ -231,4 +251,7 @@ async def running(gym: FakeGym) -> AsyncIterator[FakeGym]:
     finally:
         for loading in list(gym.loading):
             loading.cancel()
+        for gate in (gym.initialize_gate, gym.initialized_gate, gym.list_gate, gym.call_gate):
+            if gate is not None:
+                gate.set()  # no handler left waiting when the server stops
         await runner.cleanup()

@@ -12,7 +12,14 @@ import attrs
 import pytest
 
 from eog_core import Task, load_task
-from eog_core.errors import GymProtocolError, GymUnreachableError, SeedError
+from eog_core.errors import (
+    ClosedError,
+    GymHTTPError,
+    GymProtocolError,
+    GymTimeoutError,
+    GymUnreachableError,
+    SeedError,
+)
 from eog_core.gym import GymClient, GymDirectory, Janitor, Lease, TaskSession, Timeouts
 from eog_core.local import LocalGym, ToolContext, demo_paths
 
@@ -316,3 +323,129 @@ async def test_health_probes_carry_the_task_s_credentials() -> None:
     finally:
         await runner.cleanup()
     assert (lease.url, seen) == (url, ["Bearer t0ken"])
+
+
+# -- 15. server-to-client requests on the response stream ---------------------------------
+
+
+async def test_a_ping_on_the_response_stream_is_answered(fastmcp_sse: UvicornThread) -> None:
+    async with GymClient(fastmcp_sse.url, timeouts=Timeouts(rpc=20)) as client:
+        result = await client.call_tool("pings", {}, database_id=None)
+    assert (result.is_error, result.text) == (False, "pong")
+
+
+@pytest.mark.parametrize("tool", ["elicits", "samples"])
+async def test_unsupported_server_requests_get_method_not_found(
+    fastmcp_sse: UvicornThread, tool: str
+) -> None:
+    """The server's request fails at once (-32601), so the tool ends instead of hanging."""
+    async with GymClient(fastmcp_sse.url, timeouts=Timeouts(rpc=20)) as client:
+        result = await client.call_tool(tool, {}, database_id=None)
+        after = await client.call_tool("add", {"a": 1, "b": 1}, database_id=None)
+    assert result.is_error and "Method not found" in result.text
+    assert after.text == "2"
+
+
+# -- 2, 3, 16. handshakes and closing -----------------------------------------------------
+
+
+async def test_cancelling_between_initialize_and_initialized_orphans_nothing() -> None:
+    async with running(FakeGym(initialized_gate=asyncio.Event())) as fake:
+        client = GymClient(fake.url)
+        call = asyncio.ensure_future(client.call_tool("add", {}, database_id="db_1"))
+        await eventually(lambda: "notifications/initialized" in fake.methods)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        closing = asyncio.ensure_future(client.aclose())
+        await asyncio.sleep(0)
+        assert fake.initialized_gate is not None
+        fake.initialized_gate.set()
+        await closing
+    (session,) = fake.sessions
+    (ended,) = fake.delete_headers
+    assert (ended["mcp-session-id"], ended["MCP-Protocol-Version"]) == (session, "2025-06-18")
+
+
+async def test_closing_during_the_handshake_ends_the_session_it_opened() -> None:
+    async with running(FakeGym(initialized_gate=asyncio.Event())) as fake:
+        client = GymClient(fake.url, timeouts=Timeouts(admin=0.2))
+        call = asyncio.ensure_future(client.call_tool("add", {}, database_id="db_1"))
+        await eventually(lambda: "notifications/initialized" in fake.methods)
+        await client.aclose()  # the notification never completes: close gives up on it
+        with pytest.raises(ClosedError):
+            await call
+        (session,) = fake.sessions
+        assert [h["mcp-session-id"] for h in fake.delete_headers] == [session]
+        assert fake.methods.count("initialize") == 1
+
+
+async def test_a_cancelled_close_still_ends_the_session() -> None:
+    gate = asyncio.Event()
+    async with running(FakeGym(initialized_gate=gate)) as fake:
+        client = GymClient(fake.url)
+        call = asyncio.ensure_future(client.call_tool("add", {}, database_id="db_1"))
+        await eventually(lambda: "notifications/initialized" in fake.methods)
+        closing = asyncio.ensure_future(client.aclose())
+        await eventually(call.done)  # the close has begun: the call ended
+        closing.cancel()  # while the close waits for the handshake
+        with pytest.raises(asyncio.CancelledError):
+            await closing
+        gate.set()
+        await eventually(lambda: bool(fake.delete_headers))
+        assert fake.delete_headers[0]["mcp-session-id"] == fake.sessions[0]
+        with pytest.raises(ClosedError):
+            await call
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["own-session", "shared-session"])
+async def test_closing_a_client_ends_every_request_in_flight_with_closed_error(
+    shared: bool
+) -> None:
+    async with running(FakeGym(list_gate=asyncio.Event())) as fake:
+        client = GymClient(fake.url, shared_session=shared)
+        other = GymClient(fake.url, shared_session=shared)
+        calls = [asyncio.ensure_future(client.call_tool("wait", {}, database_id="db_1"))
+                 for _ in range(3)]
+        calls.append(asyncio.ensure_future(client.list_tools()))
+        bystander = asyncio.ensure_future(other.call_tool("wait", {}, database_id="db_2"))
+        await eventually(lambda: fake.executions["wait"] == 4 and "tools/list" in fake.methods)
+        await client.aclose()
+        for call in calls:
+            with pytest.raises(ClosedError):
+                await call
+        with pytest.raises(ClosedError):
+            await client.call_tool("add", {}, database_id="db_1")
+        fake.expired.update(fake.sessions)  # a 404 now would tempt a re-initialization
+        assert fake.list_gate is not None
+        fake.list_gate.set()
+        fake.call_gate.set()
+        assert (await bystander).text == "ran wait"  # another client's call is not ours to end
+        await other.aclose()
+    assert fake.methods.count("initialize") == (1 if shared else 2)
+    gc.collect()  # an unclosed aiohttp session would warn here (warnings are errors)
+
+
+async def test_a_failed_handshake_is_every_waiter_s_outcome() -> None:
+    gate = asyncio.Event()
+    fake = FakeGym(initialize_gate=gate, initialize_status=500)
+    async with running(fake), GymClient(fake.url, shared_session=True) as client:
+        calls = [asyncio.ensure_future(client.call_tool("add", {}, database_id="db_1"))
+                 for _ in range(5)]
+        await eventually(lambda: "initialize" in fake.methods)
+        for _ in range(5):
+            await asyncio.sleep(0)  # let every caller reach the handshake
+        gate.set()
+        outcomes = await asyncio.gather(*calls, return_exceptions=True)
+    assert all(isinstance(o, GymHTTPError) and o.status == 500 for o in outcomes), outcomes
+    assert fake.methods.count("initialize") == 1
+
+
+async def test_a_hanging_handshake_costs_every_waiter_one_timeout() -> None:
+    fake = FakeGym(initialize_gate=asyncio.Event())
+    async with running(fake), GymClient(fake.url, timeouts=Timeouts(rpc=0.3)) as client:
+        outcomes = await asyncio.gather(
+            *(client.call_tool("add", {}, database_id="db_1") for _ in range(5)),
+            return_exceptions=True)
+        assert all(isinstance(o, GymTimeoutError) for o in outcomes), outcomes
+        assert fake.methods.count("initialize") == 1

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
 from typing import Any
 
@@ -16,6 +18,7 @@ from eog_core.errors import (
     GymError,
     GymHTTPError,
     GymProtocolError,
+    GymTimeoutError,
     JsonRpcError,
     UsageError,
 )
@@ -32,6 +35,7 @@ from eog_core.gym._sql_answer import sql_answer, sql_error_text
 from eog_core.gym._transport import (
     AiohttpTransport,
     HttpRequest,
+    HttpResponse,
     Pool,
     Transport,
     lease_pool,
@@ -80,6 +84,10 @@ class GymClient:
     _mcp: McpSession | None = attrs.field(default=None, init=False, repr=False)
     _pool: Pool | None = attrs.field(default=None, init=False, repr=False)
     _closed: bool = attrs.field(default=False, init=False, repr=False)
+    _calls: dict[asyncio.Future[None], asyncio.Task[Any]] = attrs.field(
+        factory=dict, init=False, repr=False)
+    """Requests in flight: the future is done once the request has left ``_call``."""
+    _stopped: set[asyncio.Task[Any]] = attrs.field(factory=set, init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):
@@ -120,6 +128,7 @@ class GymClient:
         if self._closed:
             return
         self._closed = True
+        await self._stop_calls()
         mcp, pool = self._mcp, self._pool
         self._pool = None
         try:
@@ -257,7 +266,7 @@ class GymClient:
             raw_body=True,
         )
         try:
-            response = await self._transport.send(request)
+            response = await self._send(request)
         except GymHTTPError as exc:
             kind: ErrorKind = "database"
             if exc.status in _UNAVAILABLE:
@@ -295,7 +304,7 @@ class GymClient:
             timeout=timeout,
             idempotent=False,
         )
-        await self._transport.send(request)
+        await self._send(request)
         return database_id
 
     async def delete_database(self, database_id: str, *, missing_ok: bool = True) -> bool:
@@ -313,7 +322,7 @@ class GymClient:
             idempotent=True,
         )
         try:
-            await self._transport.send(request)
+            await self._send(request)
         except GymHTTPError as exc:
             if exc.status == 405 or (exc.status == 404 and missing_ok):
                 return False
@@ -326,7 +335,7 @@ class GymClient:
             "GET", "/health", None, headers=auth_headers(self.auth), timeout=self.timeouts.admin
         )
         try:
-            response = await self._transport.send(request)
+            response = await self._send(request)
         except GymError as exc:
             log.info("gym %s: health check failed: %s", self.name, exc)
             return False
@@ -371,10 +380,20 @@ class GymClient:
         *,
         idempotent: bool,
     ) -> dict[str, Any]:
-        self._check_open()
-        result = await self._session().request(
-            method, params, headers=headers, time_limit=self.timeouts.rpc, idempotent=idempotent
-        )
+        """One JSON-RPC call, bounded as a whole by ``Timeouts.rpc``: waiting for a
+        pooled connection, the handshake (or joining one), a re-initialization."""
+        async with self._call(method):
+            try:
+                async with asyncio.timeout(self.timeouts.rpc):
+                    result = await self._session().request(
+                        method, params, headers=headers, time_limit=self.timeouts.rpc,
+                        idempotent=idempotent,
+                    )
+            except TimeoutError as exc:
+                raise GymTimeoutError(
+                    f"{method} did not complete within {self.timeouts.rpc}s",
+                    gym=self.name, url=self._url(self.mcp_endpoint),
+                ) from exc
         if not isinstance(result, dict):
             raise self._protocol_error(f"{method} answered a non-object result")
         return result
@@ -415,6 +434,45 @@ class GymClient:
         if path.startswith(("http://", "https://")):
             return path
         return f"{self.base_url}/{path.lstrip('/')}"
+
+    async def _send(self, request: HttpRequest) -> HttpResponse:
+        async with self._call(f"{request.method} {request.url}"):
+            return await self._transport.send(request)
+
+    @contextlib.asynccontextmanager
+    async def _call(self, what: str) -> AsyncIterator[None]:
+        """Track one request in flight: closing the client ends it with ClosedError."""
+        self._check_open()
+        task = asyncio.current_task()
+        left: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if task is not None:
+            self._calls[left] = task
+        try:
+            yield
+        except asyncio.CancelledError:
+            if task is None or task not in self._stopped:
+                raise
+            self._stopped.discard(task)
+            if task.uncancel() > 0:
+                raise  # cancelled by its caller too
+            raise ClosedError(
+                f"gym client {self.name or self.base_url} was closed during {what}") from None
+        finally:
+            self._calls.pop(left, None)
+            left.set_result(None)
+
+    async def _stop_calls(self) -> None:
+        """End every request in flight (with ClosedError) and wait until they have left."""
+        current = asyncio.current_task()
+        stopping = []
+        for left, task in list(self._calls.items()):
+            if task is current or left.done():
+                continue
+            self._stopped.add(task)
+            task.cancel()
+            stopping.append(left)
+        if stopping:
+            await asyncio.wait(stopping, timeout=self.timeouts.admin)
 
     def _check_open(self) -> None:
         if self._closed:

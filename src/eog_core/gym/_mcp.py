@@ -1,10 +1,22 @@
 """MCP over Streamable HTTP: the handshake, the session id and JSON-RPC exchanges.
 
-The session is opened lazily by the first request, once, under a lock. A
-request carrying a session id that the server no longer knows (404, or an old
+The session is opened lazily by the first request. The handshake runs as one
+task that every waiting caller joins: one handshake, one outcome (a gym that
+hangs costs every waiter one timeout, not one each), and a caller cancelled
+mid-handshake does not orphan what the server opened. The session id is owned
+from the moment the ``initialize`` answer arrives: closing ends it with
+``DELETE`` even if ``notifications/initialized`` never completed. A request
+carrying a session id that the server no longer knows (404, or an old
 server's 400 "No valid session ID") re-initializes once and is sent again:
 the server refused it unread, so even ``tools/call`` is safe to re-send. Every
-caller sharing the session sees one re-initialization, not one each.
+caller sharing the session sees one re-initialization, not one each. Once
+closed, a session never re-initializes: every request raises
+:class:`ClosedError`.
+
+Requests the server sends on a response stream before its answer (``ping``,
+``elicitation/create``, ``sampling/createMessage``, ``roots/list``) are
+answered by POST at once: ``ping`` with an empty result, anything else with
+JSON-RPC ``-32601`` (this client offers no such capability).
 
 The server's chosen protocol version must be one of
 :data:`SUPPORTED_PROTOCOL_VERSIONS`; otherwise the session is ended and
@@ -17,13 +29,13 @@ import asyncio
 import itertools
 import logging
 import re
-import weakref
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
 from eog_core.errors import (
+    ClosedError,
     GymError,
     GymHTTPError,
     GymProtocolError,
@@ -61,9 +73,10 @@ class McpSession:
     connect_timeout: float
     base_headers: Mapping[str, str] = attrs.field(factory=dict, repr=False)
     close_timeout: float = 30.0
-    _lock: asyncio.Lock = attrs.field(factory=asyncio.Lock, init=False, repr=False)
-    _lock_loop: weakref.ref[asyncio.AbstractEventLoop] | None = attrs.field(
-        default=None, init=False, repr=False)
+    _handshake: asyncio.Future[None] | None = attrs.field(default=None, init=False, repr=False)
+    _unconfirmed: tuple[str, str] | None = attrs.field(default=None, init=False, repr=False)
+    """A session the server opened whose ``initialized`` notification has not completed."""
+    closed: bool = attrs.field(default=False, init=False)
     _ids: itertools.count[int] = attrs.field(factory=lambda: itertools.count(1), init=False)
     session_id: str | None = attrs.field(default=None, init=False)
     negotiated_version: str | None = attrs.field(default=None, init=False)
@@ -88,23 +101,52 @@ class McpSession:
         """
         if self.negotiated_version is None:
             await self._initialize_once(stale_session=None, time_limit=time_limit)
+        self._check_open()
         sent_with = self.session_id
         try:
             return await self._exchange(method, params, headers, time_limit, idempotent)
         except GymHTTPError as exc:
             if sent_with is None or not _session_gone(exc):
                 raise
+            self._check_open()  # closed meanwhile: nothing re-initializes
             log.info("gym %s: MCP session expired (HTTP %s), re-initializing", self.gym, exc.status)
         await self._initialize_once(stale_session=sent_with, time_limit=time_limit)
+        self._check_open()
         return await self._exchange(method, params, headers, time_limit, idempotent)
 
     async def close(self, *, time_limit: float) -> None:
-        """End the session on the server (best effort: failures are logged)."""
-        session_id, self.session_id = self.session_id, None
-        version, self.negotiated_version = self.negotiated_version, None
+        """End the session on the server, for good (best effort: failures are logged).
+
+        A handshake in flight is given ``time_limit`` to finish, so that the
+        session it opens is known and ended. Closing runs as its own task: a
+        cancelled close still ends the session.
+        """
+        self.closed = True
+        closing = asyncio.ensure_future(self._close(time_limit))
+        _ENDING.add(closing)
+        closing.add_done_callback(_ENDING.discard)
+        await asyncio.shield(closing)
+
+    async def _close(self, time_limit: float) -> None:
+        handshake = self._handshake
+        if handshake is not None and not handshake.done():
+            await asyncio.wait([handshake], timeout=time_limit)
+            if not handshake.done():
+                handshake.cancel()
+                await asyncio.wait([handshake])
+        ends = []
+        if self.session_id is not None:
+            ends.append((self.session_id, self.negotiated_version))
+        if self._unconfirmed is not None:
+            ends.append(self._unconfirmed)
+        self.session_id = self.negotiated_version = self._unconfirmed = None
         self.tools = None
-        if session_id is not None:
-            await self._end(session_id, version, time_limit)
+        await asyncio.gather(
+            *(self._end(session_id, version, time_limit) for session_id, version in ends))
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise ClosedError(f"the MCP session with gym {self.gym or self.url} was closed")
 
     async def aclose(self) -> None:
         """End the session (the connection pool calls this when it closes)."""
@@ -129,61 +171,74 @@ class McpSession:
         except GymError as exc:
             log.info("gym %s: ending the MCP session failed: %s", self.gym, exc)
 
-    def _handshake_lock(self) -> asyncio.Lock:
-        """The handshake lock of the running event loop (a lock is bound to one loop)."""
-        loop = asyncio.get_running_loop()
-        if self._lock_loop is None or self._lock_loop() is not loop:
-            self._lock, self._lock_loop = asyncio.Lock(), weakref.ref(loop)
-        return self._lock
-
     async def _initialize_once(self, *, stale_session: str | None, time_limit: float) -> None:
-        async with self._handshake_lock():
+        """Join the handshake in flight, or start one; every joiner gets its outcome."""
+        while True:
+            self._check_open()
             if self.negotiated_version is not None and (
                 stale_session is None or self.session_id != stale_session
             ):
-                return  # another task already (re-)initialized
-            self.session_id = None
-            self.negotiated_version = None
-            self.tools = None  # a new session may be a new server: list its tools again
-            params = {
-                "protocolVersion": self.protocol_version,
-                "capabilities": {},
-                "clientInfo": CLIENT_INFO,
-            }
-            request_id = next(self._ids)
-            response = await self._post(
-                {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params},
-                {},
-                time_limit=time_limit,
-                idempotent=True,
-                request_id=request_id,
-                session_id=None,
-                version=None,
+                return  # initialized (or already re-initialized by another caller)
+            handshake = self._handshake
+            if handshake is None or handshake.done():
+                handshake = self._handshake = asyncio.ensure_future(self._shake_hands(time_limit))
+                handshake.add_done_callback(_retrieve)
+            try:
+                await asyncio.shield(handshake)  # its failure is every waiter's failure
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if not handshake.cancelled() or (current is not None and current.cancelling()):
+                    raise  # this caller was cancelled
+                # The handshake itself was cancelled (by close): look again.
+
+    async def _shake_hands(self, time_limit: float) -> None:
+        self.session_id = None
+        self.negotiated_version = None
+        self.tools = None  # a new session may be a new server: list its tools again
+        params = {
+            "protocolVersion": self.protocol_version,
+            "capabilities": {},
+            "clientInfo": CLIENT_INFO,
+        }
+        request_id = next(self._ids)
+        response = await self._post(
+            {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params},
+            {},
+            time_limit=time_limit,
+            idempotent=True,
+            request_id=request_id,
+            session_id=None,
+            version=None,
+        )
+        result = _result_of(_pick(response, request_id, self.gym, self.url), self)
+        if not isinstance(result, dict) or not isinstance(result.get("protocolVersion"), str):
+            raise GymProtocolError(
+                "initialize answered without a protocolVersion", gym=self.gym, url=self.url
             )
-            result = _result_of(_pick(response, request_id, self.gym, self.url), self)
-            if not isinstance(result, dict) or not isinstance(result.get("protocolVersion"), str):
-                raise GymProtocolError(
-                    "initialize answered without a protocolVersion", gym=self.gym, url=self.url
-                )
-            session_id = response.headers.get("mcp-session-id")
-            if session_id is not None and not _SESSION_ID.fullmatch(session_id):
-                raise GymProtocolError(
-                    f"initialize answered an unusable mcp-session-id {session_id[:80]!r} "
-                    "(visible ASCII only)", gym=self.gym, url=self.url)
-            version = result["protocolVersion"]
-            if not _VERSION.fullmatch(version):  # it is sent back as a header on every request
-                raise GymProtocolError(
-                    f"initialize answered an unusable protocolVersion {version!r}",
-                    gym=self.gym, url=self.url)
-            if version not in SUPPORTED_PROTOCOL_VERSIONS:
-                if session_id is not None:  # disconnect: end what the server opened
-                    await self._end(session_id, version, time_limit)
-                raise ProtocolVersionError(
-                    f"the gym chose MCP protocol version {version!r}; eog_core speaks "
-                    f"{', '.join(SUPPORTED_PROTOCOL_VERSIONS)}",
-                    version=version, supported=SUPPORTED_PROTOCOL_VERSIONS,
-                    gym=self.gym, url=self.url)
-            self.server_info = result.get("serverInfo")
+        session_id = response.headers.get("mcp-session-id")
+        if session_id is not None and not _SESSION_ID.fullmatch(session_id):
+            raise GymProtocolError(
+                f"initialize answered an unusable mcp-session-id {session_id[:80]!r} "
+                "(visible ASCII only)", gym=self.gym, url=self.url)
+        version = result["protocolVersion"]
+        if not _VERSION.fullmatch(version):  # it is sent back as a header on every request
+            if session_id is not None:
+                await self._end(session_id, None, time_limit)
+            raise GymProtocolError(
+                f"initialize answered an unusable protocolVersion {version!r}",
+                gym=self.gym, url=self.url)
+        if version not in SUPPORTED_PROTOCOL_VERSIONS:
+            if session_id is not None:  # disconnect: end what the server opened
+                await self._end(session_id, version, time_limit)
+            raise ProtocolVersionError(
+                f"the gym chose MCP protocol version {version!r}; eog_core speaks "
+                f"{', '.join(SUPPORTED_PROTOCOL_VERSIONS)}",
+                version=version, supported=SUPPORTED_PROTOCOL_VERSIONS,
+                gym=self.gym, url=self.url)
+        self.server_info = result.get("serverInfo")
+        if session_id is not None:
+            self._unconfirmed = (session_id, version)  # ours from now on: close ends it
+        try:
             await self._post(
                 {"jsonrpc": "2.0", "method": "notifications/initialized"},
                 {},
@@ -193,9 +248,15 @@ class McpSession:
                 session_id=session_id,
                 version=version,
             )
-            self.session_id = session_id
-            self.negotiated_version = version
-            self.initializations += 1
+        except GymError:
+            self._unconfirmed = None
+            if session_id is not None:
+                await self._end(session_id, version, time_limit)
+            raise
+        self._unconfirmed = None
+        self.session_id = session_id
+        self.negotiated_version = version
+        self.initializations += 1
 
     async def _exchange(
         self,
@@ -245,6 +306,7 @@ class McpSession:
             idempotent=idempotent,
             gym=self.gym,
             sse_until=None if request_id is None else _AnswerTo(request_id),
+            on_message=None if request_id is None else _ServerRequests(self, session_id, version),
         )
         return await self.transport.send(request)
 
@@ -260,6 +322,15 @@ class McpSession:
         return headers
 
 
+_ENDING: set[asyncio.Future[Any]] = set()  # closes kept alive past a cancelled caller
+
+
+def _retrieve(future: asyncio.Future[None]) -> None:
+    """Mark a handshake's failure as seen: its waiters may all have gone."""
+    if not future.cancelled():
+        future.exception()
+
+
 @attrs.frozen
 class _AnswerTo:
     """True for the JSON-RPC response (result or error) to request ``request_id``."""
@@ -272,6 +343,38 @@ class _AnswerTo:
             and message.get("id") == self.request_id
             and ("result" in message or "error" in message)
         )
+
+
+@attrs.frozen
+class _ServerRequests:
+    """Answers requests the server sends on a response stream (POSTed back, as the spec says).
+
+    ``ping`` gets an empty result; anything else JSON-RPC ``-32601``: this
+    client declares no sampling, elicitation or roots capability. Without an
+    answer a server waiting on one (FastMCP's ``ctx.elicit``) would hang the call.
+    """
+
+    session: McpSession
+    session_id: str | None
+    version: str | None
+
+    async def __call__(self, message: Any) -> None:
+        if not (isinstance(message, dict) and isinstance(message.get("method"), str)
+                and "id" in message and "result" not in message and "error" not in message):
+            return
+        method = message["method"]
+        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
+        if method == "ping":
+            reply["result"] = {}
+        else:
+            reply["error"] = {"code": -32601, "message": f"Method not found: {method}"}
+            log.info("gym %s asked this client for %s: answered -32601", self.session.gym, method)
+        session = self.session
+        try:
+            await session._post(reply, {}, time_limit=session.close_timeout, idempotent=True,
+                                request_id=None, session_id=self.session_id, version=self.version)
+        except GymError as exc:
+            log.info("gym %s: answering its %s request failed: %s", session.gym, method, exc)
 
 
 def _pick(response: HttpResponse, request_id: int, gym: str | None, url: str) -> dict[str, Any]:

@@ -19,7 +19,14 @@ import json
 import logging
 import random
 import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Hashable, Mapping
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Hashable,
+    Mapping,
+)
 from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
@@ -28,6 +35,7 @@ import attrs
 
 from eog_core._redact import redact_url
 from eog_core.errors import (
+    ClosedError,
     GymError,
     GymHTTPError,
     GymProtocolError,
@@ -76,8 +84,10 @@ class HttpRequest:
     """One HTTP request; ``json`` (if not None) is sent as the JSON body.
 
     ``sse_until`` stops reading an event stream at the first decoded message
-    for which it returns true. With ``raw_body`` a 2xx body is not decoded at
-    all: the answer carries it in ``raw`` only.
+    for which it returns true; ``on_message`` is awaited with each decoded
+    message of an event stream first (to answer the server's own requests).
+    With ``raw_body`` a 2xx body is not decoded at all: the answer carries it
+    in ``raw`` only.
     """
 
     method: str
@@ -89,6 +99,7 @@ class HttpRequest:
     idempotent: bool = True
     gym: str | None = None
     sse_until: Callable[[Any], bool] | None = None
+    on_message: Callable[[Any], Awaitable[None]] | None = None
     raw_body: bool = False
 
 
@@ -251,6 +262,8 @@ class AiohttpTransport:
             self._pool = lease_pool()
         session = self._pool.session
         for attempt in range(1, max(1, self.retry.attempts) + 1):
+            if session.closed:  # aiohttp would raise RuntimeError
+                raise ClosedError(f"the connection pool was closed ({request.method} {request.url})")
             try:
                 return await self._send_once(session, request)
             except _Failed as failure:
@@ -388,6 +401,8 @@ async def _read_event_stream(
                 )
                 raise _Failed(error, sent=True, transient=False) from exc
             messages.append(message)
+            if request.on_message is not None:
+                await request.on_message(message)
             if request.sse_until is not None and request.sse_until(message):
                 return tuple(messages)
     parser.close()
