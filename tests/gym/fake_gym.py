@@ -54,6 +54,8 @@ class FakeGym:
     """Answer ``initialize`` with this HTTP status (after the gate)."""
     initialized_gate: asyncio.Event | None = None
     """``notifications/initialized`` waits for this event."""
+    fixed_session_id: str | None = None
+    """Hand out this session id on every ``initialize`` (some servers reuse ids)."""
     list_gate: asyncio.Event | None = None
     """``tools/list`` waits for this event."""
     call_gate: asyncio.Event = attrs.Factory(asyncio.Event)
@@ -90,7 +92,7 @@ class FakeGym:
                 await self.initialize_gate.wait()
             if self.initialize_status is not None:
                 return web.json_response({"detail": "cannot"}, status=self.initialize_status)
-            session = uuid.uuid4().hex
+            session = self.fixed_session_id or uuid.uuid4().hex
             self.sessions.append(session)
             if self.expire_new_sessions:
                 self.expired.add(session)

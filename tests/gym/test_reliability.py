@@ -449,3 +449,16 @@ async def test_a_hanging_handshake_costs_every_waiter_one_timeout() -> None:
             return_exceptions=True)
         assert all(isinstance(o, GymTimeoutError) for o in outcomes), outcomes
         assert fake.methods.count("initialize") == 1
+
+
+async def test_a_server_reusing_a_session_id_is_re_initialized_once() -> None:
+    """Found by the JSON-RPC property test: the re-initialization is counted, not compared
+    by id, so a gym answering 404 under an id it hands out again cannot loop the client."""
+    fake = FakeGym(fixed_session_id="s1")
+    async with running(fake), GymClient(fake.url, timeouts=Timeouts(rpc=10)) as client:
+        await client.call_tool("add", {}, database_id="db_1")
+        fake.expired.add("s1")
+        with pytest.raises(GymHTTPError) as caught:
+            await client.call_tool("add", {}, database_id="db_1")
+    assert caught.value.status == 404
+    assert fake.methods.count("initialize") == 2

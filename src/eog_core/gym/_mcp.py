@@ -100,9 +100,9 @@ class McpSession:
         ``headers`` (database id, context) go on this request only, never on the handshake.
         """
         if self.negotiated_version is None:
-            await self._initialize_once(stale_session=None, time_limit=time_limit)
+            await self._initialize_once(stale=None, time_limit=time_limit)
         self._check_open()
-        sent_with = self.session_id
+        sent_with, generation = self.session_id, self.initializations
         try:
             return await self._exchange(method, params, headers, time_limit, idempotent)
         except GymHTTPError as exc:
@@ -110,7 +110,7 @@ class McpSession:
                 raise
             self._check_open()  # closed meanwhile: nothing re-initializes
             log.info("gym %s: MCP session expired (HTTP %s), re-initializing", self.gym, exc.status)
-        await self._initialize_once(stale_session=sent_with, time_limit=time_limit)
+        await self._initialize_once(stale=generation, time_limit=time_limit)
         self._check_open()
         return await self._exchange(method, params, headers, time_limit, idempotent)
 
@@ -171,12 +171,16 @@ class McpSession:
         except GymError as exc:
             log.info("gym %s: ending the MCP session failed: %s", self.gym, exc)
 
-    async def _initialize_once(self, *, stale_session: str | None, time_limit: float) -> None:
-        """Join the handshake in flight, or start one; every joiner gets its outcome."""
+    async def _initialize_once(self, *, stale: int | None, time_limit: float) -> None:
+        """Join the handshake in flight, or start one; every joiner gets its outcome.
+
+        ``stale`` is the handshake count a request was sent under when the server
+        said its session was gone (a server may hand out the same id again).
+        """
         while True:
             self._check_open()
             if self.negotiated_version is not None and (
-                stale_session is None or self.session_id != stale_session
+                stale is None or self.initializations != stale
             ):
                 return  # initialized (or already re-initialized by another caller)
             handshake = self._handshake
