@@ -50,11 +50,7 @@ async def test_d1_a_seed_landing_after_the_client_gave_up_is_deleted(notes: Loca
         assert notes.database_ids() == []
 
 
-D2_OPEN = ("D2 (issue #8 item 2) is open on main until helper i8g's handshake change lands: "
-           "the session id is kept only after notifications/initialized succeeded")
 
-
-@pytest.mark.xfail(reason=D2_OPEN, strict=False)
 async def test_d2_cancelling_during_the_initialized_notification_ends_the_session(
     notes: LocalGym,
 ) -> None:
@@ -76,7 +72,6 @@ async def test_d2_cancelling_during_the_initialized_notification_ends_the_sessio
         assert notes.session_ids() == []
 
 
-@pytest.mark.xfail(reason=D2_OPEN, strict=False)
 async def test_d2_a_failed_initialized_notification_ends_the_session(notes: LocalGym) -> None:
     """D2: the notification fails (HTTP 500 each time): the session it belonged to is ended."""
     async with FaultProxy(upstream=notes.url) as proxy:
