@@ -41,6 +41,7 @@ from eog_core.gym._transport import (
     lease_pool,
     release_pool,
 )
+from eog_core.tasks import ToolSpec
 from eog_core.verify._outcome import ErrorKind, SqlOutcome
 
 __all__ = ["GymClient", "Timeouts", "ToolResult", "new_database_id", "seed_timeout"]
@@ -88,6 +89,8 @@ class GymClient:
         factory=dict, init=False, repr=False)
     """Requests in flight: the future is done once the request has left ``_call``."""
     _stopped: set[asyncio.Task[Any]] = attrs.field(factory=set, init=False, repr=False)
+    _headers_memo: tuple[Any, dict[str, Any], str | None, dict[str, str]] | None = attrs.field(
+        default=None, init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):
@@ -160,6 +163,21 @@ class GymClient:
                 mcp.tools = tools
                 return list(tools)
             return list(mcp.tools)
+
+    async def list_tool_specs(self, *, refresh: bool = False) -> list[ToolSpec]:
+        """:meth:`list_tools` read as :class:`ToolSpec` records of this client's gym, cached
+        alike (a task session reads them once per replica, not once per task)."""
+        tools = await self.list_tools(refresh=refresh)
+        mcp = self._mcp
+        if not self.shared_session or mcp is None or mcp.tools is None:
+            return [ToolSpec.from_mcp(tool, gym=self.name) for tool in tools]
+        source = mcp.tools
+        key = ("tool_specs", self.name)
+        cached = mcp.derived.get(key)
+        if cached is None or cached[0] is not source:  # the list it was read from is kept alive
+            cached = mcp.derived[key] = (source, [ToolSpec.from_mcp(t, gym=self.name) for t in source])
+        specs: list[ToolSpec] = cached[1]
+        return list(specs)
 
     async def _fetch_tools(self) -> list[dict[str, Any]]:
         tools: list[dict[str, Any]] = []
@@ -425,9 +443,13 @@ class GymClient:
     def _call_headers(
         self, database_id: str | None, context: Mapping[str, Any] | None
     ) -> dict[str, str]:
+        memo = self._headers_memo
+        if memo is not None and memo[0] is context and memo[1] == context and memo[2] == database_id:
+            return dict(memo[3])  # a task's calls repeat the same context and database
         headers = context_headers(context, mode=self.header_mode)
         if database_id is not None:
             headers["x-database-id"] = checked_header("x-database-id", database_id)
+        self._headers_memo = (context, dict(context or {}), database_id, dict(headers))
         return headers
 
     def _url(self, path: str) -> str:

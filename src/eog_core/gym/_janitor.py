@@ -127,7 +127,8 @@ class Janitor:
         """Watch a session: close it when idle for longer than ``ttl``."""
         self._sessions = [s for s in self._sessions if not s.closed]
         self._sessions.append(session)
-        self._ensure_running()
+        if self._loop_task is None:  # a running loop sees it within ``interval``: no wake-up
+            self._ensure_running()
 
     def forget(self, session: _Closeable) -> None:
         """Stop watching a session (it closed): the janitor keeps no reference to it."""

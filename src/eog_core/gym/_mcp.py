@@ -29,7 +29,7 @@ import asyncio
 import itertools
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 import attrs
@@ -84,6 +84,8 @@ class McpSession:
     tools: list[dict[str, Any]] | None = attrs.field(default=None, init=False, repr=False)
     """The last ``tools/list`` answer (all pages); dropped when the session is re-initialized."""
     tools_lock: asyncio.Lock = attrs.field(factory=asyncio.Lock, init=False, repr=False)
+    derived: dict[Hashable, Any] = attrs.field(factory=dict, init=False, repr=False)
+    """Views computed from ``tools`` (the client's ``ToolSpec`` list), keyed by the list."""
     initializations: int = attrs.field(default=0, init=False)
 
     async def request(

@@ -135,11 +135,8 @@ async def discover_tools(
     if snapshots is not None:
         listed = dict(snapshots)
     else:
-        answers = await asyncio.gather(*(client.list_tools() for client in clients.values()))
-        listed = {
-            gym: [ToolSpec.from_mcp(t, gym=gym) for t in tools]
-            for gym, tools in zip(clients, answers, strict=True)
-        }
+        answers = await asyncio.gather(*(client.list_tool_specs() for client in clients.values()))
+        listed = dict(zip(clients, answers, strict=True))
     every = merge_tools(attrs.evolve(task, selected_tools=None, restricted_tools=None), listed)
     owners = {tool.name: tool.gym or "" for tool in every.tools}
     return merge_tools(task, listed), owners

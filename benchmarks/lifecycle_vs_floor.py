@@ -1,0 +1,355 @@
+"""A task's whole lifecycle through TaskSession against a raw aiohttp floor, interleaved.
+
+``python benchmarks/lifecycle_vs_floor.py [--servers local,fastmcp] [--rounds 6]``
+
+For each server (LocalGym, ``eog-core serve-local``; the official SDK's FastMCP
+in JSON mode with the EOG REST routes, ``tests/gym/fastmcp_gym.py``), each in
+its own process, one event loop alternates rounds of:
+
+- ``ours``: ``TaskSession.start`` (seed), one ``call_tool``, ``verify`` with 5
+  ``database_state`` verifiers (strict), close (delete), through a
+  ``GymDirectory`` held open (shared MCP session, cached tool list);
+- ``floor``: pooled aiohttp sharing one MCP session per gym and sending the
+  same 8 requests (seed, ``tools/call``, the 5 ``/api/sql-runner`` queries
+  concurrently, delete), with no checks beyond decoding the answers.
+
+It prints the median lifecycle latency at concurrency 1, lifecycles per second
+at concurrency 16 and 64, and client CPU per tool call (``TaskSession`` and
+``GymClient`` against the raw loop on the same shared MCP session), each with
+its ratio to the floor. ``python benchmarks/lifecycle_vs_floor.py trace`` prints
+the requests one task sends, as the FastMCP gym logs them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from eog_core import STRICT, Task, load_task  # noqa: E402
+from eog_core.gym import GymClient, GymDirectory, Janitor, TaskSession, new_database_id  # noqa: E402
+from eog_core.local import DEMO_SERVER_NAME, demo_paths, read_demo_seed  # noqa: E402
+
+QUERIES = [
+    "SELECT status FROM entitlement WHERE sys_id = 'ent_002'",
+    "SELECT COUNT(*) FROM \"case\" WHERE account_id = 'acc_001'",
+    "SELECT state FROM \"case\" WHERE number = 'CS0001003'",
+    "SELECT COUNT(*) FROM contact WHERE account_id = 'acc_001'",
+    "SELECT name FROM account WHERE sys_id = 'acc_001'",
+]
+ACCEPT = "application/json, text/event-stream"
+TOOL = ("find_account", {"name": "Harbor Lane"})
+Lifecycle = Callable[[], Awaitable[None]]
+
+
+def five_verifier_task() -> Task:
+    raw = json.loads(demo_paths().task.read_text())
+    raw["verifiers"] = [
+        {"verifier_type": "database_state", "name": f"v{i}", "gym_name": DEMO_SERVER_NAME,
+         "validation_config": {"query": query, "expected_value": None}}
+        for i, query in enumerate(QUERIES)
+    ]
+    return load_task(raw)
+
+
+# -- servers ------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def spawn(kind: str) -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    if kind == "local":
+        command = [sys.executable, "-m", "eog_core", "serve-local", "--port", str(port)]
+    else:
+        command = [sys.executable, __file__, "serve-fastmcp", str(port)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return process, f"http://127.0.0.1:{port}"
+        except OSError:
+            if time.monotonic() > deadline or process.poll() is not None:
+                process.kill()
+                process.wait()
+                raise
+            time.sleep(0.05)
+
+
+def serve_fastmcp(port: int) -> None:
+    import uvicorn
+    from tests.gym.fastmcp_gym import build_fastmcp_gym
+
+    uvicorn.run(build_fastmcp_gym(), host="127.0.0.1", port=port, log_level="warning",
+                access_log=False)
+
+
+# -- the two clients ------------------------------------------------------------
+
+
+class Floor:
+    """Raw pooled aiohttp, one MCP session per gym, the same 8 requests per task."""
+
+    def __init__(self, url: str, task: Task, seed: str) -> None:
+        self.url, self.seed = url, seed
+        gym = task.gym_servers[0]
+        self.context = {("x-" + k.lower().replace("_", "-") if not k.lower().startswith("x-")
+                         else k): str(v) for k, v in (gym.context or {}).items()}
+        self.session = aiohttp.ClientSession()
+        self.mcp: dict[str, str] = {}
+        self.ids = 0
+
+    async def open(self) -> None:
+        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "floor", "version": "0"}}}
+        async with self.session.post(f"{self.url}/mcp", json=init,
+                                     headers={"Accept": ACCEPT}) as response:
+            await response.read()
+            self.mcp = {"Accept": ACCEPT, "mcp-session-id": response.headers["mcp-session-id"],
+                        "MCP-Protocol-Version": "2025-06-18"}
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        async with self.session.post(f"{self.url}/mcp", json=note, headers=self.mcp) as response:
+            await response.read()
+
+    async def close(self) -> None:
+        async with self.session.delete(f"{self.url}/mcp", headers=self.mcp) as response:
+            await response.read()
+        await self.session.close()
+
+    async def tool_call(self, database_id: str) -> None:
+        self.ids += 1
+        body = {"jsonrpc": "2.0", "id": self.ids, "method": "tools/call",
+                "params": {"name": TOOL[0], "arguments": TOOL[1]}}
+        headers = {**self.mcp, **self.context, "x-database-id": database_id}
+        async with self.session.post(f"{self.url}/mcp", json=body, headers=headers) as response:
+            answer = json.loads(await response.read())
+        assert not answer["result"].get("isError"), answer
+
+    async def query(self, database_id: str, query: str) -> Any:
+        headers = {**self.context, "x-database-id": database_id}
+        async with self.session.post(f"{self.url}/api/sql-runner", headers=headers,
+                                     json={"query": query, "database_id": database_id}) as response:
+            response.raise_for_status()
+            return json.loads(await response.read())
+
+    async def lifecycle(self) -> None:
+        database_id = new_database_id()
+        seed = {"database_id": database_id, "name": "floor", "description": "floor",
+                "sql_content": self.seed}
+        async with self.session.post(f"{self.url}/api/seed-database", json=seed) as response:
+            response.raise_for_status()
+            await response.read()
+        await self.tool_call(database_id)
+        await asyncio.gather(*(self.query(database_id, q) for q in QUERIES))
+        async with self.session.delete(f"{self.url}/api/delete-database",
+                                       json={"database_id": database_id}) as response:
+            response.raise_for_status()
+            await response.read()
+
+
+class Ours:
+    """TaskSession through a directory held open (shared MCP session, cached tools)."""
+
+    def __init__(self, url: str, task: Task, seed: str) -> None:
+        self.task, self.seed = task, {DEMO_SERVER_NAME: seed}
+        self.directory = GymDirectory({DEMO_SERVER_NAME: url})
+        self.janitor = Janitor()
+
+    async def open(self) -> None:
+        await self.directory.__aenter__()
+
+    async def close(self) -> None:
+        await self.directory.aclose()
+        assert await self.janitor.aclose() == []
+
+    async def lifecycle(self) -> None:
+        async with TaskSession.start(self.task, directory=self.directory, seed_sql=self.seed,
+                                     janitor=self.janitor) as session:
+            result = await session.call_tool(*TOOL)
+            assert not result.is_error, result.text
+            verdict = await session.verify(policy=STRICT)
+            assert verdict.num_scored == 5 and verdict.evaluation_completed
+
+
+# -- measuring ------------------------------------------------------------------
+
+
+async def _spread(lifecycle: Lifecycle, count: int, concurrency: int) -> None:
+    async def worker(offset: int) -> None:
+        for _ in range(offset, count, concurrency):
+            await lifecycle()
+
+    await asyncio.gather(*(worker(offset) for offset in range(concurrency)))
+
+
+async def _timed_each(lifecycle: Lifecycle, count: int) -> list[float]:
+    times = []
+    for _ in range(count):
+        started = time.perf_counter()
+        await lifecycle()
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def _order(round_: int, names: list[str]) -> list[str]:
+    return names if round_ % 2 == 0 else names[::-1]
+
+
+async def measure(url: str, rounds: int, sequential: int, spread: int) -> dict[str, Any]:
+    task, seed = five_verifier_task(), read_demo_seed()
+    clients: dict[str, Floor | Ours] = {"floor": Floor(url, task, seed), "ours": Ours(url, task, seed)}
+    for client in clients.values():
+        await client.open()
+    figures: dict[str, Any] = {}
+    try:
+        for client in clients.values():  # warm-up: handshakes, tool list, connections, caches
+            await _spread(client.lifecycle, 64, 16)
+        latency: dict[str, list[float]] = {name: [] for name in clients}
+        for round_ in range(rounds):
+            for name in _order(round_, list(clients)):
+                latency[name] += await _timed_each(clients[name].lifecycle, sequential)
+        figures["latency_ms"] = {n: statistics.median(t) * 1000 for n, t in latency.items()}
+        for concurrency in (16, 64):
+            rates: dict[str, list[float]] = {name: [] for name in clients}
+            for round_ in range(rounds):
+                for name in _order(round_, list(clients)):
+                    started = time.perf_counter()
+                    await _spread(clients[name].lifecycle, spread, concurrency)
+                    rates[name].append(spread / (time.perf_counter() - started))
+            figures[f"rate_{concurrency}"] = {n: statistics.median(r) for n, r in rates.items()}
+        figures["cpu_us_per_call"] = await _tool_call_cpu(url, clients["floor"], task, seed, rounds)
+    finally:
+        for client in clients.values():
+            await client.close()
+    return figures
+
+
+async def _tool_call_cpu(url: str, floor: Floor | Ours, task: Task, seed: str,
+                         rounds: int, calls: int = 200) -> dict[str, float]:
+    """Client CPU per ``tools/call`` at concurrency 1 on one open session/database."""
+    assert isinstance(floor, Floor)
+    async with GymDirectory({DEMO_SERVER_NAME: url}) as directory, TaskSession.start(
+            task, directory=directory, seed_sql={DEMO_SERVER_NAME: seed}) as session:
+        database_id = session.database_ids[DEMO_SERVER_NAME]
+        gym = task.gym_servers[0]
+        client = GymClient(url, name=DEMO_SERVER_NAME, shared_session=True)
+
+        async def ours() -> None:
+            assert not (await session.call_tool(*TOOL)).is_error
+
+        async def gym_client() -> None:
+            result = await client.call_tool(*TOOL, database_id=database_id, context=gym.context)
+            assert not result.is_error
+
+        async def raw() -> None:
+            await floor.tool_call(database_id)
+
+        loops = {"raw": raw, "ours": ours, "gym_client": gym_client}
+        used: dict[str, list[float]] = {name: [] for name in loops}
+        for loop in loops.values():  # warm-up
+            for _ in range(20):
+                await loop()
+        for round_ in range(rounds):
+            for name in _order(round_, list(loops)):
+                started = time.process_time()
+                for _ in range(calls):
+                    await loops[name]()
+                used[name].append((time.process_time() - started) / calls * 1e6)
+        await client.aclose()
+        session.trajectory.clear()
+    return {name: statistics.median(values) for name, values in used.items()}
+
+
+def report(server: str, figures: dict[str, Any]) -> None:
+    latency = figures["latency_ms"]
+    print(f"{server}: lifecycle latency at concurrency 1: floor {latency['floor']:.2f} ms, "
+          f"TaskSession {latency['ours']:.2f} ms, ratio {latency['ours'] / latency['floor']:.3f} "
+          "(target <= 1.05)")
+    for concurrency in (16, 64):
+        rate = figures[f"rate_{concurrency}"]
+        print(f"{server}: lifecycles/s at concurrency {concurrency}: floor {rate['floor']:.1f}, "
+              f"TaskSession {rate['ours']:.1f}, ratio {rate['ours'] / rate['floor']:.3f} "
+              "(target >= 0.95)")
+    cpu = figures["cpu_us_per_call"]
+    print(f"{server}: client CPU per tool call: raw {cpu['raw']:.0f} us, TaskSession "
+          f"{cpu['ours']:.0f} us ({cpu['ours'] / cpu['raw']:.3f}x), GymClient "
+          f"{cpu['gym_client']:.0f} us ({cpu['gym_client'] / cpu['raw']:.3f}x) (target <= 1.05)")
+
+
+async def trace() -> None:
+    """The requests of one task at steady state, as the FastMCP gym logs them."""
+    import threading
+
+    import uvicorn
+    from tests.gym.fastmcp_gym import RequestLog, build_fastmcp_gym
+
+    log = RequestLog()
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(build_fastmcp_gym(log), host="127.0.0.1", port=port,
+                                           log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:  # noqa: ASYNC110 - uvicorn offers no event to wait on
+        await asyncio.sleep(0.01)
+    client = Ours(f"http://127.0.0.1:{port}", five_verifier_task(), read_demo_seed())
+    await client.open()
+    await client.lifecycle()
+    print("first task (warm-up):", *log.entries, sep="\n  ")
+    log.clear()
+    await client.lifecycle()
+    print("one task at steady state:", *log.entries, sep="\n  ")
+    log.clear()
+    await client.close()
+    print("pool closed:", *log.entries, sep="\n  ")
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def main() -> None:
+    if len(sys.argv) > 2 and sys.argv[1] == "serve-fastmcp":
+        serve_fastmcp(int(sys.argv[2]))
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "trace":
+        asyncio.run(trace())
+        return
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--servers", default="local,fastmcp")
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--sequential", type=int, default=20, help="lifecycles per latency round")
+    parser.add_argument("--spread", type=int, default=128, help="lifecycles per throughput round")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args()
+    results = {}
+    for server in args.servers.split(","):
+        process, url = spawn(server)
+        try:
+            results[server] = asyncio.run(measure(url, args.rounds, args.sequential, args.spread))
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
+        report(server, results[server])
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

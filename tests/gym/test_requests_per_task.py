@@ -1,0 +1,110 @@
+"""Requests per task at steady state, counted by the servers: seed, one tool call, five
+verifier queries, delete = 8 (issue #12). Against LocalGym and the official FastMCP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+
+from eog_core import STRICT, Task, load_task
+from eog_core.gym import GymDirectory, TaskSession
+from eog_core.local import DEMO_SERVER_NAME, LocalGym, demo_paths, read_demo_seed
+
+from .conftest import UvicornThread
+from .fastmcp_gym import RequestLog, build_fastmcp_gym
+
+QUERIES = [
+    "SELECT status FROM entitlement WHERE sys_id = 'ent_002'",
+    "SELECT COUNT(*) FROM \"case\" WHERE account_id = 'acc_001'",
+    "SELECT state FROM \"case\" WHERE number = 'CS0001003'",
+    "SELECT COUNT(*) FROM contact WHERE account_id = 'acc_001'",
+    "SELECT name FROM account WHERE sys_id = 'acc_001'",
+]
+ONE_TASK = Counter({
+    ("POST", "/api/seed-database", None): 1,
+    ("POST", "/mcp", "tools/call"): 1,
+    ("POST", "/api/sql-runner", None): 5,
+    ("DELETE", "/api/delete-database", None): 1,
+})
+
+
+def five_verifier_task() -> Task:
+    raw = json.loads(demo_paths().task.read_text())
+    raw["verifiers"] = [
+        {"verifier_type": "database_state", "name": f"v{i}", "gym_name": DEMO_SERVER_NAME,
+         "validation_config": {"query": query, "expected_value": None}}
+        for i, query in enumerate(QUERIES)
+    ]
+    return load_task(raw)
+
+
+async def lifecycle(task: Task, directory: GymDirectory) -> None:
+    """Seed, one tool call, five verifiers, delete."""
+    async with TaskSession.start(
+        task, directory=directory, seed_sql={DEMO_SERVER_NAME: read_demo_seed()}
+    ) as session:
+        result = await session.call_tool("find_account", {"name": "Harbor Lane"})
+        assert not result.is_error, result.text
+        verdict = await session.verify(policy=STRICT)
+        assert verdict.num_scored == 5 and verdict.evaluation_completed
+
+
+@pytest.fixture(scope="module")
+def fastmcp_gym() -> Iterator[tuple[UvicornThread, RequestLog]]:
+    log = RequestLog()
+    with UvicornThread(build_fastmcp_gym(log)) as server:
+        yield server, log
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+async def test_eight_requests_per_task_on_local_gym(concurrency: int) -> None:
+    task = five_verifier_task()
+    async with LocalGym.demo() as gym, GymDirectory({gym.name: gym.url}) as directory:
+        await lifecycle(task, directory)  # the handshake and the tool listing, once
+        assert gym.method_counts == {
+            "initialize": 1, "notifications/initialized": 1, "tools/list": 1, "tools/call": 1,
+        }
+        gym.reset_counters()
+        for _ in range(3):
+            await asyncio.gather(*(lifecycle(task, directory) for _ in range(concurrency)))
+        tasks = 3 * concurrency
+        assert sum(gym.request_counts.values()) == 8 * tasks
+        assert gym.request_counts == {
+            "/api/seed-database": tasks, "/mcp": tasks, "/api/sql-runner": 5 * tasks,
+            "/api/delete-database": tasks,
+        }
+        assert gym.method_counts == {"tools/call": tasks}
+        assert gym.database_ids() == []
+
+
+async def test_eight_requests_per_task_on_fastmcp(
+    fastmcp_gym: tuple[UvicornThread, RequestLog],
+) -> None:
+    server, log = fastmcp_gym
+    task = five_verifier_task()
+    async with GymDirectory({DEMO_SERVER_NAME: server.url}) as directory:
+        log.clear()
+        await lifecycle(task, directory)
+        warm_up = Counter(log.entries)
+        assert warm_up == ONE_TASK + Counter({
+            ("POST", "/mcp", "initialize"): 1,
+            ("POST", "/mcp", "notifications/initialized"): 1,
+            ("POST", "/mcp", "tools/list"): 1,
+        })
+        log.clear()
+        await lifecycle(task, directory)
+        assert len(log.entries) == 8
+        assert Counter(log.entries) == ONE_TASK
+        # The trace of one task, in order (the five verifier queries run concurrently).
+        assert log.entries[0] == ("POST", "/api/seed-database", None)
+        assert log.entries[1] == ("POST", "/mcp", "tools/call")
+        assert log.entries[-1] == ("DELETE", "/api/delete-database", None)
+        log.clear()
+        await asyncio.gather(*(lifecycle(task, directory) for _ in range(4)))
+        assert Counter(log.entries) == Counter({k: 4 * n for k, n in ONE_TASK.items()})
+        log.clear()
+    assert log.entries == [("DELETE", "/mcp", None)]  # the pool closed: the shared session ends
