@@ -215,32 +215,49 @@ def _order(round_: int, names: list[str]) -> list[str]:
 
 
 async def measure(url: str, rounds: int, sequential: int, spread: int) -> dict[str, Any]:
+    """Paired rounds: each round runs both clients back to back (order alternating), so
+    a pair shares the machine's load; the figures are medians over rounds and the
+    median of the per-round ratios."""
     task, seed = five_verifier_task(), read_demo_seed()
     clients: dict[str, Floor | Ours] = {"floor": Floor(url, task, seed), "ours": Ours(url, task, seed)}
+    names = list(clients)
     for client in clients.values():
         await client.open()
     figures: dict[str, Any] = {}
     try:
         for client in clients.values():  # warm-up: handshakes, tool list, connections, caches
             await _spread(client.lifecycle, 64, 16)
-        latency: dict[str, list[float]] = {name: [] for name in clients}
+        latency: dict[str, list[float]] = {name: [] for name in names}
+        cpu: dict[str, list[float]] = {name: [] for name in names}
         for round_ in range(rounds):
-            for name in _order(round_, list(clients)):
-                latency[name] += await _timed_each(clients[name].lifecycle, sequential)
-        figures["latency_ms"] = {n: statistics.median(t) * 1000 for n, t in latency.items()}
+            for name in _order(round_, names):
+                used = time.process_time()
+                times = await _timed_each(clients[name].lifecycle, sequential)
+                cpu[name].append((time.process_time() - used) / sequential * 1e6)
+                latency[name].append(statistics.median(times) * 1000)
+        figures["latency_ms"] = _summary(latency)
+        figures["cpu_us_per_lifecycle"] = _summary(cpu)
         for concurrency in (16, 64):
-            rates: dict[str, list[float]] = {name: [] for name in clients}
+            rates: dict[str, list[float]] = {name: [] for name in names}
             for round_ in range(rounds):
-                for name in _order(round_, list(clients)):
+                for name in _order(round_, names):
                     started = time.perf_counter()
                     await _spread(clients[name].lifecycle, spread, concurrency)
                     rates[name].append(spread / (time.perf_counter() - started))
-            figures[f"rate_{concurrency}"] = {n: statistics.median(r) for n, r in rates.items()}
+            figures[f"rate_{concurrency}"] = _summary(rates)
         figures["cpu_us_per_call"] = await _tool_call_cpu(url, clients["floor"], task, seed, rounds)
     finally:
         for client in clients.values():
             await client.close()
     return figures
+
+
+def _summary(values: dict[str, list[float]]) -> dict[str, float]:
+    """Medians of each client, and the median of the paired ours/floor ratios."""
+    ratios = [o / f for o, f in zip(values["ours"], values["floor"], strict=True)]
+    return {"floor": statistics.median(values["floor"]), "ours": statistics.median(values["ours"]),
+            "ratio": statistics.median(ratios), "ratio_q1": statistics.quantiles(ratios, n=4)[0],
+            "ratio_q3": statistics.quantiles(ratios, n=4)[2]}
 
 
 async def _tool_call_cpu(url: str, floor: Floor | Ours, task: Task, seed: str,
@@ -276,23 +293,30 @@ async def _tool_call_cpu(url: str, floor: Floor | Ours, task: Task, seed: str,
                 used[name].append((time.process_time() - started) / calls * 1e6)
         await client.aclose()
         session.trajectory.clear()
-    return {name: statistics.median(values) for name, values in used.items()}
+    raw = used["raw"]
+    return {
+        "raw": statistics.median(raw),
+        **{name: statistics.median(used[name]) for name in ("ours", "gym_client")},
+        **{f"{name}_ratio": statistics.median([o / r for o, r in zip(used[name], raw, strict=True)])
+           for name in ("ours", "gym_client")},
+    }
 
 
 def report(server: str, figures: dict[str, Any]) -> None:
-    latency = figures["latency_ms"]
-    print(f"{server}: lifecycle latency at concurrency 1: floor {latency['floor']:.2f} ms, "
-          f"TaskSession {latency['ours']:.2f} ms, ratio {latency['ours'] / latency['floor']:.3f} "
-          "(target <= 1.05)")
-    for concurrency in (16, 64):
-        rate = figures[f"rate_{concurrency}"]
-        print(f"{server}: lifecycles/s at concurrency {concurrency}: floor {rate['floor']:.1f}, "
-              f"TaskSession {rate['ours']:.1f}, ratio {rate['ours'] / rate['floor']:.3f} "
-              "(target >= 0.95)")
+    def line(what: str, key: str, unit: str, target: str) -> None:
+        f = figures[key]
+        print(f"{server}: {what}: floor {f['floor']:.2f}{unit}, TaskSession {f['ours']:.2f}{unit}, "
+              f"paired ratio {f['ratio']:.3f} (IQR {f['ratio_q1']:.3f}-{f['ratio_q3']:.3f}; "
+              f"target {target})")
+
+    line("lifecycle latency at concurrency 1", "latency_ms", " ms", "<= 1.05")
+    line("client CPU per lifecycle", "cpu_us_per_lifecycle", " us", "none")
+    line("lifecycles/s at concurrency 16", "rate_16", "", ">= 0.95")
+    line("lifecycles/s at concurrency 64", "rate_64", "", ">= 0.95")
     cpu = figures["cpu_us_per_call"]
     print(f"{server}: client CPU per tool call: raw {cpu['raw']:.0f} us, TaskSession "
-          f"{cpu['ours']:.0f} us ({cpu['ours'] / cpu['raw']:.3f}x), GymClient "
-          f"{cpu['gym_client']:.0f} us ({cpu['gym_client'] / cpu['raw']:.3f}x) (target <= 1.05)")
+          f"{cpu['ours']:.0f} us (paired {cpu['ours_ratio']:.3f}x), GymClient "
+          f"{cpu['gym_client']:.0f} us (paired {cpu['gym_client_ratio']:.3f}x) (target <= 1.05)")
 
 
 async def trace() -> None:
@@ -333,9 +357,9 @@ def main() -> None:
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--servers", default="local,fastmcp")
-    parser.add_argument("--rounds", type=int, default=6)
-    parser.add_argument("--sequential", type=int, default=20, help="lifecycles per latency round")
-    parser.add_argument("--spread", type=int, default=128, help="lifecycles per throughput round")
+    parser.add_argument("--rounds", type=int, default=16)
+    parser.add_argument("--sequential", type=int, default=8, help="lifecycles per latency round")
+    parser.add_argument("--spread", type=int, default=96, help="lifecycles per throughput round")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     results = {}

@@ -135,8 +135,11 @@ async def discover_tools(
     if snapshots is not None:
         listed = dict(snapshots)
     else:
-        answers = await asyncio.gather(*(client.list_tool_specs() for client in clients.values()))
-        listed = dict(zip(clients, answers, strict=True))
+        if len(clients) == 1:  # usually cached: no task to schedule
+            listed = {gym: await client.list_tool_specs() for gym, client in clients.items()}
+        else:
+            answers = await asyncio.gather(*(c.list_tool_specs() for c in clients.values()))
+            listed = dict(zip(clients, answers, strict=True))
     every = merge_tools(attrs.evolve(task, selected_tools=None, restricted_tools=None), listed)
     owners = {tool.name: tool.gym or "" for tool in every.tools}
     return merge_tools(task, listed), owners
