@@ -370,14 +370,15 @@ async def _read(response: aiohttp.ClientResponse, request: HttpRequest) -> HttpR
         raise _Failed(status_error, sent=True, transient=status in _TRANSIENT_STATUSES)
     if request.raw_body:
         return HttpResponse(status=status, headers=response.headers, raw=await response.read())
-    if response.content_type == "text/event-stream":
+    content_type = response.content_type
+    if content_type == "text/event-stream":
         messages = await _read_event_stream(response, request)
         return HttpResponse(
             status=status, headers=response.headers, messages=messages, is_event_stream=True
         )
     raw = await response.read()
     try:
-        body = _decode_body(raw, strict="json" in response.content_type)
+        body = _decode_body(raw, strict="json" in content_type)
     except (ValueError, RecursionError) as exc:
         error = GymProtocolError(f"bad JSON in answer: {exc}", **where)
         raise _Failed(error, sent=True, transient=False) from exc
@@ -410,7 +411,7 @@ async def _read_event_stream(
 
 
 def _decode_body(raw: bytes, *, strict: bool) -> Any:
-    if not raw.strip():
+    if not raw or raw.isspace():  # no copy of a large body just to look at it
         return None
     try:
         return json.loads(raw)
