@@ -52,8 +52,10 @@ class ToolResult:
 
 def new_database_id() -> str:
     """A fresh id in upstream's form: ``db_<epoch ms>_<9 chars [a-z0-9]>``."""
-    suffix = "".join(secrets.choice(_ID_ALPHABET) for _ in range(9))
-    return f"db_{int(time.time() * 1000)}_{suffix}"
+    chars: list[str] = []
+    while len(chars) < 9:  # one read of the OS's randomness, unbiased (bytes >= 252 skipped)
+        chars += [_ID_ALPHABET[b % 36] for b in secrets.token_bytes(16) if b < 252]
+    return f"db_{int(time.time() * 1000)}_{''.join(chars[:9])}"
 
 
 def seed_timeout(sql: str) -> float:
