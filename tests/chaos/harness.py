@@ -252,6 +252,7 @@ def _watch_foreign(report: ChaosReport) -> Any:
 
 @contextlib.asynccontextmanager
 async def chaos_gyms(config: ChaosConfig, workdir: Path) -> AsyncIterator[dict[str, Any]]:
+    (workdir / "demo.jsonl").unlink(missing_ok=True)  # a reused workdir: audit this run only
     async with contextlib.AsyncExitStack() as stack:
         process = await stack.enter_async_context(GymProcess(
             domain="demo", sse=config.sse, journal=workdir / "demo.jsonl",
