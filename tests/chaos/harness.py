@@ -55,8 +55,9 @@ class ChaosConfig:
     concurrency: int = 32
     fault_rate: float = 0.15
     faults: tuple[Fault, ...] = tuple(Fault)
-    session_per_database: bool = False
-    """Each task session opens (and must end) its own MCP sessions instead of sharing one."""
+    session_per_database: bool | frozenset[str] = False
+    """Each task session opens (and must end) its own MCP sessions instead of sharing one
+    (with every gym, or with the gyms named)."""
     sse: bool = False
     """The gym process answers MCP requests as SSE streams (the in-process gym always does)."""
     replicas: str = "both"
@@ -144,7 +145,7 @@ class ChaosReport:
         c = self.config
         lines = [
             f"sessions {c.sessions} at concurrency {c.concurrency}, replicas {c.replicas}, "
-            f"MCP sessions {'per database' if c.session_per_database else 'shared'}, "
+            f"MCP sessions per database {_gyms(c.session_per_database)}, "
             f"gym process answers {'SSE' if c.sse else 'JSON'}, "
             f"fault rate {c.fault_rate:.0%}{' (no proxy in use)' if c.replicas == 'direct' else ''}, "
             f"cancel rate {c.cancel_rate:.0%}, "
@@ -163,6 +164,12 @@ class ChaosReport:
             f"faults {self.mcp_sessions_excused})",
         ]
         return "\n".join(lines)
+
+
+def _gyms(choice: bool | frozenset[str]) -> str:
+    if isinstance(choice, bool):
+        return "with every gym" if choice else "with none (shared)"
+    return "with " + ", ".join(sorted(choice))
 
 
 def notes_gym(**options: Any) -> LocalGym:
@@ -331,7 +338,7 @@ async def _session_or_cancel(budget: float | None, *args: Any) -> None:
 
 
 async def _session(index: int, task: Task, directory: GymDirectory, seeds: dict[str, str],
-                   janitor: Janitor, timeouts: Timeouts, per_database: bool,
+                   janitor: Janitor, timeouts: Timeouts, per_database: bool | frozenset[str],
                    report: ChaosReport) -> None:
     try:
         async with TaskSession.start(task, directory=directory, seed_sql=seeds,
