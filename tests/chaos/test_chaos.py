@@ -1,4 +1,5 @@
-"""The chaos run in small: 100 sessions, faults at 15 %, the gym process killed twice.
+"""The chaos run in small: 100 sessions, faults at 15 %, the gym process killed twice;
+the demo gym's MCP session is shared, the notes gym's opened per task session.
 
 The full run (1,000 sessions, figures) is ``nox -s chaos``. Every bound here is
 a count or a generous deadline, so CPU contention slows the run but cannot fail it.
@@ -19,6 +20,7 @@ from .harness import DEMO, NOTES, ChaosConfig, ChaosReport, run_chaos
 CONFIG = ChaosConfig(
     sessions=100, concurrency=32, fault_rate=0.15, restarts=2, expiries=2, cancel_rate=0.05,
     rpc_timeout=3.0, seed_timeout=3.0, delay=4.0, landing_window=20.0,
+    session_per_database=frozenset({NOTES}),  # one gym's MCP sessions per task session
     session_deadline=300.0, drain_deadline=300.0,
 )
 

@@ -61,7 +61,7 @@ async def test_d2_cancelling_during_the_initialized_notification_ends_the_sessio
         client = GymClient(proxy.url, name=NOTES, shared_session=False)
         listing = asyncio.ensure_future(client.list_tools())
         async with asyncio.timeout(30):
-            while proxy.in_flight == 0:  # noqa: ASYNC110 - wait for the held notification
+            while not proxy.injected:  # noqa: ASYNC110 - wait for the held notification
                 await asyncio.sleep(0.01)
         listing.cancel()
         with pytest.raises(asyncio.CancelledError):
