@@ -21,6 +21,7 @@ from eog_core.cli import main
 from eog_core.cli._run import progress_line
 from eog_core.local import LocalGym, demo_paths
 from eog_core.run import ROLLOUTS_FILE, RunProgress
+from tests.cli.test_cli_first_hour import SilentGym
 from tests.run.conftest import API_KEY
 from tests.run.scripted_model import ScriptedModel
 
@@ -92,6 +93,31 @@ async def test_incomplete_rollouts_exit_3_and_key_stays_out_of_logs(
     assert "model_unreachable" in stdout and "retry 1 of 1" in stderr  # -v logs the retries
     for text in (stdout, stderr, every_output_text(tmp_path / "out")):
         assert API_KEY not in text
+
+
+async def test_timeout_bounds_every_gym_request(gym: LocalGym, model: ScriptedModel, tmp_path: Path) -> None:
+    silent = SilentGym()  # accepts connections, never answers: without --timeout seeding waits 1200 s
+    try:
+        argv = command(gym, model, tmp_path, "--rollout-retries", "0", "--timeout", "1", "--json")
+        argv[argv.index("--gym") + 1] = f"{gym.name}={silent.url}"
+        code, stdout, stderr = await finish(await spawn(argv))
+    finally:
+        silent.close()
+
+    assert code == 3, stderr
+    [record] = records(tmp_path)
+    assert record["failure_kind"] == "gym_unreachable"
+    assert "1" in str(record["failure_reason"]) and "Traceback" not in stderr
+    assert json.loads(stdout)["incomplete"][0]["failure_kind"] == "gym_unreachable"
+    assert model.requests == []
+
+
+def test_timeout_must_be_positive(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["run", str(demo_paths().task), "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+              "--out", str(tmp_path), "--timeout", "0"])
+    assert exited.value.code == 2
+    assert "--timeout: expected a positive number of seconds" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("extra", "message"), [

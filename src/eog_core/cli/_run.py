@@ -21,9 +21,9 @@ from typing import Any, TextIO
 
 import attrs
 
-from eog_core.cli._common import EXIT_INPUT, EXIT_OK, EXIT_USAGE, emit_json, table
+from eog_core.cli._common import EXIT_INPUT, EXIT_OK, EXIT_USAGE, emit_json, positive_seconds, table
 from eog_core.errors import UsageError
-from eog_core.gym import GymDirectory
+from eog_core.gym import GymDirectory, Timeouts
 from eog_core.metrics import (
     CorrectedSummary,
     GroupStats,
@@ -89,6 +89,9 @@ def add_parser(commands: Any) -> None:
     run.add_argument("--gym", action="append", metavar="NAME=URL",
                      help="a gym replica (repeat for more replicas or gyms)")
     run.add_argument("--gyms", type=Path, metavar="FILE", help="a gym directory file (JSON or TOML)")
+    run.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
+                     help="seconds to wait for each gym answer, seeding included (default: "
+                          "upstream's limits: tool calls 300, SQL 60, seeding 1200 or more)")
     run.add_argument("--seed-root", type=Path, metavar="DIR", help="where the tasks' seed SQL files are")
     run.add_argument("--tools", type=Path, metavar="DIR", help="tool snapshots instead of listing tools live")
     run.add_argument("--forward-any-tool", action="store_true",
@@ -133,6 +136,13 @@ def _directory(args: argparse.Namespace) -> GymDirectory:
             raise UsageError(f"--gym takes NAME=URL, got {value!r}")
         replicas.setdefault(name, []).append(url)
     return GymDirectory(replicas) if replicas else GymDirectory.from_env()
+
+
+def _timeouts(seconds: float | None) -> Timeouts | None:
+    """``--timeout``: one limit for every gym request (connecting gets at most 10 s of it)."""
+    if seconds is None:
+        return None
+    return Timeouts(connect=min(10.0, seconds), rpc=seconds, sql=seconds, seed=seconds, admin=seconds)
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -271,7 +281,8 @@ def run_command(args: argparse.Namespace) -> int:
     options = RolloutOptions.build(
         seed_root=args.seed_root, max_turns=args.max_turns, rollout_retries=args.rollout_retries,
         tool_snapshots=load_tool_snapshots(args.tools) if args.tools else None,
-        forward_any_tool=args.forward_any_tool, raw_schemas=args.raw_schemas)
+        forward_any_tool=args.forward_any_tool, raw_schemas=args.raw_schemas,
+        timeouts=_timeouts(args.timeout))
     try:
         report, interrupted = asyncio.run(_run(args, tasks, settings, directory, options))
     except UsageError as exc:
