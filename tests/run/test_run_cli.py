@@ -125,6 +125,8 @@ def test_timeout_must_be_positive(tmp_path: Path, capsys: pytest.CaptureFixture[
     (["--extra-body", "{"], "--extra-body is not JSON"),
     (["--repeats", "0"], "--repeats must be at least 1"),
     (["--ray", "auto"], "requires the ray extra"),
+    (["--ray-actors", "2"], "--ray-actors needs --ray ADDRESS"),
+    (["--ray", "auto", "--ray-actors", "0"], "--ray-actors must be at least 1"),
     (["--api-key-env", "EOG_TEST_NOT_SET_ANYWHERE"], "EOG_TEST_NOT_SET_ANYWHERE: that environment"),
 ])
 def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],

@@ -98,7 +98,11 @@ def add_parser(commands: Any) -> None:
                      help="send calls of tools outside the task's set to the gym (upstream's way)")
     run.add_argument("--raw-schemas", action="store_true",
                      help="show the model the gyms' raw tool schemas, not upstream's cleaned ones")
-    run.add_argument("--ray", metavar="ADDRESS", help="shard rollouts over a Ray cluster (ray extra)")
+    run.add_argument("--ray", metavar="ADDRESS",
+                     help="shard rollouts over a Ray cluster (ray extra): 'auto', "
+                          "'ray://HOST:10001', or 'local' for a local ray.init()")
+    run.add_argument("--ray-actors", type=int, metavar="N",
+                     help="Ray actors to shard over (default: the cluster's CPU count)")
     run.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.set_defaults(handler=run_command)
 
@@ -152,13 +156,15 @@ def _check(args: argparse.Namespace) -> None:
                                ("--model-retries", args.model_retries, 0)):
         if value < least:
             raise UsageError(f"{flag} must be at least {least}, got {value}")
+    if args.ray_actors is not None and args.ray_actors < 1:
+        raise UsageError(f"--ray-actors must be at least 1, got {args.ray_actors}")
+    if args.ray_actors is not None and not args.ray:
+        raise UsageError("--ray-actors needs --ray ADDRESS")
     if args.ray:
         try:
             import ray  # type: ignore[import-not-found]  # noqa: F401
         except ImportError:
             raise UsageError("--ray requires the ray extra: pip install 'eog-core[ray]'") from None
-        raise UsageError("--ray: sharding over Ray is not available in this version; run without "
-                         "--ray (one process reaches hundreds of rollouts in flight)")
 
 
 def _load(paths: Sequence[Path]) -> list[Task]:
@@ -230,7 +236,7 @@ async def _run(args: argparse.Namespace, tasks: list[Task], settings: ModelSetti
             report = await run_evaluation(
                 tasks, settings, args.out, repeats=args.repeats, concurrency=args.concurrency,
                 directory=directory, options=options, judge_model=args.judge_model,
-                progress=progress)
+                progress=progress, ray_address=args.ray, ray_actors=args.ray_actors)
     except asyncio.CancelledError:
         if not interrupted:
             raise

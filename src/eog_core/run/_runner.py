@@ -25,6 +25,7 @@ from eog_core.errors import UsageError
 from eog_core.gym import GymDirectory, Janitor
 from eog_core.run._model import ModelClient, ModelJudge, ModelSettings
 from eog_core.run._output import RolloutLog, write_upstream_result
+from eog_core.run._ray import run_on_ray
 from eog_core.run._records import RolloutKey, rollout_key
 from eog_core.run._rollout import RolloutOptions, run_rollout
 from eog_core.tasks import Task
@@ -100,11 +101,15 @@ async def run_evaluation(
     judge_model: str | None = None,
     progress: RunProgress | None = None,
     on_record: Callable[[Mapping[str, Any]], None] | None = None,
+    ray_address: str | None = None,
+    ray_actors: int | None = None,
 ) -> RunReport:
     """Evaluate ``settings.model`` on ``tasks`` x ``repeats``; resumes what ``out_dir`` holds.
 
     ``options.judge`` defaults to the same model endpoint at temperature 0.0
     (``judge_model`` names another model on it), as upstream judges with the agent's client.
+    ``ray_address`` shards the rollouts over Ray actors (``docs/run.md``); records
+    still stream back to this one writer, so the output is the same as a local run's.
     """
     if repeats < 1 or concurrency < 1:
         raise UsageError(f"repeats and concurrency must be at least 1, got {repeats} and {concurrency}")
@@ -121,40 +126,64 @@ async def run_evaluation(
     directory = directory if directory is not None else GymDirectory()
     options = options or RolloutOptions()
 
+    def started() -> None:
+        progress.in_flight += 1
+
+    def finished(task: Task, record: Mapping[str, Any]) -> None:
+        progress.in_flight -= 1
+        rollouts.append(record)
+        if record["status"] == "evaluated":
+            write_upstream_result(out, task, record, tools_available=record["tools_offered"])
+            progress.evaluated += 1
+            progress.passed += bool(record["success"])
+        else:
+            progress.incomplete += 1
+        progress.done += 1
+        new.append(record)
+        if on_record is not None:
+            on_record(record)
+
     async def worker(client: ModelClient, janitor: Janitor, rollout_options: RolloutOptions) -> None:
         for task, repeat in work:
-            progress.in_flight += 1
+            started()
             try:
                 record = await run_rollout(task, repeat, client=client, directory=directory,
                                            janitor=janitor, options=rollout_options)
-            finally:
+            except BaseException:
                 progress.in_flight -= 1
-            rollouts.append(record)
-            if record["status"] == "evaluated":
-                write_upstream_result(out, task, record, tools_available=record["tools_offered"])
-                progress.evaluated += 1
-                progress.passed += bool(record["success"])
-            else:
-                progress.incomplete += 1
-            progress.done += 1
-            new.append(record)
-            if on_record is not None:
-                on_record(record)
+                raise
+            finished(task, record)
 
     try:
-        # The directory holds the connection pool, and with it one MCP session per gym
-        # replica shared by every rollout; the janitor finishes failed deletions first.
-        async with ModelClient(settings) as client, directory, Janitor() as janitor:
-            if options.judge is None:
-                options = attrs.evolve(options, judge=ModelJudge(client, judge_model))
-            async with asyncio.TaskGroup() as group:
-                for _ in range(min(concurrency, len(pending))):
-                    group.create_task(worker(client, janitor, options))
+        if ray_address is not None:
+            leaks = await run_on_ray(pending, settings, directory.replicas, options,
+                                     address=ray_address, concurrency=concurrency,
+                                     num_actors=ray_actors, judge_model=judge_model,
+                                     on_start=started, on_record=finished)
+            for leak in leaks:
+                log.error("database left on a gym by a Ray worker: %s", leak)
+        else:
+            await _run_here(settings, directory, options, judge_model, concurrency, len(pending),
+                            worker)
     finally:
         rollouts.close()
-    finished: dict[RolloutKey, Mapping[str, Any]] = {**rollouts.finished}
+    records: dict[RolloutKey, Mapping[str, Any]] = {**rollouts.finished}
     for record in new:
-        finished[(record["mode"], record["domain"], record["task_id"], record["repeat"])] = record
-    ordered = tuple(finished[key] for key in planned if key in finished)
+        records[(record["mode"], record["domain"], record["task_id"], record["repeat"])] = record
+    ordered = tuple(records[key] for key in planned if key in records)
     return RunReport(out_dir=out, records=ordered, planned=len(planned),
                      skipped=progress.skipped, ran=len(new))
+
+
+async def _run_here(settings: ModelSettings, directory: GymDirectory, options: RolloutOptions,
+                    judge_model: str | None, concurrency: int, pending: int,
+                    worker: Callable[[ModelClient, Janitor, RolloutOptions], Any]) -> None:
+    """The local run: ``concurrency`` workers on this event loop."""
+    # The directory holds the connection pool, and with it one MCP session per gym
+    # replica shared by every rollout; the janitor finishes failed deletions first.
+    async with ModelClient(settings) as client, directory, Janitor() as janitor:
+        if options.judge is None:
+            options = attrs.evolve(options, judge=ModelJudge(client, judge_model))
+        async with asyncio.TaskGroup() as group:
+            for _ in range(min(concurrency, pending)):
+                group.create_task(worker(client, janitor, options))
