@@ -147,6 +147,14 @@ async def test_leak_reports_are_plain_data() -> None:
     assert report[0]["seed_in_flight"] is False and "auth" not in report[0]
 
 
+async def test_leak_reports_carry_no_url_credentials() -> None:
+    """A report is for logs and stores: the gym URL's user:password part is redacted."""
+    janitor = Janitor()
+    janitor.adopt(gym="g", url="http://alice:pw-s3cret@127.0.0.1:9", database_id="db_1", error="boom")
+    (report,) = [entry.to_dict() for entry in await janitor.aclose()]
+    assert "pw-s3cret" not in json.dumps(report) and report["url"] == "http://***@127.0.0.1:9"
+
+
 async def test_the_demo_snapshot_is_what_the_demo_gym_lists() -> None:
     snapshot = demo_tool_snapshot()
     task = load_task(PATHS.task)

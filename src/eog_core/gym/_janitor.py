@@ -54,7 +54,7 @@ class LeakedDatabase:
 
     def to_dict(self) -> dict[str, Any]:
         """The leak as plain data (no credentials, no future): log it, store it, send it."""
-        return {"gym": self.gym, "url": self.url, "database_id": self.database_id,
+        return {"gym": self.gym, "url": redact_url(self.url), "database_id": self.database_id,
                 "attempts": self.attempts, "last_error": self.last_error,
                 "seed_in_flight": self.after is not None and not self.after.done()}
 
