@@ -248,3 +248,25 @@ def test_fail_mode_answers_503_from_verify_and_snapshots_come_from_files(stack: 
     assert failed.status_code == 503 and "transport_peer_drop" in failed.text
     assert stack.gym.method_counts.get("tools/list", 0) == listed  # tools came from the file
     assert stack.gym.database_ids() == []
+
+
+def test_a_retried_verify_answers_the_first_verdict(stack: Stack) -> None:
+    """NeMo Gym may resend /verify when its answer was lost: the databases are gone by
+    then, so the server answers the verdict it gave (it used to answer 400)."""
+    server = EogResourcesServer(
+        config=EogResourcesServerConfig(host="127.0.0.1", port=0, entrypoint="", name="retry",
+                                        gym_url_pools={stack.gym.name: [stack.gym.url]},
+                                        seed_sql_root=str(PATHS.directory)),
+        server_client=stack.resources.server_client)
+    row = to_nemo_row(load_task(PATHS.task), {stack.gym.name: demo_tool_snapshot()})
+    response = {"id": "r", "object": "response", "created_at": 0, "model": "m", "output": [],
+                "parallel_tool_calls": False, "tool_choice": "auto", "tools": []}
+    with TestClient(server.setup_webserver()) as client:
+        assert client.post("/seed_session", json=row).status_code == 200
+        for step in script("solve"):
+            client.post(f"/{step['name']}", json=step["arguments"])
+        first = client.post("/verify", json=row | {"response": response})
+        again = client.post("/verify", json=row | {"response": response})
+    assert first.status_code == again.status_code == 200, again.text
+    assert first.json()["reward"] == 1.0 and again.json() == first.json()
+    assert stack.gym.database_ids() == []

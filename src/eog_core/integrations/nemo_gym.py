@@ -63,6 +63,8 @@ __all__ = [
 #: Tool-call error kinds that say the gym failed, not the model.
 _INFRASTRUCTURE = frozenset({"gym_unreachable", "gym_timeout", "gym_protocol", "gym_http",
                              "gym_error"})
+#: Verify responses kept for retried verifies (the newest; a retry comes right after).
+_VERIFIED_KEPT = 4096
 
 
 class EogResourcesServerConfig(BaseResourcesServerConfig):
@@ -133,7 +135,6 @@ class _Rollout:
         self.seeding = seeding
         self.loop = seeding.get_loop()
         self.episode_id = episode_id
-        self.verified: EogVerifyResponse | None = None
 
     async def session(self, janitor: Janitor) -> TaskSession:
         """The rollout's session on the running event loop.
@@ -166,6 +167,7 @@ class EogResourcesServer(SimpleResourcesServer):
     config: EogResourcesServerConfig
     _rollouts: dict[str, _Rollout] = PrivateAttr(default_factory=dict)
     _closed: set[str] = PrivateAttr(default_factory=set)
+    _verified: dict[str, EogVerifyResponse] = PrivateAttr(default_factory=dict)
     _janitors: dict[asyncio.AbstractEventLoop, Janitor] = PrivateAttr(default_factory=dict)
     _directory: GymDirectory | None = PrivateAttr(default=None)
     _snapshots: dict[str, ToolSnapshot] | None = PrivateAttr(default=None)
@@ -284,9 +286,10 @@ class EogResourcesServer(SimpleResourcesServer):
         return final_answer(await get_response_json(answer))
 
     async def verify(self, request: Request, body: EogVerifyRequest) -> EogVerifyResponse:  # type: ignore[override]
-        key, rollout, session = await self._session(request)
-        if rollout.verified is not None:  # a retried verify: the databases are gone
-            return rollout.verified
+        key = request.session.get(SESSION_ID_KEY)
+        if isinstance(key, str) and key in self._verified:  # a retried verify: the
+            return self._verified[key]                      # databases are gone, same answer
+        key, _, session = await self._session(request)
         final = final_answer(body.response.model_dump(mode="json"))
         judge = self._judge if self.config.judge_model_server else None
         try:
@@ -298,7 +301,9 @@ class EogResourcesServer(SimpleResourcesServer):
         if response.mask_sample and self.config.on_infrastructure_failure == "fail":
             raise HTTPException(status_code=503, detail=f"{response.failure_kind}: "
                                                         f"{response.failure_reason}")
-        rollout.verified = response
+        self._verified[key] = response
+        while len(self._verified) > _VERIFIED_KEPT:  # the oldest first (insertion order)
+            del self._verified[next(iter(self._verified))]
         return response
 
     def _response(self, body: EogVerifyRequest, session: TaskSession, strict: TaskVerdict,
