@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from eog_core import STRICT, load_task, to_nemo_row
-from eog_core.errors import GymProtocolError, SchemaError
+from eog_core.errors import GymProtocolError, GymTimeoutError, SchemaError
 from eog_core.gym import (
     GymDirectory,
     Janitor,
@@ -55,6 +55,22 @@ async def test_a_gym_fault_is_raised_or_answered_and_recorded_with_its_kind(mode
             again = await session.call_tool("find_account", {"name": "Harbor Lane"})
             assert not again.is_error and session.trajectory[-1].error_kind is None
         assert gym.database_ids() == []
+
+
+class _HangingGym(LocalGym):
+    """A local gym whose start never ends (a port that never binds, a stuck setup)."""
+
+    async def start(self) -> None:
+        await asyncio.Event().wait()
+
+
+def test_run_in_thread_raises_a_typed_error_when_the_gym_does_not_start() -> None:
+    """Only EogErrors leave the library: a start that hangs is a GymTimeoutError (it was
+    concurrent.futures' bare TimeoutError), and the thread is stopped."""
+    gym = _HangingGym.demo()
+    with pytest.raises(GymTimeoutError, match=r"did not start within 0\.2 s"), \
+            gym.run_in_thread(timeout=0.2):
+        pytest.fail("the block must not run")
 
 
 def test_a_session_seeded_in_one_event_loop_is_finished_in_another() -> None:

@@ -8,10 +8,13 @@ a daemon thread until the block ends.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
+
+from eog_core.errors import GymTimeoutError
 
 if TYPE_CHECKING:
     from eog_core.local._server import LocalGym
@@ -26,13 +29,23 @@ def run_in_thread(gym: LocalGym, *, timeout: float = 30.0) -> Iterator[LocalGym]
     thread = threading.Thread(target=loop.run_forever, name=f"{gym.name}-loop", daemon=True)
     thread.start()
     try:
-        asyncio.run_coroutine_threadsafe(gym.start(), loop).result(timeout)
+        _within(asyncio.run_coroutine_threadsafe(gym.start(), loop), timeout, gym, "start")
         try:
             yield gym
         finally:
-            asyncio.run_coroutine_threadsafe(gym.stop(), loop).result(timeout)
+            _within(asyncio.run_coroutine_threadsafe(gym.stop(), loop), timeout, gym, "stop")
     finally:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout)
         if not thread.is_alive():
             loop.close()
+
+
+def _within(future: concurrent.futures.Future[None], timeout: float, gym: LocalGym, what: str) -> None:
+    """Wait for ``gym.start()``/``stop()`` on the gym's loop; a typed error when it hangs."""
+    try:
+        future.result(timeout)
+    except TimeoutError:
+        future.cancel()
+        raise GymTimeoutError(f"the local gym did not {what} within {timeout:g} s",
+                              gym=gym.name, url=None) from None
