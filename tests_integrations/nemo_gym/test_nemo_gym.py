@@ -270,3 +270,16 @@ def test_a_retried_verify_answers_the_first_verdict(stack: Stack) -> None:
     assert first.status_code == again.status_code == 200, again.text
     assert first.json()["reward"] == 1.0 and again.json() == first.json()
     assert stack.gym.database_ids() == []
+
+
+def test_several_uvicorn_workers_are_refused_at_startup(stack: Stack) -> None:
+    """Sessions live in one process; with num_workers > 1 NeMo Gym's uvicorn spreads a
+    rollout's requests over processes, so the server refuses to start (known limit)."""
+    from eog_core.errors import UsageError
+
+    server = EogResourcesServer(
+        config=EogResourcesServerConfig(host="127.0.0.1", port=0, entrypoint="", name="workers",
+                                        num_workers=2, gym_url_pools={stack.gym.name: [stack.gym.url]}),
+        server_client=stack.resources.server_client)
+    with pytest.raises(UsageError, match="num_workers must be 1, not 2"):
+        server.setup_webserver()

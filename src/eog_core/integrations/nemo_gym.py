@@ -43,7 +43,7 @@ from nemo_gym.failure_kinds import validate_failure_kind
 from nemo_gym.server_utils import SESSION_ID_KEY, get_response_json, raise_for_status
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from eog_core.errors import EogError, SchemaError, SeedError
+from eog_core.errors import EogError, SchemaError, SeedError, UsageError
 from eog_core.gym import GymDirectory, Janitor, TaskSession
 from eog_core.integrations import nemo_gym_failure_kind
 from eog_core.metrics import pass_at_k
@@ -173,6 +173,12 @@ class EogResourcesServer(SimpleResourcesServer):
     _snapshots: dict[str, ToolSnapshot] | None = PrivateAttr(default=None)
 
     def setup_webserver(self) -> FastAPI:
+        if (self.config.num_workers or 1) > 1:
+            # Each uvicorn worker is a process with its own sessions, and the kernel hands
+            # a rollout's requests to any of them: tool calls would answer 400 at random.
+            raise UsageError(
+                f"EogResourcesServer keeps rollouts in its process: num_workers must be 1, "
+                f"not {self.config.num_workers} (run more server instances instead)")
         app = super().setup_webserver()
         # After the base routes, which Starlette matches first: /verify stays /verify.
         app.post("/{tool_name}")(self.call_tool)
