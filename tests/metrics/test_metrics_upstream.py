@@ -226,18 +226,19 @@ def test_statistics_missing_is_reported_not_raised(tmp_path: Path) -> None:
     _write(tmp_path, "run_1", "results_oracle__csm__x.json", {"runs": []})
     (file,) = read_upstream_results(tmp_path)
     assert isinstance(file, UpstreamResultFile)
-    assert file.error == "no statistics object"
+    assert file.error == "no statistics object: upstream fails on it"
 
 
 @pytest.mark.parametrize(
     ("content", "reason"),
     [
         ([], "top level is not an object"),
-        ({"runs": {}, "statistics": {}}, "runs is not a list"),
-        ({"runs": [3], "statistics": {}}, "runs[0] is not an object"),
+        ({"runs": {}, "statistics": {}}, "statistics.overall_success_rate is missing: upstream fails on it"),
+        ({"runs": {"a": 1}, "statistics": {}}, "runs is an object: upstream iterates it and fails"),
+        ({"runs": [3], "statistics": {}}, "runs[0] is not an object: upstream fails on it"),
         ({"runs": [], "statistics": {"overall_success_rate": "1",
                                      "verifier_level_pass_rate": 0.0}},
-         "statistics.overall_success_rate is not a number: '1'"),
+         'statistics.overall_success_rate is not a number ("1"): upstream fails summing it'),
     ],
 )
 def test_malformed_content_is_reported(tmp_path: Path, content: Any, reason: str) -> None:

@@ -29,7 +29,9 @@ from eog_core.metrics import (
     format_upstream,
     read_upstream_results,
     read_verdicts,
+    upstream_groups,
     upstream_summary,
+    upstream_table,
 )
 from eog_core.verify import Policy
 
@@ -78,6 +80,9 @@ def add_parsers(commands: Any) -> None:
     score.add_argument("--tasks", type=Path, help="the expected task set (.jsonl rows or a directory of task files)")
     score.add_argument("--k", type=int, default=None, help="largest k for pass@k (default: the repeats present)")
     score.add_argument("--json", action="store_true", help="machine output")
+    score.add_argument("--upstream-only", action="store_true",
+                       help="print only what upstream's compute_score.py prints for the result folder(s), "
+                            "byte for byte (colour only on a terminal)")
     score.set_defaults(handler=run_score)
 
     compare = commands.add_parser(
@@ -186,13 +191,22 @@ def run_score(args: argparse.Namespace) -> int:
     with busy("reading results"):
         items = _read_inputs(args.paths)
     upstream_files = [i for i in items if not hasattr(i, "policy") and hasattr(i, "runs")]
+    groups = [group for path in args.paths if path.is_dir() for group in upstream_groups(path)]
+    upstream = (upstream_summary(upstream_files, groups)  # type: ignore[arg-type]
+                if upstream_files or groups else None)
+    if args.upstream_only:
+        if upstream is None:
+            raise MetricsError("--upstream-only takes upstream result folders", source=", ".join(map(str, args.paths)))
+        sys.stdout.write(upstream_table(upstream, color=sys.stdout.isatty()))
+        return EXIT_FAILED if upstream.unreadable else EXIT_OK
     expected = expected_task_ids(args.tasks) if args.tasks else None
     records, skipped = as_run_records(items)
     if not records:
+        if upstream is not None and upstream.groups and not args.json:
+            print(format_upstream(upstream, color=sys.stdout.isatty()))
         raise explain_nothing_scored(args.paths, skipped)
     summary = corrected_summary(records, expected_tasks=expected, k=args.k)
     summary = attrs.evolve(summary, skipped=tuple(skipped) + tuple(summary.skipped))
-    upstream = upstream_summary(upstream_files) if upstream_files else None  # type: ignore[arg-type]
     if args.json:
         emit_json({"upstream": attrs.asdict(upstream) if upstream else None,
                    "corrected": attrs.asdict(summary)})

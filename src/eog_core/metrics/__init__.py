@@ -1,7 +1,8 @@
 """Scores for EOG runs: upstream's numbers as upstream computes them, and corrected ones.
 
-* :func:`read_upstream_results` / :func:`upstream_summary` / :func:`format_upstream`
-  reproduce upstream's ``compute_score.py`` table, defects included.
+* :func:`read_upstream_results` / :func:`upstream_summary` / :func:`upstream_table`
+  (``format_upstream`` adds what upstream could not score) reproduce upstream's
+  ``compute_score.py`` printout byte for byte, defects included.
 * :func:`read_verdicts` reads our verdict JSONL; :func:`expected_task_ids` the
   task set a run should cover.
 * :func:`corrected_summary` / :func:`format_corrected` score either input (or
@@ -32,7 +33,9 @@ from eog_core.metrics._upstream import (
     format_upstream,
     read_upstream_results,
     runs_from_upstream,
+    upstream_groups,
     upstream_summary,
+    upstream_table,
 )
 from eog_core.metrics._verdicts import (
     VerdictRecord,
@@ -71,5 +74,7 @@ __all__ = [
     "read_verdicts",
     "runs_from_upstream",
     "runs_from_verdicts",
+    "upstream_groups",
     "upstream_summary",
+    "upstream_table",
 ]

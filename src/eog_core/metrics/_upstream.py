@@ -21,6 +21,7 @@ upstream ignores them.
 from __future__ import annotations
 
 import json
+import locale
 import math
 import os
 import re
@@ -32,7 +33,7 @@ from typing import Any
 import attrs
 
 from eog_core.metrics._records import MetricsError, PolicyOutcome, RunRecord, TaskKey
-from eog_core.metrics._table import grid_table
+from eog_core.metrics._tabulate import tabulate_grid
 
 __all__ = [
     "UpstreamGroup",
@@ -42,13 +43,19 @@ __all__ = [
     "format_upstream",
     "read_upstream_results",
     "runs_from_upstream",
+    "upstream_groups",
     "upstream_summary",
+    "upstream_table",
 ]
 
 _FILE_NAME = re.compile(r"results_(?P<mode>.+?)__(?P<domain>.+?)__(?P<task_id>.+)\.json")
+#: evaluate.py run on a local folder of task files names its results ``results_<file stem>.json``.
+_LOCAL_NAME = re.compile(r"results_(?P<task_id>.+)\.json")
+LOCAL_MODE, UNKNOWN_DOMAIN = "local", "unknown"
 _RUN_FOLDER = re.compile(r"run_(\d+)")
 _BANNER = "=" * 100
 _RED, _RESET = "\033[91m", "\033[0m"
+_RATES = ("overall_success_rate", "verifier_level_pass_rate")
 
 
 @attrs.frozen(kw_only=True)
@@ -65,13 +72,19 @@ class UpstreamRun:
 
 @attrs.frozen(kw_only=True)
 class UpstreamResultFile:
-    """One upstream result file. ``error`` is set (and the rest may be empty) when it is unusable.
+    """One upstream result file. ``error`` is set (and the rest may be empty) when upstream's
+    ``compute_score.py`` would fail on it.
 
     ``group`` is the first folder under the folder that was read: the row of
     upstream's table this file lands in. ``run_index`` comes from the nearest
     ``run_<i>`` folder; ``mode``, ``domain`` and ``task_id`` from the file name
-    (``None`` when the name is not ``results_<mode>__<domain>__<task_id>.json``:
-    upstream still scores such a file, our per-run metrics cannot place it).
+    (``results_<mode>__<domain>__<task_id>.json``, or ``results_<task_id>.json``
+    as evaluate.py names results of a local folder: mode ``"local"``, domain
+    ``"unknown"``; ``None`` for other names: upstream still scores such a file,
+    our per-run metrics cannot place it). ``rates`` are the two statistics as
+    the file holds them (upstream sums them as they are: booleans, NaN and
+    integers included); ``has_run_error`` is upstream's reading (``any()`` over
+    the runs, stopping at the first run with an error).
     """
 
     path: str
@@ -83,18 +96,9 @@ class UpstreamResultFile:
     runs: tuple[UpstreamRun, ...] = ()
     overall_success_rate: float = 0.0
     verifier_level_pass_rate: float = 0.0
+    rates: tuple[Any, Any] = attrs.field(default=(0.0, 0.0), eq=False, repr=False)
+    has_run_error: bool = False
     error: str | None = None
-
-    @property
-    def has_run_error(self) -> bool:
-        """Upstream's "file with errors": some run carries an error."""
-        return any(run.error for run in self.runs)
-
-
-def _number(value: Any, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ValueError(f"{what} is not a number: {value!r}")
-    return float(value)
 
 
 def _count(mapping: Mapping[str, Any], key: str) -> int:
@@ -102,42 +106,85 @@ def _count(mapping: Mapping[str, Any], key: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _parse_run(position: int, raw: Any) -> UpstreamRun:
+def _finite(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _parse_run(raw: Any) -> UpstreamRun | None:
+    """A run for our per-run metrics (None: not an object, upstream never reads it as one)."""
     if not isinstance(raw, Mapping):
-        raise ValueError(f"runs[{position}] is not an object")
+        return None
     error = raw.get("error")
     summary = raw.get("verification_summary")
     summary = summary if isinstance(summary, Mapping) else {}
     run_number = raw.get("run_number")
-    rate = summary.get("pass_rate")
     return UpstreamRun(
-        run_number=run_number if isinstance(run_number, int) else None,
+        run_number=run_number if isinstance(run_number, int) and not isinstance(run_number, bool) else None,
         success=raw.get("overall_success") is True,
-        error=(error if isinstance(error, str) else json.dumps(error)) if error else None,
+        error=(error if isinstance(error, str) else json.dumps(error, default=str)) if error else None,
         verifiers_total=_count(summary, "total"),
         verifiers_passed=_count(summary, "passed"),
-        pass_rate=_number(rate, "pass_rate") if rate is not None else None,
+        pass_rate=_finite(summary.get("pass_rate")),
     )
+
+
+def _any_run_error(runs: Any) -> bool:
+    """``any(run.get("error") for run in runs)`` as upstream evaluates it, or ValueError where it fails."""
+    if isinstance(runs, Mapping | str):
+        if runs:
+            raise ValueError(f"runs is {'an object' if isinstance(runs, Mapping) else 'a string'}: "
+                             "upstream iterates it and fails")
+        return False
+    if not isinstance(runs, list):
+        raise ValueError(f"runs is {json.dumps(runs)[:40]}: upstream cannot iterate it")
+    for position, run in enumerate(runs):
+        if not isinstance(run, Mapping):
+            raise ValueError(f"runs[{position}] is not an object: upstream fails on it")
+        if run.get("error"):
+            return True
+    return False
+
+
+def _rate(statistics: Any, key: str) -> Any:
+    if not isinstance(statistics, Mapping):
+        raise ValueError("no statistics object: upstream fails on it")
+    if key not in statistics:
+        raise ValueError(f"statistics.{key} is missing: upstream fails on it")
+    value = statistics[key]
+    if isinstance(value, int | float):  # booleans too: sum() adds them
+        return value
+    raise ValueError(f"statistics.{key} is not a number ({json.dumps(value)[:40]}): upstream fails summing it")
 
 
 def _parse_content(data: Any) -> dict[str, Any]:
     if not isinstance(data, Mapping):
         raise ValueError("top level is not an object")
     raw_runs = data.get("runs", [])
-    if not isinstance(raw_runs, list):
-        raise ValueError("runs is not a list")
+    has_error = _any_run_error(raw_runs)
     statistics = data.get("statistics")
-    if not isinstance(statistics, Mapping):
-        raise ValueError("no statistics object")
+    rates = (_rate(statistics, _RATES[0]), _rate(statistics, _RATES[1]))
+    runs = raw_runs if isinstance(raw_runs, list) else []
     return {
-        "runs": tuple(_parse_run(i, raw) for i, raw in enumerate(raw_runs)),
-        "overall_success_rate": _number(
-            statistics.get("overall_success_rate"), "statistics.overall_success_rate"
-        ),
-        "verifier_level_pass_rate": _number(
-            statistics.get("verifier_level_pass_rate"), "statistics.verifier_level_pass_rate"
-        ),
+        "runs": tuple(run for run in map(_parse_run, runs) if run is not None),
+        "overall_success_rate": _finite(rates[0]) or 0.0,
+        "verifier_level_pass_rate": _finite(rates[1]) or 0.0,
+        "rates": rates,
+        "has_run_error": has_error,
     }
+
+
+def _identity(name: str) -> dict[str, Any]:
+    if match := _FILE_NAME.fullmatch(name):
+        return match.groupdict()
+    if match := _LOCAL_NAME.fullmatch(name):
+        return {"mode": LOCAL_MODE, "domain": UNKNOWN_DOMAIN, "task_id": match.group("task_id")}
+    return {}
 
 
 def _read_one(root: Path, path: Path) -> UpstreamResultFile:
@@ -147,34 +194,51 @@ def _read_one(root: Path, path: Path) -> UpstreamResultFile:
         if match := _RUN_FOLDER.fullmatch(folder):
             run_index = int(match.group(1))
             break
-    identity: dict[str, Any] = {}
-    if name := _FILE_NAME.fullmatch(path.name):
-        identity = name.groupdict()
     base = {"path": str(path), "group": parts[0] if len(parts) > 1 else None,
-            "run_index": run_index, **identity}
-    try:
-        content = _parse_content(json.loads(path.read_text(encoding="utf-8")))
+            "run_index": run_index, **_identity(path.name)}
+    try:  # read as upstream reads it: text in the locale's encoding, then json.loads
+        with path.open(encoding=locale.getpreferredencoding(False)) as handle:
+            text = handle.read()
+        content = _parse_content(json.loads(text))
     except OSError as exc:
         return UpstreamResultFile(**base, error=f"cannot read file: {exc.strerror or exc}")
+    except UnicodeDecodeError as exc:
+        return UpstreamResultFile(**base, error=f"cannot decode file: {exc.reason} at byte {exc.start}")
     except json.JSONDecodeError as exc:
         return UpstreamResultFile(
             **base, error=f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         )
+    except RecursionError:
+        return UpstreamResultFile(**base, error="JSON nested too deep")
     except ValueError as exc:
         return UpstreamResultFile(**base, error=str(exc))
     return UpstreamResultFile(**base, **content)
 
 
-def read_upstream_results(path: str | os.PathLike[str]) -> list[UpstreamResultFile]:
-    """Read every ``*.json`` under ``path`` (recursively, as upstream does), sorted by path.
+def upstream_groups(path: str | os.PathLike[str]) -> tuple[str, ...]:
+    """The rows of upstream's table for a results folder: its sub-folders, sorted (empty ones too)."""
+    root = Path(path)
+    return tuple(sorted(name for name in os.listdir(root) if (root / name).is_dir()))
 
-    A file that cannot be read or parsed comes back with ``error`` set rather
-    than raising, so one broken file does not hide the rest.
+
+def read_upstream_results(path: str | os.PathLike[str]) -> list[UpstreamResultFile]:
+    """Read every ``*.json`` under ``path`` in upstream's order.
+
+    Row folders sorted by name, files within one in ``os.walk`` order (which
+    the sums depend on), then files lying directly in ``path`` (upstream
+    ignores them). A file upstream cannot score comes back with ``error`` set
+    rather than raising, so one broken file does not hide the rest.
     """
     root = Path(path)
     if not root.is_dir():
         raise MetricsError("not a results folder (expected run_<i>/results_*.json under it)", source=str(root))
-    return [_read_one(root, file) for file in sorted(root.rglob("*.json")) if file.is_file()]
+    found: list[UpstreamResultFile] = []
+    for group in upstream_groups(root):
+        for folder, _, names in os.walk(root / group):
+            found += [_read_one(root, Path(folder) / name) for name in names if name.endswith(".json")]
+    found += [_read_one(root, root / name) for name in sorted(os.listdir(root))
+              if name.endswith(".json") and not (root / name).is_dir()]
+    return found
 
 
 @attrs.frozen(kw_only=True)
@@ -204,61 +268,93 @@ class UpstreamSummary:
     outside_groups: tuple[str, ...] = ()
 
 
+def _mean(files: list[UpstreamResultFile], which: int) -> float:
+    """Upstream's ``sum(rates) / len(rates)``: the file's values as they are, in reading order."""
+    if not files:
+        return 0
+    try:
+        return sum(f.rates[which] for f in files) / len(files)  # type: ignore[no-any-return]
+    except OverflowError:
+        culprit = next((f for f in files if _finite(f.rates[which]) is None
+                        and isinstance(f.rates[which], int)), files[0])
+        raise MetricsError(f"statistics.{_RATES[which]} is too large to average (upstream's "
+                           "compute_score.py fails with OverflowError)", source=culprit.path) from None
+
+
 def _group(name: str, files: list[UpstreamResultFile]) -> UpstreamGroup:
-    count = len(files)
     return UpstreamGroup(
         name=name,
-        total_files=count,
+        total_files=len(files),
         files_with_errors=sum(1 for f in files if f.has_run_error),
-        avg_success_rate=sum(f.overall_success_rate for f in files) / count if count else 0.0,
-        avg_verifier_pass_rate=(
-            sum(f.verifier_level_pass_rate for f in files) / count if count else 0.0
-        ),
+        avg_success_rate=_mean(files, 0),
+        avg_verifier_pass_rate=_mean(files, 1),
     )
 
 
-def upstream_summary(files: Iterable[UpstreamResultFile]) -> UpstreamSummary:
-    """Upstream's table from already read files: per group, plain means over files."""
-    by_group: dict[str, list[UpstreamResultFile]] = defaultdict(list)
+def upstream_summary(files: Iterable[UpstreamResultFile],
+                     groups: Iterable[str] = ()) -> UpstreamSummary:
+    """Upstream's table from already read files: per group, plain means over files.
+
+    ``groups`` adds rows for folders holding no result file (upstream prints
+    them with zeros); :func:`upstream_groups` lists a results folder's.
+    Raises :class:`MetricsError` naming the file when a rate is an integer
+    too large to average.
+    """
+    by_group: dict[str, list[UpstreamResultFile]] = {name: [] for name in groups}
     unreadable: list[tuple[str, str]] = []
     outside: list[str] = []
     for file in files:
         if file.group is None:
             outside.append(file.path)
         elif file.error is not None:
+            by_group.setdefault(file.group, [])
             unreadable.append((file.path, file.error))
         else:
-            by_group[file.group].append(file)
-    groups = tuple(_group(name, by_group[name]) for name in sorted(by_group))
-    everything = [f for name in sorted(by_group) for f in by_group[name]]
+            by_group.setdefault(file.group, []).append(file)
+    names = sorted(by_group)
+    everything = [f for name in names for f in by_group[name]]
     return UpstreamSummary(
-        groups=groups,
+        groups=tuple(_group(name, by_group[name]) for name in names),
         overall=_group("(all)", everything),
         unreadable=tuple(unreadable),
         outside_groups=tuple(outside),
     )
 
 
+def upstream_table(summary: UpstreamSummary, *, color: bool = False) -> str:
+    """Exactly what ``compute_score.py`` prints to stdout (trailing newline included).
+
+    Empty when there is no row (upstream then prints nothing). ``color=True``
+    keeps the red ANSI code upstream puts around a non-zero error count; without
+    it the codes are taken out of the same layout (tabulate lays a table out
+    differently once it holds codes, e.g. it keeps ``1,000`` as printed).
+    """
+    if not summary.groups:
+        return ""
+    headers = ["Mode", "Total Files", "Files w/ Errors", "Avg Success Rate (%)", "Avg Verifier Pass (%)"]
+    rows: list[list[str | int]] = []
+    for group in summary.groups:
+        errors = str(group.files_with_errors)
+        if group.files_with_errors > 0:
+            errors = f"{_RED}{errors}{_RESET}"
+        rows.append([group.name, group.total_files, errors if group.files_with_errors > 0 else "0",
+                     f"{group.avg_success_rate * 100.0:.2f}", f"{group.avg_verifier_pass_rate * 100.0:.2f}"])
+    table = tabulate_grid(headers, rows)
+    if not color:
+        table = table.replace(_RED, "").replace(_RESET, "")
+    return "\n".join(["", _BANNER, "FINAL RESULTS", _BANNER, "", table, "", ""])
+
+
 def format_upstream(summary: UpstreamSummary, *, color: bool = False) -> str:
     """Upstream's printout; ``print()`` of it writes what ``compute_score.py`` writes.
 
-    Percentages have two decimals. ``color=True`` wraps a non-zero error count in
-    the red ANSI code upstream uses. Files upstream would have crashed on or
-    ignored are mentioned after the table, only when there are any.
+    ``color=True`` wraps a non-zero error count in the red ANSI code upstream
+    uses. Files upstream would have crashed on or ignored are mentioned after
+    the table, only when there are any.
     """
     lines: list[str] = []
     if summary.groups:
-        headers = ["Mode", "Total Files", "Files w/ Errors",
-                   "Avg Success Rate (%)", "Avg Verifier Pass (%)"]
-        rows = []
-        for group in summary.groups:
-            errors = str(group.files_with_errors)
-            if color and group.files_with_errors > 0:
-                errors = f"{_RED}{errors}{_RESET}"
-            rows.append([group.name, str(group.total_files), errors,
-                         f"{group.avg_success_rate * 100.0:.2f}",
-                         f"{group.avg_verifier_pass_rate * 100.0:.2f}"])
-        lines += ["", _BANNER, "FINAL RESULTS", _BANNER, "", grid_table(headers, rows), ""]
+        lines.append(upstream_table(summary, color=color)[:-1])
     if summary.unreadable:
         lines.append(f"Unreadable files (upstream would stop here): {len(summary.unreadable)}")
         lines += [f"  {path}: {reason}" for path, reason in summary.unreadable]
