@@ -23,8 +23,9 @@ GOLDEN = Path(os.environ.get("EOG_TASK_LOADER_GOLDEN_FILE")
 CASES: list[dict[str, Any]] = json.loads(GOLDEN.read_text(encoding="utf-8"))["cases"]
 #: Upstream refuses, we load: dataset rows carry task_id/domain/mode; a missing
 #: system prompt reads as "" (and is written back, as upstream requires it); a task
-#: with no gym settings at all (built for checks that need no database).
-WE_ACCEPT = {"row_keys", "missing_system_prompt", "no_gyms_at_all"}
+#: with no gym settings at all (built for checks that need no database), a legacy
+#: single-gym task without database_id (each run creates its database anyway).
+WE_ACCEPT = {"row_keys", "missing_system_prompt", "no_gyms_at_all", "legacy_without_database_id"}
 #: Upstream loads, we refuse: two gyms of one name (upstream mixes their settings),
 #: null verifiers (every upstream run of it fails).
 WE_REFUSE = {"dup_gym", "verifiers_null"}
@@ -50,7 +51,7 @@ def test_load_config_verdicts_and_written_files(index: int) -> None:
     expected = case["task"] if case["written"] is None else case["written"]
     if mutation == "missing_system_prompt":
         expected = {"system_prompt": ""} | expected
-    elif mutation != "no_gyms_at_all":
+    elif mutation not in ("no_gyms_at_all", "legacy_without_database_id"):
         assert case["written_upstream"]["accepted"], case["written_upstream"]
         if upstream["accepted"]:  # what we write is the config upstream built from the source
             assert case["written_upstream"]["config_sha256"] == upstream["config_sha256"]

@@ -368,16 +368,13 @@ def task_from_mapping(obj: Mapping[str, Any], *, source: str | None = None) -> T
 
 def _require_gyms(data: Mapping[str, Any], legacy: Mapping[str, Any], source: str | None,
                   remap: Callable[[str], str]) -> None:
-    """The gym settings upstream's ``load_config`` insists on."""
+    """The gym settings upstream's ``load_config`` insists on (the ones we insist on too)."""
     if "gym_servers_config" in data:
         if data["gym_servers_config"] == []:
             raise SchemaError("no gym servers (upstream refuses an empty gym_servers_config)",
                               path=remap("$.gym_servers_config"), source=source)
-    elif "mcp_server_url" in legacy and "database_id" not in legacy:
-        raise SchemaError("a legacy single-gym task (mcp_server_url) needs database_id, as upstream "
-                          "requires", path="$.database_id", source=source)
-    # No gym settings at all loads (a task built for checks that need no database);
-    # upstream refuses such a file: docs/parity.md lists it.
+    # No gym settings at all, or a legacy mcp_server_url without database_id, loads
+    # (upstream refuses such a file): docs/parity.md, "Deliberate differences".
 
 
 def _refuse_duplicate_gyms(task: Task, source: str | None, remap: Callable[[str], str]) -> None:
