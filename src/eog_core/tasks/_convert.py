@@ -369,10 +369,9 @@ def task_from_mapping(obj: Mapping[str, Any], *, source: str | None = None) -> T
 def _require_gyms(data: Mapping[str, Any], legacy: Mapping[str, Any], source: str | None,
                   remap: Callable[[str], str]) -> None:
     """The gym settings upstream's ``load_config`` insists on (the ones we insist on too)."""
-    if "gym_servers_config" in data:
-        if data["gym_servers_config"] == []:
-            raise SchemaError("no gym servers (upstream refuses an empty gym_servers_config)",
-                              path=remap("$.gym_servers_config"), source=source)
+    if data.get("gym_servers_config") == []:
+        raise SchemaError("no gym servers (upstream refuses an empty gym_servers_config)",
+                          path=remap("$.gym_servers_config"), source=source)
     # No gym settings at all, or a legacy mcp_server_url without database_id, loads
     # (upstream refuses such a file): docs/parity.md, "Deliberate differences".
 
