@@ -258,8 +258,8 @@ class UpstreamSummary:
 
     ``unreadable`` lists ``(path, reason)`` for files upstream would have crashed on;
     ``outside_groups`` lists files lying directly in the folder read, which
-    upstream ignores. ``overall`` pools every grouped file the same way (not a
-    row upstream prints).
+    upstream ignores. ``overall`` pools every grouped file the same way, in
+    path order (not a row upstream prints).
     """
 
     groups: tuple[UpstreamGroup, ...]
@@ -312,7 +312,7 @@ def upstream_summary(files: Iterable[UpstreamResultFile],
         else:
             by_group.setdefault(file.group, []).append(file)
     names = sorted(by_group)
-    everything = [f for name in names for f in by_group[name]]
+    everything = sorted((f for name in names for f in by_group[name]), key=lambda f: f.path)
     return UpstreamSummary(
         groups=tuple(_group(name, by_group[name]) for name in names),
         overall=_group("(all)", everything),
