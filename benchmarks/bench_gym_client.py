@@ -94,11 +94,16 @@ def spawn_server(kind: str) -> tuple[subprocess.Popen[bytes], str]:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     process = subprocess.Popen([sys.executable, __file__, kind, str(port)], stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
+    return process, wait_for_port(process, port)
+
+
+def wait_for_port(process: subprocess.Popen[bytes], port: int, timeout: float = 30.0) -> str:
+    """The server's base URL once ``port`` accepts connections; kills ``process`` if it never does."""
+    deadline = time.monotonic() + timeout
     while True:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return process, f"http://127.0.0.1:{port}"
+            return f"http://127.0.0.1:{port}"
         except OSError:
             if time.monotonic() > deadline or process.poll() is not None:
                 process.kill()

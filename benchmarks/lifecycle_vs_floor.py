@@ -39,6 +39,7 @@ import aiohttp
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench_gym_client import wait_for_port  # noqa: E402
 from eog_core import STRICT, Task, load_task  # noqa: E402
 from eog_core.gym import GymClient, GymDirectory, Janitor, TaskSession, new_database_id  # noqa: E402
 from eog_core.local import DEMO_SERVER_NAME, demo_paths, read_demo_seed  # noqa: E402
@@ -81,17 +82,7 @@ def spawn(kind: str) -> tuple[subprocess.Popen[bytes], str]:
     else:
         command = [sys.executable, __file__, "serve-fastmcp", str(port)]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return process, f"http://127.0.0.1:{port}"
-        except OSError:
-            if time.monotonic() > deadline or process.poll() is not None:
-                process.kill()
-                process.wait()
-                raise
-            time.sleep(0.05)
+    return process, wait_for_port(process, port)
 
 
 def serve_fastmcp(port: int) -> None:

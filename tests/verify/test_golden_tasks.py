@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
 
 from eog_core import PARITY, SqlOutcome, Task, load_task, verify_task
 from eog_core.errors import SchemaError
@@ -30,6 +29,7 @@ from eog_core.gym import GymClient, HttpSqlRunner
 from eog_core.gym._headers import auth_headers, context_headers
 from eog_core.gym._sql_answer import sql_answer, sql_error_text
 from eog_core.verify import JudgeRequest
+from tests.verify.sql_gym import serve_sql_answers
 
 GOLDEN = Path(os.environ.get("EOG_TASK_PARITY_GOLDEN_FILE")
               or Path(__file__).parent.parent / "golden" / "task_parity.json")
@@ -144,21 +144,8 @@ async def recorded_gym() -> AsyncIterator[tuple[str, dict[str, tuple[int, str]]]
     """A real loopback gym answering each query with the case's recorded answer."""
     answers: dict[str, tuple[int, str]] = {}
 
-    async def sql_runner(request: web.Request) -> web.Response:
-        status, body = answers[(await request.json())["query"]]
-        return web.Response(status=status, body=body.encode("utf-8"), content_type="application/json")
-
-    app = web.Application()
-    app.router.add_post("/api/sql-runner", sql_runner)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"http://127.0.0.1:{port}", answers
-    finally:
-        await runner.cleanup()
+    async with serve_sql_answers(answers) as url:
+        yield url, answers
 
 
 async def test_first_cases_over_a_real_gym(recorded_gym: tuple[str, dict[str, tuple[int, str]]]) -> None:

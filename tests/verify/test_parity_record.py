@@ -11,11 +11,11 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import pytest
-from aiohttp import web
 
 from eog_core import PARITY, STRICT, SqlOutcome, Task, load_task, verify_task
 from eog_core.gym import GymClient, HttpSqlRunner
 from eog_core.verify import JudgeRequest
+from tests.verify.sql_gym import serve_sql_answers
 
 GYM = "gym-a"
 
@@ -143,21 +143,8 @@ async def odd_gym() -> AsyncIterator[tuple[str, dict[str, tuple[int, bytes]]]]:
     """A real loopback gym whose sql-runner answers whatever the test sets."""
     answers: dict[str, tuple[int, bytes]] = {}
 
-    async def sql_runner(request: web.Request) -> web.Response:
-        status, body = answers[(await request.json())["query"]]
-        return web.Response(status=status, body=body, content_type="application/json")
-
-    app = web.Application()
-    app.router.add_post("/api/sql-runner", sql_runner)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"http://127.0.0.1:{port}", answers
-    finally:
-        await runner.cleanup()
+    async with serve_sql_answers(answers) as url:
+        yield url, answers
 
 
 @pytest.mark.parametrize(("status", "body", "error"), [
