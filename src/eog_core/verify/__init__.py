@@ -6,14 +6,7 @@ from eog_core.verify._compare import (
     strict_compare,
     upstream_compare,
 )
-from eog_core.verify._engine import (
-    FailureKind,
-    TaskVerdict,
-    ToolLatency,
-    VerifierResult,
-    score_database_state,
-    verify_task,
-)
+from eog_core.verify._engine import score_database_state, verify_task
 from eog_core.verify._extract import extract_value
 from eog_core.verify._judge import (
     DEFAULT_JUDGE_PROMPT,
@@ -33,6 +26,7 @@ from eog_core.verify._policy import (
     read_only_problem,
 )
 from eog_core.verify._sqlite import SqliteSqlRunner
+from eog_core.verify._verdict import FailureKind, TaskVerdict, ToolLatency, VerifierResult
 
 __all__ = [
     "COMPARISON_TYPES",

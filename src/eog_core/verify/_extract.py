@@ -25,6 +25,9 @@ _NO_TEXT = object()
 
 def _collapse_rows(rows: Any, *, list_rows: bool) -> Any:
     """One row with one column -> the value; one row -> the row; several -> all."""
+    if type(rows) is list and len(rows) == 1 and type(rows[0]) is dict and len(rows[0]) == 1:
+        for value in rows[0].values():  # the common answer: one value
+            return value
     if not isinstance(rows, list) or not rows:
         return rows
     if len(rows) == 1:
@@ -44,8 +47,8 @@ def extract_value(outcome: SqlOutcome | Mapping[str, Any] | None, policy: Policy
     ``{"success": false, "error"}`` mapping. Both policies extract alike; the
     argument is accepted so a future policy may differ.
     """
-    if isinstance(outcome, SqlOutcome):
-        outcome = outcome.to_upstream()
+    if isinstance(outcome, SqlOutcome):  # as its to_upstream() reads, without building it
+        return _from_body(outcome.body) if outcome.success else None
     if not outcome:
         return None
     body = outcome.get("result", {})
@@ -57,6 +60,11 @@ def extract_value(outcome: SqlOutcome | Mapping[str, Any] | None, policy: Policy
                 if text is not _NO_TEXT:
                     return text
         return None
+    return _from_body(body)
+
+
+def _from_body(body: Any) -> Any:
+    """The value of a successful answer's body."""
     if not isinstance(body, dict):
         return body
     if "data" in body:
