@@ -19,8 +19,8 @@ from pytest_benchmark.fixture import BenchmarkFixture
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import eog_core  # noqa: E402
-from verify_engine_workloads import WORKLOADS, CannedRunner, build_task, verify_many  # noqa: E402
+import eog_core
+from verify_engine_workloads import WORKLOADS, CannedRunner, build_task, verify_many
 
 CALLS = 100
 
