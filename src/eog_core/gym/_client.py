@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
 import attrs
+from multidict import CIMultiDict, CIMultiDictProxy
 
 from eog_core._redact import redact_url, redacted_url_repr
 from eog_core._sqlguard import READ_ONLY_HEADER
@@ -18,7 +18,6 @@ from eog_core.errors import (
     GymError,
     GymHTTPError,
     GymProtocolError,
-    GymTimeoutError,
     JsonRpcError,
     UsageError,
 )
@@ -85,12 +84,19 @@ class GymClient:
     _mcp: McpSession | None = attrs.field(default=None, init=False, repr=False)
     _pool: Pool | None = attrs.field(default=None, init=False, repr=False)
     _closed: bool = attrs.field(default=False, init=False, repr=False)
-    _calls: dict[asyncio.Future[None], asyncio.Task[Any]] = attrs.field(
-        factory=dict, init=False, repr=False)
-    """Requests in flight: the future is done once the request has left ``_call``."""
+    _calls: dict[asyncio.Task[Any], int] = attrs.field(factory=dict, init=False, repr=False)
+    """Tasks with requests in flight, and how many each."""
     _stopped: set[asyncio.Task[Any]] = attrs.field(factory=set, init=False, repr=False)
+    """Tasks that closing cancelled: their request ends with :class:`ClosedError`."""
+    _leaving: dict[asyncio.Task[Any], asyncio.Future[None]] = attrs.field(
+        factory=dict, init=False, repr=False)
+    """For each stopped task, a future set once its requests have left (closing waits)."""
     _headers_memo: tuple[Any, dict[str, Any], str | None, dict[str, str]] | None = attrs.field(
         default=None, init=False, repr=False)
+    _auth_memo: tuple[AuthConfig | None, dict[str, str]] | None = attrs.field(
+        default=None, init=False, repr=False)
+    _sql_memo: tuple[dict[str, str], dict[str, str], bool, CIMultiDictProxy[str]] | None = (
+        attrs.field(default=None, init=False, repr=False))
 
     def __attrs_post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):
@@ -207,7 +213,7 @@ class GymClient:
             gym=self.name,
             protocol_version=self.protocol_version,
             connect_timeout=self.timeouts.connect,
-            base_headers=auth_headers(self.auth),
+            base_headers=self._auth_headers(),
             close_timeout=self.timeouts.admin,
         )
 
@@ -220,7 +226,7 @@ class GymClient:
         # First use, or a new event loop: the old loop's pool (and the shared
         # session it held) closed with that loop.
         pool = self._pool = lease_pool()
-        base = auth_headers(self.auth)
+        base = self._auth_headers()
         key = (
             "mcp",
             self._url(self.mcp_endpoint),
@@ -253,8 +259,9 @@ class GymClient:
         headers = self._call_headers(database_id, context)
         params = {"name": name, "arguments": dict(arguments or {})}
         result = await self._rpc("tools/call", params, headers, idempotent=False)
-        content = result.get("content", [])
-        if not isinstance(content, list) or not isinstance(result.get("isError", False), bool):
+        content = result.get("content")
+        if not (content is None or isinstance(content, list)) or not isinstance(
+                result.get("isError", False), bool):
             raise self._protocol_error("tools/call answered a result without a content list")
         return ToolResult.from_result(result)
 
@@ -271,14 +278,11 @@ class GymClient:
         ``read_only`` asks the gym to refuse writes (the ``x-eog-read-only``
         header: LocalGym enforces it, other gyms ignore it).
         """
-        headers = {**auth_headers(self.auth), **self._call_headers(database_id, context)}
-        if read_only:
-            headers[READ_ONLY_HEADER] = "1"
         request = self._rest(
             "POST",
             "/api/sql-runner",
             {"query": query, "database_id": database_id},
-            headers=headers,
+            headers=self._sql_headers(database_id, context, read_only),
             timeout=self.timeouts.sql,
             idempotent=True,
             raw_body=True,
@@ -318,7 +322,7 @@ class GymClient:
             "POST",
             "/api/seed-database",
             body,
-            headers=auth_headers(self.auth),
+            headers=self._auth_headers(),
             timeout=timeout,
             idempotent=False,
         )
@@ -335,7 +339,7 @@ class GymClient:
             "DELETE",
             "/api/delete-database",
             {"database_id": database_id},
-            headers=auth_headers(self.auth),
+            headers=self._auth_headers(),
             timeout=self.timeouts.admin,
             idempotent=True,
         )
@@ -350,7 +354,7 @@ class GymClient:
     async def health(self) -> bool | dict[str, Any]:
         """The ``/health`` JSON body when it is an object, True for any other 2xx, else False."""
         request = self._rest(
-            "GET", "/health", None, headers=auth_headers(self.auth), timeout=self.timeouts.admin
+            "GET", "/health", None, headers=self._auth_headers(), timeout=self.timeouts.admin
         )
         try:
             response = await self._send(request)
@@ -364,7 +368,7 @@ class GymClient:
         over MCP (the handshake and a ``ping``): any JSON-RPC answer, even an error,
         or an HTTP refusal such as 401 means it is up. Never raises a gym error."""
         request = self._rest(
-            "GET", "/health", None, headers=auth_headers(self.auth), timeout=self.timeouts.admin
+            "GET", "/health", None, headers=self._auth_headers(), timeout=self.timeouts.admin
         )
         try:
             await self._transport.send(request)
@@ -400,19 +404,18 @@ class GymClient:
     ) -> dict[str, Any]:
         """One JSON-RPC call, bounded as a whole by ``Timeouts.rpc``: waiting for a
         pooled connection, the handshake (or joining one), a re-initialization."""
-        async with self._call(method):
-            try:
-                async with asyncio.timeout(self.timeouts.rpc):
-                    result = await self._session().request(
-                        method, params, headers=headers, time_limit=self.timeouts.rpc,
-                        idempotent=idempotent,
-                    )
-            except TimeoutError as exc:
-                raise GymTimeoutError(
-                    f"{method} did not complete within {self.timeouts.rpc}s",
-                    gym=self.name, url=self._url(self.mcp_endpoint),
-                ) from exc
-        if not isinstance(result, dict):
+        task = self._track()
+        try:
+            result = await self._session().request(
+                method, params, headers=headers, time_limit=self.timeouts.rpc,
+                idempotent=idempotent,
+            )
+        except asyncio.CancelledError:
+            self._raise_if_stopped(task, method)
+            raise
+        finally:
+            self._untrack(task)
+        if type(result) is not dict:
             raise self._protocol_error(f"{method} answered a non-object result")
         return result
 
@@ -443,14 +446,36 @@ class GymClient:
     def _call_headers(
         self, database_id: str | None, context: Mapping[str, Any] | None
     ) -> dict[str, str]:
+        """The headers of one call (never mutate them: a task's calls share them)."""
         memo = self._headers_memo
         if memo is not None and memo[0] is context and memo[1] == context and memo[2] == database_id:
-            return dict(memo[3])  # a task's calls repeat the same context and database
+            return memo[3]  # a task's calls repeat the same context and database
         headers = context_headers(context, mode=self.header_mode)
         if database_id is not None:
             headers["x-database-id"] = checked_header("x-database-id", database_id)
-        self._headers_memo = (context, dict(context or {}), database_id, dict(headers))
+        self._headers_memo = (context, dict(context or {}), database_id, headers)
         return headers
+
+    def _sql_headers(self, database_id: str | None, context: Mapping[str, Any] | None,
+                     read_only: bool) -> Mapping[str, str]:
+        """A verifier query's headers, built once for a task's queries (read-only)."""
+        call, auth = self._call_headers(database_id, context), self._auth_headers()
+        memo = self._sql_memo
+        if memo is not None and memo[0] is call and memo[1] is auth and memo[2] == read_only:
+            return memo[3]
+        headers = {**auth, **call}
+        if read_only:
+            headers[READ_ONLY_HEADER] = "1"
+        whole = CIMultiDictProxy(CIMultiDict(headers))
+        self._sql_memo = (call, auth, read_only, whole)
+        return whole
+
+    def _auth_headers(self) -> dict[str, str]:
+        """The credential header (never mutate it: it is computed once per ``auth``)."""
+        memo = self._auth_memo
+        if memo is None or memo[0] is not self.auth:
+            memo = self._auth_memo = (self.auth, auth_headers(self.auth))
+        return memo[1]
 
     def _url(self, path: str) -> str:
         if path.startswith(("http://", "https://")):
@@ -458,41 +483,58 @@ class GymClient:
         return f"{self.base_url}/{path.lstrip('/')}"
 
     async def _send(self, request: HttpRequest) -> HttpResponse:
-        async with self._call(f"{request.method} {request.url}"):
+        task = self._track()
+        try:
             return await self._transport.send(request)
+        except asyncio.CancelledError:
+            self._raise_if_stopped(task, f"{request.method} {request.url}")
+            raise
+        finally:
+            self._untrack(task)
 
-    @contextlib.asynccontextmanager
-    async def _call(self, what: str) -> AsyncIterator[None]:
-        """Track one request in flight: closing the client ends it with ClosedError."""
+    def _track(self) -> asyncio.Task[Any] | None:
+        """Count one request of the current task in flight: closing the client ends it."""
         self._check_open()
         task = asyncio.current_task()
-        left: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         if task is not None:
-            self._calls[left] = task
-        try:
-            yield
-        except asyncio.CancelledError:
-            if task is None or task not in self._stopped:
-                raise
-            self._stopped.discard(task)
-            if task.uncancel() > 0:
-                raise  # cancelled by its caller too
-            raise ClosedError(
-                f"gym client {self.name or self.base_url} was closed during {what}") from None
-        finally:
-            self._calls.pop(left, None)
-            left.set_result(None)
+            calls = self._calls
+            calls[task] = calls.get(task, 0) + 1
+        return task
+
+    def _untrack(self, task: asyncio.Task[Any] | None) -> None:
+        if task is None:
+            return
+        calls = self._calls
+        left = calls.pop(task, 1) - 1
+        if left > 0:
+            calls[task] = left
+        elif self._leaving:
+            gone = self._leaving.pop(task, None)
+            if gone is not None and not gone.done():
+                gone.set_result(None)
+
+    def _raise_if_stopped(self, task: asyncio.Task[Any] | None, what: str) -> None:
+        """In a cancelled request: :class:`ClosedError` when the cancellation was the
+        client closing (and nobody else cancelled the task too)."""
+        if task is None or task not in self._stopped:
+            return
+        self._stopped.discard(task)
+        if task.uncancel() > 0:
+            return  # cancelled by its caller too
+        raise ClosedError(
+            f"gym client {self.name or self.base_url} was closed during {what}") from None
 
     async def _stop_calls(self) -> None:
         """End every request in flight (with ClosedError) and wait until they have left."""
         current = asyncio.current_task()
+        loop = asyncio.get_running_loop()
         stopping = []
-        for left, task in list(self._calls.items()):
-            if task is current or left.done():
+        for task in list(self._calls):
+            if task is current:
                 continue
             self._stopped.add(task)
             task.cancel()
-            stopping.append(left)
+            stopping.append(self._leaving.setdefault(task, loop.create_future()))
         if stopping:
             await asyncio.wait(stopping, timeout=self.timeouts.admin)
 

@@ -29,16 +29,18 @@ import asyncio
 import itertools
 import logging
 import re
-from collections.abc import Hashable, Mapping
+from collections.abc import Coroutine, Hashable, Mapping
 from typing import Any
 
 import attrs
+from multidict import CIMultiDict, CIMultiDictProxy
 
 from eog_core.errors import (
     ClosedError,
     GymError,
     GymHTTPError,
     GymProtocolError,
+    GymTimeoutError,
     JsonRpcError,
     ProtocolVersionError,
 )
@@ -51,6 +53,8 @@ log = logging.getLogger("eog_core.gym")
 CLIENT_INFO = {"name": "eog-core", "version": "0.1.0"}
 _ACCEPT = "application/json, text/event-stream"
 _VERSION_HEADER_SINCE = "2025-06-18"
+_MERGED_MAX = 1024  # cached header sets per session (a few per task in flight)
+_NO_HEADERS: Mapping[str, str] = {}
 _VERSION = re.compile(r"[0-9A-Za-z._-]{1,32}")
 # The spec allows visible ASCII only (0x21-0x7E); it is sent back as a header.
 _SESSION_ID = re.compile(r"[\x21-\x7e]{1,1024}")
@@ -87,8 +91,14 @@ class McpSession:
     derived: dict[Hashable, Any] = attrs.field(factory=dict, init=False, repr=False)
     """Views computed from ``tools`` (the client's ``ToolSpec`` list), keyed by the list."""
     initializations: int = attrs.field(default=0, init=False)
+    _fixed: dict[str, str] = attrs.field(factory=dict, init=False, repr=False)
+    _merged: dict[int, tuple[Mapping[str, str], CIMultiDictProxy[str]]] = attrs.field(
+        factory=dict, init=False, repr=False)
+    """Per caller's headers object (by identity): the request's whole headers, built once."""
+    """``Accept`` and the session's headers, sent on every request in the session."""
+    _answerer: _ServerRequests | None = attrs.field(default=None, init=False, repr=False)
 
-    async def request(
+    def request(
         self,
         method: str,
         params: Mapping[str, Any],
@@ -96,25 +106,54 @@ class McpSession:
         headers: Mapping[str, str],
         time_limit: float,
         idempotent: bool,
-    ) -> Any:
+    ) -> Coroutine[Any, Any, Any]:
         """Send one JSON-RPC request; return its ``result`` or raise :class:`JsonRpcError`.
 
-        ``headers`` (database id, context) go on this request only, never on the handshake.
+        ``headers`` (database id, context) go on this request only, never on the
+        handshake; never mutate them after passing them (the merged headers are
+        cached per headers object). The whole call (joining or running the handshake, the exchange,
+        a re-initialization and the second exchange) is bounded by ``time_limit``;
+        an open session's exchange is one request bounded by the transport.
         """
-        if self.negotiated_version is None:
-            await self._initialize_once(stale=None, time_limit=time_limit)
+        if self.negotiated_version is None or self.closed:
+            return self._bounded(method, time_limit, self._request(
+                method, params, headers, time_limit, idempotent, stale=None))
+        # An open session: one exchange, re-initialized only when the server says
+        # the session is gone.
+        return self._exchange(method, params, headers, time_limit, idempotent, renew=True)
+
+    async def _request(self, method: str, params: Mapping[str, Any], headers: Mapping[str, str],
+                       time_limit: float, idempotent: bool, *, stale: int | None) -> Any:
+        """The slow path: initialize (``stale``: re-initialize a session the server
+        said was gone) and exchange; a first session found gone is re-initialized once."""
+        await self._initialize_once(stale=stale, time_limit=time_limit)
         self._check_open()
+        if stale is not None:
+            return await self._exchange(method, params, headers, time_limit, idempotent)
         sent_with, generation = self.session_id, self.initializations
         try:
             return await self._exchange(method, params, headers, time_limit, idempotent)
         except GymHTTPError as exc:
-            if sent_with is None or not _session_gone(exc):
-                raise
-            self._check_open()  # closed meanwhile: nothing re-initializes
-            log.info("gym %s: MCP session expired (HTTP %s), re-initializing", self.gym, exc.status)
+            self._raise_unless_gone(exc, sent_with)
         await self._initialize_once(stale=generation, time_limit=time_limit)
         self._check_open()
         return await self._exchange(method, params, headers, time_limit, idempotent)
+
+    def _raise_unless_gone(self, error: GymHTTPError, sent_with: str | None) -> None:
+        """Re-raise ``error`` unless it says the session it was sent in is gone (then
+        the caller re-initializes, which a closed session never does)."""
+        if sent_with is None or not _session_gone(error):
+            raise error
+        self._check_open()
+        log.info("gym %s: MCP session expired (HTTP %s), re-initializing", self.gym, error.status)
+
+    async def _bounded(self, method: str, time_limit: float, call: Coroutine[Any, Any, Any]) -> Any:
+        try:
+            async with asyncio.timeout(time_limit):
+                return await call
+        except TimeoutError as exc:
+            raise GymTimeoutError(f"{method} did not complete within {time_limit}s",
+                                  gym=self.gym, url=self.url) from exc
 
     async def close(self, *, time_limit: float) -> None:
         """End the session on the server, for good (best effort: failures are logged).
@@ -141,7 +180,8 @@ class McpSession:
             ends.append((self.session_id, self.negotiated_version))
         if self._unconfirmed is not None:
             ends.append(self._unconfirmed)
-        self.session_id = self.negotiated_version = self._unconfirmed = None
+        self._set_session(None, None)
+        self._unconfirmed = None
         self.tools = None
         await asyncio.gather(
             *(self._end(session_id, version, time_limit) for session_id, version in ends))
@@ -198,8 +238,7 @@ class McpSession:
                 # The handshake itself was cancelled (by close): look again.
 
     async def _shake_hands(self, time_limit: float) -> None:
-        self.session_id = None
-        self.negotiated_version = None
+        self._set_session(None, None)
         self.tools = None  # a new session may be a new server: list its tools again
         params = {
             "protocolVersion": self.protocol_version,
@@ -260,9 +299,30 @@ class McpSession:
                 await self._end(session_id, version, time_limit)
             raise
         self._unconfirmed = None
-        self.session_id = session_id
-        self.negotiated_version = version
+        self._set_session(session_id, version)
         self.initializations += 1
+
+    def _headers(self, headers: Mapping[str, str]) -> CIMultiDictProxy[str]:
+        """``headers`` with the credentials and the session's headers, as aiohttp sends
+        them. A caller sending the same headers object again (a task's calls) gets the
+        same read-only result: building it is a good part of a request's client CPU."""
+        if not headers:
+            headers = _NO_HEADERS  # one entry for every caller without headers
+        merged = self._merged.get(id(headers))
+        if merged is not None and merged[0] is headers:  # the entry keeps its key alive
+            return merged[1]
+        whole = CIMultiDictProxy(CIMultiDict({**self.base_headers, **headers, **self._fixed}))
+        if len(self._merged) >= _MERGED_MAX:
+            self._merged.clear()
+        self._merged[id(headers)] = (headers, whole)
+        return whole
+
+    def _set_session(self, session_id: str | None, version: str | None) -> None:
+        """The session requests are sent in, with the headers and answerer that go with it."""
+        self.session_id, self.negotiated_version = session_id, version
+        self._fixed = {"Accept": _ACCEPT, **self._session_headers(session_id, version)}
+        self._merged.clear()
+        self._answerer = _ServerRequests(self, session_id, version)
 
     async def _exchange(
         self,
@@ -271,18 +331,44 @@ class McpSession:
         headers: Mapping[str, str],
         time_limit: float,
         idempotent: bool,
+        *,
+        renew: bool = False,
     ) -> Any:
+        """One request in the current session; with ``renew``, a session the server
+        says is gone is re-initialized and the request sent again (within ``time_limit``)."""
         request_id = next(self._ids)
-        payload = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-        response = await self._post(
-            payload,
-            headers,
-            time_limit=time_limit,
+        request = HttpRequest(
+            method="POST",
+            url=self.url,
+            headers=self._headers(headers),
+            json={"jsonrpc": "2.0", "id": request_id, "method": method, "params": params},
+            timeout=time_limit,
+            connect_timeout=self.connect_timeout,
             idempotent=idempotent,
-            request_id=request_id,
-            session_id=self.session_id,
-            version=self.negotiated_version,
+            gym=self.gym,
+            sse_until=_AnswerTo(request_id),
+            on_message=self._answerer,
         )
+        if renew:
+            started = asyncio.get_running_loop().time()
+            sent_with, generation = self.session_id, self.initializations
+            try:
+                response = await self.transport.send(request)
+            except GymHTTPError as exc:
+                self._raise_unless_gone(exc, sent_with)
+                gone = True
+            else:
+                gone = False
+            if gone:
+                left = max(0.0, started + time_limit - asyncio.get_running_loop().time())
+                return await self._bounded(method, left, self._request(
+                    method, params, headers, left, idempotent, stale=generation))
+        else:
+            response = await self.transport.send(request)
+        body = response.body
+        if (not response.is_event_stream and type(body) is dict and body.get("id") == request_id
+                and ("result" in body or "error" in body)):
+            return _result_of(body, self)  # the usual answer: one JSON object
         return _result_of(_pick(response, request_id, self.gym, self.url), self)
 
     async def _post(
@@ -337,11 +423,14 @@ def _retrieve(future: asyncio.Future[None]) -> None:
         future.exception()
 
 
-@attrs.frozen
 class _AnswerTo:
-    """True for the JSON-RPC response (result or error) to request ``request_id``."""
+    """True for the JSON-RPC response (result or error) to request ``request_id``
+    (a plain class: one is made per request)."""
 
-    request_id: int
+    __slots__ = ("request_id",)
+
+    def __init__(self, request_id: int) -> None:
+        self.request_id = request_id
 
     def __call__(self, message: Any) -> bool:
         return (

@@ -39,11 +39,16 @@ class ToolResult:
     @classmethod
     def from_result(cls, result: Mapping[str, Any]) -> ToolResult:
         """Read the ``result`` object of a ``tools/call`` answer."""
-        content = tuple(item for item in result.get("content") or () if isinstance(item, dict))
-        texts = [str(item.get("text", "")) for item in content if item.get("type") == "text"]
+        content = []
+        texts = []
+        for item in result.get("content") or ():
+            if isinstance(item, dict):
+                content.append(item)
+                if item.get("type") == "text":
+                    texts.append(str(item.get("text", "")))
         return cls(
-            content=content,
-            text="\n".join(texts),
+            content=tuple(content),
+            text=texts[0] if len(texts) == 1 else "\n".join(texts),
             structured=result.get("structuredContent"),
             is_error=bool(result.get("isError", False)),
             raw=result,

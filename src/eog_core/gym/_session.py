@@ -141,6 +141,9 @@ class TaskSession:
     _keep: set[str] = attrs.field(factory=set, repr=False)
     """Gyms whose database closing must not delete (handed off by :meth:`detach`)."""
     last_activity: float = attrs.field(factory=time.monotonic)
+    _routes: dict[str, tuple[GymClient, str, Mapping[str, Any]]] = attrs.field(
+        factory=dict, init=False, repr=False)
+    """Per gym: its client, database id and context (filled on first call)."""
 
     @classmethod
     def start(
@@ -349,20 +352,25 @@ class TaskSession:
         if arguments is not None and not isinstance(arguments, Mapping):
             return self._answer_locally(name, {}, "Error: arguments must be a JSON object")
         arguments = dict(arguments or {})
-        gym_name = self.tools.owner(name)
-        if gym_name is None:
-            if not self._forward_any_tool:
-                return self._answer_locally(
-                    name, arguments, f"Error: tool '{name}' is not available in this task"
-                )
+        tool = self.tools.get(name)
+        if tool is not None and tool.gym is not None:
+            gym_name = tool.gym
+        elif not self._forward_any_tool:
+            return self._answer_locally(
+                name, arguments, f"Error: tool '{name}' is not available in this task"
+            )
+        else:
             gym_name = self._owners.get(name) or self.task.gym_servers[0].name
-        gym = self.task.gym(gym_name)
-        context = gym.context if gym else {}
+        route = self._routes.get(gym_name)
+        if route is None:
+            gym = self.task.gym(gym_name)
+            route = self._routes[gym_name] = (
+                self._clients[gym_name], self.database_ids[gym_name], gym.context if gym else {})
+        client, database_id, context = route
         self._in_flight += 1
         try:
-            result = await self._clients[gym_name].call_tool(
-                name, arguments, database_id=self.database_ids[gym_name], context=context
-            )
+            result = await client.call_tool(
+                name, arguments, database_id=database_id, context=context)
         except EogError as exc:
             self._record(name, arguments, gym_name, started, is_error=True, error=str(exc),
                          error_kind=gym_error_kind(exc))

@@ -32,6 +32,7 @@ from typing import Any, Protocol
 
 import aiohttp
 import attrs
+from aiohttp.payload import BytesPayload
 
 from eog_core._redact import redact_url
 from eog_core.errors import (
@@ -61,6 +62,32 @@ __all__ = [
 log = logging.getLogger("eog_core.gym")
 
 _TRANSIENT_STATUSES = frozenset({502, 503, 504})
+
+
+def _compact_encoder() -> Callable[[Any], str]:
+    """``json.dumps(value, separators=(",", ":"), allow_nan=False)``, built once.
+
+    ``json.dumps`` builds its encoder on every call; CPython's C encoder is made
+    once here. Circular data meets the recursion limit (RecursionError) instead
+    of the circular check: a request body is never circular, and both are refused.
+    """
+    fallback = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+    make: Any = getattr(json.encoder, "c_make_encoder", None)
+    try:
+        encode = make(None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii,
+                      None, ":", ",", False, False, False)
+        if "".join(encode(_PROBE, 0)) != fallback(_PROBE):
+            return fallback
+    except TypeError:  # not CPython (None), or a C encoder that takes other arguments
+        return fallback
+    return lambda value: "".join(encode(value, 0))
+
+
+_PROBE = {"a": [1, 2.5, None, True, "\u00e9\n"], "b": {"c": -0.0, "d": 1e300}}
+
+
+_ENCODE = _compact_encoder()
+_JSON = "application/json"
 # Below uvicorn's 5 s keep-alive: never reuse a connection the server is closing.
 _KEEPALIVE_SECONDS = 4.0
 
@@ -79,9 +106,10 @@ class RetryPolicy:
         return random.uniform(0, ceiling)
 
 
-@attrs.frozen(kw_only=True)
+@attrs.define(kw_only=True)
 class HttpRequest:
-    """One HTTP request; ``json`` (if not None) is sent as the JSON body.
+    """One HTTP request; ``json`` (if not None) is sent as the JSON body. Read-only by
+    convention (one is built per request: a frozen class would cost twice as much).
 
     ``sse_until`` stops reading an event stream at the first decoded message
     for which it returns true; ``on_message`` is awaited with each decoded
@@ -103,11 +131,11 @@ class HttpRequest:
     raw_body: bool = False
 
 
-@attrs.frozen(kw_only=True)
+@attrs.define(kw_only=True)
 class HttpResponse:
     """A 2xx answer: ``body`` is decoded JSON (text if not JSON, None if empty);
     ``messages`` holds the JSON messages of an event stream; ``raw`` the body
-    bytes of a ``raw_body`` request."""
+    bytes of a ``raw_body`` request. Read-only by convention, as :class:`HttpRequest`."""
 
     status: int
     headers: Mapping[str, str] = attrs.field(repr=False)
@@ -261,18 +289,38 @@ class AiohttpTransport:
             # pool. The old loop's pool was closed with that loop (see _keep).
             self._pool = lease_pool()
         session = self._pool.session
-        for attempt in range(1, max(1, self.retry.attempts) + 1):
+        data = None if request.json is None else encode_json(request.json)
+        timeout = _client_timeout(request.timeout, request.connect_timeout)
+        attempt = 0
+        while True:
+            attempt += 1
             if session.closed:  # aiohttp would raise RuntimeError
                 raise ClosedError(f"the connection pool was closed ({request.method} {request.url})")
             try:
-                return await self._send_once(session, request)
-            except _Failed as failure:
-                may_resend = request.idempotent or not failure.sent
-                if not (failure.transient and may_resend and attempt < self.retry.attempts):
-                    raise failure.error from failure.__cause__
-                log.debug("retrying %s %s after: %s", request.method, redact_url(request.url), failure.error)
+                async with session.request(
+                    request.method,
+                    request.url,
+                    data=None if data is None else BytesPayload(data, content_type=_JSON),
+                    headers=request.headers,
+                    timeout=timeout,
+                    allow_redirects=False,
+                ) as response:
+                    if (200 <= response.status < 300 and not request.raw_body
+                            and response.headers.get("Content-Type", "").startswith(_JSON)):
+                        # The usual answer, read here: one JSON body.
+                        return HttpResponse(status=response.status, headers=response.headers,
+                                            body=_json_body(await response.read(), request))
+                    return await _read(response, request)
+            except _Failed as exc:
+                failure = exc
+            except (aiohttp.ClientError, OSError, TimeoutError, ValueError) as exc:
+                failure = _failure(exc, request)
+            may_resend = request.idempotent or not failure.sent
+            if not (failure.transient and may_resend and attempt < self.retry.attempts):
+                raise failure.error from failure.__cause__
+            log.debug("retrying %s %s after: %s", request.method, redact_url(request.url),
+                      failure.error)
             await asyncio.sleep(self.retry.delay(attempt))
-        raise AssertionError("unreachable")  # pragma: no cover
 
     async def aclose(self) -> None:
         if not self._leased:
@@ -286,55 +334,54 @@ class AiohttpTransport:
             finally:
                 self._pool = None
 
-    async def _send_once(
-        self, session: aiohttp.ClientSession, request: HttpRequest
-    ) -> HttpResponse:
-        where = {"gym": request.gym, "url": request.url}
-        data = None
-        headers = dict(request.headers)
-        if request.json is not None:
-            try:
-                data = json.dumps(request.json, separators=(",", ":"), allow_nan=False).encode()
-            except (TypeError, ValueError, RecursionError) as exc:  # nothing sent: caller's data
-                raise RequestError(f"request body is not valid JSON: {exc}") from exc
-            headers["Content-Type"] = "application/json"
-        timeout = _client_timeout(request.timeout, request.connect_timeout)
-        try:
-            async with session.request(
-                request.method,
-                request.url,
-                data=data,
-                headers=headers,
-                timeout=timeout,
-                allow_redirects=False,
-            ) as response:
-                return await _read(response, request)
-        except aiohttp.ClientConnectorError as exc:
-            error: GymError = GymUnreachableError(f"cannot connect: {exc}", **where)
-            raise _Failed(error, sent=False, transient=True) from exc
-        except aiohttp.ConnectionTimeoutError as exc:
-            error = GymTimeoutError(f"connect timed out after {request.connect_timeout}s", **where)
-            raise _Failed(error, sent=False, transient=True) from exc
-        except TimeoutError as exc:
-            error = GymTimeoutError(f"no answer within {request.timeout}s", **where)
-            raise _Failed(error, sent=True, transient=False) from exc
-        except aiohttp.InvalidURL as exc:
-            error = GymUnreachableError(f"invalid URL: {exc}", **where)
-            raise _Failed(error, sent=False, transient=False) from exc
-        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
-            if _write_refused(exc):
-                error = GymUnreachableError(f"connection closed before sending: {exc}", **where)
-                raise _Failed(error, sent=False, transient=True) from exc
-            error = GymProtocolError(f"connection lost before the answer: {exc!r}", **where)
-            raise _Failed(error, sent=True, transient=True) from exc
-        except aiohttp.ClientError as exc:
-            error = GymProtocolError(f"HTTP failure: {exc!r}", **where)
-            raise _Failed(error, sent=True, transient=False) from exc
-        except OSError as exc:
-            error = GymProtocolError(f"connection failure: {exc!r}", **where)
-            raise _Failed(error, sent=True, transient=True) from exc
-        except ValueError as exc:  # aiohttp refused the request's parts (URL credentials + auth header)
-            raise RequestError(f"the request could not be built: {exc}") from exc
+
+def encode_json(value: Any) -> bytes:
+    """A request body as compact JSON; :class:`RequestError` when it cannot be (nothing sent)."""
+    try:
+        return _ENCODE(value).encode()
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise RequestError(f"request body is not valid JSON: {exc}") from exc
+
+
+def _failure(exc: BaseException, request: HttpRequest) -> _Failed:
+    """What one failed attempt means: whether it may have left, whether to try again."""
+    gym, url = request.gym, request.url
+    error: GymError
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        error, sent, transient = GymUnreachableError(f"cannot connect: {exc}", gym=gym, url=url), False, True
+    elif isinstance(exc, aiohttp.ConnectionTimeoutError):
+        error = GymTimeoutError(f"connect timed out after {request.connect_timeout}s", gym=gym, url=url)
+        sent, transient = False, True
+    elif isinstance(exc, TimeoutError):
+        error = GymTimeoutError(f"no answer within {request.timeout}s", gym=gym, url=url)
+        sent, transient = True, False
+    elif isinstance(exc, aiohttp.InvalidURL):
+        error, sent, transient = GymUnreachableError(f"invalid URL: {exc}", gym=gym, url=url), False, False
+    elif isinstance(exc, aiohttp.ClientConnectionError | aiohttp.ClientPayloadError):
+        if _write_refused(exc):
+            error = GymUnreachableError(f"connection closed before sending: {exc}", gym=gym, url=url)
+            sent, transient = False, True
+        else:
+            error = GymProtocolError(f"connection lost before the answer: {exc!r}", gym=gym, url=url)
+            sent, transient = True, True
+    elif isinstance(exc, aiohttp.ClientError):
+        error, sent, transient = GymProtocolError(f"HTTP failure: {exc!r}", gym=gym, url=url), True, False
+    elif isinstance(exc, OSError):
+        error = GymProtocolError(f"connection failure: {exc!r}", gym=gym, url=url)
+        sent, transient = True, True
+    else:  # ValueError: aiohttp refused the request's parts (URL credentials + auth header)
+        raise RequestError(f"the request could not be built: {exc}") from exc
+    failure = _Failed(error, sent=sent, transient=transient)
+    failure.__cause__ = exc
+    return failure
+
+
+def _json_body(raw: bytes, request: HttpRequest) -> Any:
+    try:
+        return _decode_body(raw, strict=True)
+    except (ValueError, RecursionError) as exc:
+        error = GymProtocolError(f"bad JSON in answer: {exc}", gym=request.gym, url=request.url)
+        raise _Failed(error, sent=True, transient=False) from exc
 
 
 def _write_refused(exc: BaseException) -> bool:
@@ -359,30 +406,35 @@ def _client_timeout(total: float, connect: float) -> aiohttp.ClientTimeout:
 
 
 async def _read(response: aiohttp.ClientResponse, request: HttpRequest) -> HttpResponse:
-    where = {"gym": request.gym, "url": request.url}
     status = response.status
     if not 200 <= status < 300:
         raw_error = await response.read()
         detail = _detail(raw_error)
-        status_error = GymHTTPError(
-            f"HTTP {status}: {detail}", status=status, detail=detail, raw=raw_error, **where
-        )
+        status_error = GymHTTPError(f"HTTP {status}: {detail}", status=status, detail=detail,
+                                    raw=raw_error, gym=request.gym, url=request.url)
         raise _Failed(status_error, sent=True, transient=status in _TRANSIENT_STATUSES)
     if request.raw_body:
         return HttpResponse(status=status, headers=response.headers, raw=await response.read())
-    content_type = response.content_type
+    content_type = _media_type(response.headers.get("Content-Type"))
     if content_type == "text/event-stream":
         messages = await _read_event_stream(response, request)
         return HttpResponse(
             status=status, headers=response.headers, messages=messages, is_event_stream=True
         )
     raw = await response.read()
-    try:
-        body = _decode_body(raw, strict="json" in content_type)
-    except (ValueError, RecursionError) as exc:
-        error = GymProtocolError(f"bad JSON in answer: {exc}", **where)
-        raise _Failed(error, sent=True, transient=False) from exc
+    body = _json_body(raw, request) if "json" in content_type else _decode_body(raw, strict=False)
     return HttpResponse(status=status, headers=response.headers, body=body)
+
+
+def _media_type(header: str | None) -> str:
+    """The lower-cased media type of a ``Content-Type`` header (aiohttp's default when absent).
+
+    What ``ClientResponse.content_type`` gives for the media types a gym sends,
+    without parsing the parameters on every answer.
+    """
+    if not header:
+        return "application/octet-stream"
+    return header.partition(";")[0].strip().lower()
 
 
 async def _read_event_stream(

@@ -203,16 +203,25 @@ class ToolSet:
     tools: tuple[ToolSpec, ...]
     missing: tuple[str, ...] = ()
     """Selected tool names that no gym of the task offers."""
+    _by_name: dict[str, ToolSpec] | None = attrs.field(
+        default=None, init=False, eq=False, repr=False, hash=False)
 
     def __contains__(self, name: object) -> bool:
-        return any(tool.name == name for tool in self.tools)
+        return isinstance(name, str) and self.get(name) is not None
 
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(tool.name for tool in self.tools)
 
     def get(self, name: str) -> ToolSpec | None:
-        return next((tool for tool in self.tools if tool.name == name), None)
+        """The tool called ``name`` (the first, if two share it), or None."""
+        index = self._by_name
+        if index is None:  # built on first use: the set is immutable
+            index = {}
+            for tool in self.tools:
+                index.setdefault(tool.name, tool)
+            object.__setattr__(self, "_by_name", index)
+        return index.get(name)
 
     def owner(self, name: str) -> str | None:
         """The gym that serves tool ``name``, or None when it is not in the set."""
