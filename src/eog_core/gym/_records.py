@@ -26,9 +26,10 @@ class Timeouts:
     admin: float = 30.0
 
 
-@attrs.frozen(kw_only=True)
+@attrs.define(kw_only=True)
 class ToolResult:
-    """A ``tools/call`` result; ``is_error`` results are returned, not raised."""
+    """A ``tools/call`` result; ``is_error`` results are returned, not raised.
+    Read-only by convention (one is made per call; a frozen class costs twice as much)."""
 
     content: tuple[Mapping[str, Any], ...]
     text: str

@@ -71,9 +71,10 @@ ToolErrors = Literal["raise", "result"]
 
 log = logging.getLogger("eog_core.session")
 
-@attrs.frozen(kw_only=True)
+@attrs.define(kw_only=True)
 class ToolCallRecord:
-    """One tool call of a rollout, as the session routed it."""
+    """One tool call of a rollout, as the session routed it. Read-only by convention:
+    one is made per call, and a frozen class costs twice as much to build."""
 
     name: str
     arguments: Mapping[str, Any]
@@ -340,18 +341,18 @@ class TaskSession:
         ``cancelled=True`` (it may have run).
         """
         self._check_open()
-        self.last_activity = time.monotonic()
         started = time.perf_counter()
-        if isinstance(arguments, str | bytes | bytearray):
-            try:
-                arguments = loads_untrusted(arguments) if arguments.strip() else {}
-            except JsonInputError as exc:
-                return self._answer_locally(
-                    name, {}, f"Error: arguments are not valid JSON ({exc})"
-                )
-        if arguments is not None and not isinstance(arguments, Mapping):
-            return self._answer_locally(name, {}, "Error: arguments must be a JSON object")
-        arguments = dict(arguments or {})
+        if type(arguments) is not dict:  # a dict (the usual) needs no reading
+            if isinstance(arguments, str | bytes | bytearray):
+                try:
+                    arguments = loads_untrusted(arguments) if arguments.strip() else {}
+                except JsonInputError as exc:
+                    return self._answer_locally(
+                        name, {}, f"Error: arguments are not valid JSON ({exc})"
+                    )
+            if arguments is not None and not isinstance(arguments, Mapping):
+                return self._answer_locally(name, {}, "Error: arguments must be a JSON object")
+        arguments = dict(arguments or ())
         tool = self.tools.get(name)
         if tool is not None and tool.gym is not None:
             gym_name = tool.gym
@@ -383,10 +384,15 @@ class TaskSession:
             raise
         finally:
             self._in_flight -= 1
-        self._record(name, arguments, gym_name, started, is_error=result.is_error)
+        now = time.perf_counter()
+        self.trajectory.append(ToolCallRecord(name=name, arguments=arguments, gym=gym_name,
+                                              latency_ms=(now - started) * 1000,
+                                              is_error=result.is_error))
+        self.last_activity = time.monotonic()
         return result
 
     def _answer_locally(self, name: str, arguments: Mapping[str, Any], text: str) -> ToolResult:
+        self.last_activity = time.monotonic()
         self.trajectory.append(
             ToolCallRecord(
                 name=name,
