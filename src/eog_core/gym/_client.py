@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -26,7 +26,7 @@ from eog_core.gym._headers import (
     HeaderMode,
     auth_headers,
     checked_header,
-    context_headers,
+    shared_context_headers,
 )
 from eog_core.gym._mcp import McpSession
 from eog_core.gym._records import Timeouts, ToolResult, new_database_id, seed_timeout
@@ -58,7 +58,7 @@ def _normalize_url(url: object) -> str:
     return str(url).rstrip("/")
 
 
-@attrs.define
+@attrs.define(on_setattr=attrs.setters.NO_OP)  # set per request: no hooks on assignment
 class GymClient:
     """Talks to one gym: ``async with GymClient("http://localhost:8001") as gym: ...``.
 
@@ -93,6 +93,7 @@ class GymClient:
     """For each stopped task, a future set once its requests have left (closing waits)."""
     _headers_memo: tuple[Any, dict[str, Any], str | None, dict[str, str]] | None = attrs.field(
         default=None, init=False, repr=False)
+    _urls: dict[str, str] = attrs.field(factory=dict, init=False, repr=False)
     _auth_memo: tuple[AuthConfig | None, dict[str, str]] | None = attrs.field(
         default=None, init=False, repr=False)
     _sql_memo: tuple[dict[str, str], dict[str, str], bool, CIMultiDictProxy[str]] | None = (
@@ -162,28 +163,37 @@ class GymClient:
         self._check_open()
         if not self.shared_session:
             return await self._fetch_tools()
-        mcp = self._session()
-        async with mcp.tools_lock:
-            if refresh or mcp.tools is None:
-                tools = await self._fetch_tools()
-                mcp.tools = tools
-                return list(tools)
-            return list(mcp.tools)
+        return list(await self._shared_tools(refresh))
 
     async def list_tool_specs(self, *, refresh: bool = False) -> list[ToolSpec]:
         """:meth:`list_tools` read as :class:`ToolSpec` records of this client's gym, cached
         alike (a task session reads them once per replica, not once per task)."""
-        tools = await self.list_tools(refresh=refresh)
-        mcp = self._mcp
-        if not self.shared_session or mcp is None or mcp.tools is None:
-            return [ToolSpec.from_mcp(tool, gym=self.name) for tool in tools]
-        source = mcp.tools
+        return list(await self.cached_tool_specs(refresh=refresh))
+
+    async def cached_tool_specs(self, *, refresh: bool = False) -> Sequence[ToolSpec]:
+        """:meth:`list_tool_specs` without the copy: with a shared session, the cached
+        list itself (the same object until the tools are listed again; never mutate it)."""
+        self._check_open()
+        if not self.shared_session:
+            return [ToolSpec.from_mcp(tool, gym=self.name) for tool in await self._fetch_tools()]
+        source = await self._shared_tools(refresh)
+        mcp = self._session()
         key = ("tool_specs", self.name)
         cached = mcp.derived.get(key)
         if cached is None or cached[0] is not source:  # the list it was read from is kept alive
             cached = mcp.derived[key] = (source, [ToolSpec.from_mcp(t, gym=self.name) for t in source])
         specs: list[ToolSpec] = cached[1]
-        return list(specs)
+        return specs
+
+    async def _shared_tools(self, refresh: bool) -> list[dict[str, Any]]:
+        """The shared session's cached tool list (listed once, or again on ``refresh``)."""
+        mcp = self._session()
+        if not refresh and mcp.tools is not None:
+            return mcp.tools
+        async with mcp.tools_lock:
+            if refresh or mcp.tools is None:
+                mcp.tools = await self._fetch_tools()
+            return mcp.tools
 
     async def _fetch_tools(self) -> list[dict[str, Any]]:
         tools: list[dict[str, Any]] = []
@@ -448,9 +458,10 @@ class GymClient:
     ) -> dict[str, str]:
         """The headers of one call (never mutate them: a task's calls share them)."""
         memo = self._headers_memo
-        if memo is not None and memo[0] is context and memo[1] == context and memo[2] == database_id:
-            return memo[3]  # a task's calls repeat the same context and database
-        headers = context_headers(context, mode=self.header_mode)
+        if memo is not None and memo[2] == database_id and (
+                memo[0] is context or memo[1] == (context or {})):
+            return memo[3]  # a task's calls repeat the same context (or a copy) and database
+        headers = dict(shared_context_headers(context, mode=self.header_mode))
         if database_id is not None:
             headers["x-database-id"] = checked_header("x-database-id", database_id)
         self._headers_memo = (context, dict(context or {}), database_id, headers)
@@ -478,9 +489,12 @@ class GymClient:
         return memo[1]
 
     def _url(self, path: str) -> str:
-        if path.startswith(("http://", "https://")):
-            return path
-        return f"{self.base_url}/{path.lstrip('/')}"
+        url = self._urls.get(path)
+        if url is None:
+            url = path if path.startswith(("http://", "https://")) else (
+                f"{self.base_url}/{path.lstrip('/')}")
+            self._urls[path] = url
+        return url
 
     async def _send(self, request: HttpRequest) -> HttpResponse:
         task = self._track()

@@ -23,8 +23,7 @@ import random
 import time
 import tomllib
 import weakref
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -206,29 +205,17 @@ class GymDirectory:
             },
         }
 
-    @asynccontextmanager
-    async def seed_slot(self, lease: Lease) -> AsyncIterator[None]:
-        """Hold one of the replica's ``max_concurrent_seeds`` seed slots for the block."""
-        gates = self._seed_gates.setdefault(asyncio.get_running_loop(), {})
+    def seed_slot(self, lease: Lease) -> _SeedSlot:
+        """Hold one of the replica's ``max_concurrent_seeds`` seed slots for an
+        ``async with`` block."""
+        loop = asyncio.get_running_loop()
+        gates = self._seed_gates.get(loop)
+        if gates is None:
+            gates = self._seed_gates[loop] = {}
         gate = gates.get((lease.gym, lease.url))
         if gate is None:
             gate = gates[(lease.gym, lease.url)] = asyncio.Semaphore(self.max_concurrent_seeds)
-        replica = self._find(lease)
-        if replica is not None:
-            replica.seeds_waiting += 1
-        try:
-            await gate.acquire()
-        finally:
-            if replica is not None:
-                replica.seeds_waiting -= 1
-        if replica is not None:
-            replica.seeding += 1
-        try:
-            yield
-        finally:
-            if replica is not None:
-                replica.seeding -= 1
-            gate.release()
+        return _SeedSlot(gate, self._find(lease))
 
     async def acquire(
         self, gym: str, fallback: str | None = None, *, auth: AuthConfig | None = None
@@ -352,3 +339,29 @@ class GymDirectory:
             alive = await client.probe()
         replica.down_since = None if alive else self.clock()
         return alive
+
+
+class _SeedSlot:
+    """One seed slot of a replica, counted in its stats while waited for and held."""
+
+    __slots__ = ("_gate", "_replica")
+
+    def __init__(self, gate: asyncio.Semaphore, replica: Replica | None) -> None:
+        self._gate, self._replica = gate, replica
+
+    async def __aenter__(self) -> None:
+        replica = self._replica
+        if replica is None:
+            await self._gate.acquire()
+            return
+        replica.seeds_waiting += 1
+        try:
+            await self._gate.acquire()
+        finally:
+            replica.seeds_waiting -= 1
+        replica.seeding += 1
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._replica is not None:
+            self._replica.seeding -= 1
+        self._gate.release()

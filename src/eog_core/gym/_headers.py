@@ -69,6 +69,30 @@ def context_headers(
     return headers
 
 
+_SHARED: dict[tuple[HeaderMode, tuple[tuple[str, str], ...]], Mapping[str, str]] = {}
+_SHARED_MAX = 4096
+
+
+def shared_context_headers(
+    context: Mapping[str, Any] | None, *, mode: HeaderMode = "strict"
+) -> Mapping[str, str]:
+    """:func:`context_headers`, computed once per distinct context (every task of a
+    gym usually has the same one). The result is shared: never mutate it."""
+    if not context:
+        return _NONE
+    # The headers depend on the keys' and values' text only (1 and True differ).
+    key = (mode, tuple((str(k), str(v)) for k, v in context.items()))
+    shared = _SHARED.get(key)
+    if shared is None:
+        if len(_SHARED) >= _SHARED_MAX:
+            _SHARED.clear()
+        shared = _SHARED[key] = context_headers(context, mode=mode)
+    return shared
+
+
+_NONE: Mapping[str, str] = {}
+
+
 def _refuse_unsendable(name: str, value: str) -> None:
     if not _TOKEN.fullmatch(name):
         bad = next((c for c in name if not _TOKEN.fullmatch(c)), "")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -130,16 +130,31 @@ async def discover_tools(
     task: Task, clients: Mapping[str, GymClient], snapshots: Mapping[str, ToolSnapshot] | None
 ) -> tuple[ToolSet, dict[str, str]]:
     """The task's tool set and every listed tool's owner (snapshots, or one cached listing
-    per replica)."""
-    listed: dict[str, ToolSnapshot | list[ToolSpec]]
+    per replica). Both are shared by every session of the task on the same listings:
+    treat them as read-only."""
+    listed: dict[str, ToolSnapshot | Sequence[ToolSpec]]
     if snapshots is not None:
-        listed = dict(snapshots)
+        listed = {gym: snapshots[gym] for gym in clients if gym in snapshots}
+    elif len(clients) == 1:  # usually cached: no task to schedule
+        listed = {gym: await client.cached_tool_specs() for gym, client in clients.items()}
     else:
-        if len(clients) == 1:  # usually cached: no task to schedule
-            listed = {gym: await client.list_tool_specs() for gym, client in clients.items()}
-        else:
-            answers = await asyncio.gather(*(c.list_tool_specs() for c in clients.values()))
-            listed = dict(zip(clients, answers, strict=True))
+        answers = await asyncio.gather(*(c.cached_tool_specs() for c in clients.values()))
+        listed = dict(zip(clients, answers, strict=True))
+    key = (id(task), *(id(source) for source in listed.values()))
+    known = _DISCOVERED.get(key)
+    if known is not None and known[0] is task and all(  # the entry keeps its key's objects alive
+            a is b for a, b in zip(known[1], listed.values(), strict=True)):
+        return known[2], known[3]
     every = merge_tools(attrs.evolve(task, selected_tools=None, restricted_tools=None), listed)
     owners = {tool.name: tool.gym or "" for tool in every.tools}
-    return merge_tools(task, listed), owners
+    tools = merge_tools(task, listed)
+    if len(_DISCOVERED) >= _DISCOVERED_MAX:
+        _DISCOVERED.clear()
+    _DISCOVERED[key] = (task, tuple(listed.values()), tools, owners)
+    return tools, owners
+
+
+# (task, its gyms' listings) -> its tool set and owners: a task run again on the same
+# cached listings (the usual) is not merged again.
+_DISCOVERED: dict[tuple[int, ...], tuple[Task, tuple[Any, ...], ToolSet, dict[str, str]]] = {}
+_DISCOVERED_MAX = 256
