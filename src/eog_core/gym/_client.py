@@ -335,6 +335,7 @@ class GymClient:
             headers=self._auth_headers(),
             timeout=timeout,
             idempotent=False,
+            raw_body=True,  # a 2xx status is the answer: the body is not read
         )
         await self._send(request)
         return database_id
@@ -352,6 +353,7 @@ class GymClient:
             headers=self._auth_headers(),
             timeout=self.timeouts.admin,
             idempotent=True,
+            raw_body=True,  # a 2xx status is the answer: the body is not read
         )
         try:
             await self._send(request)

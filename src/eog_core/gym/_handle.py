@@ -90,7 +90,7 @@ async def open_attached(
     forward_any_tool: bool = False,
 ) -> TaskSession:
     """Build a session on databases that already exist (see :meth:`TaskSession.attach`)."""
-    from eog_core.gym._session import _logged, _unless_kept
+    from eog_core.gym._session import _logged
 
     task = load_task(dict(handle.task))
     janitor = janitor or default_janitor()
@@ -113,9 +113,8 @@ async def open_attached(
             stack.push_async_callback(_logged, f"closing client of {gym.name}", client.aclose)
             stack.push_async_callback(
                 _logged, f"deleting the database of {gym.name}",
-                functools.partial(_unless_kept, keep, gym.name, functools.partial(
-                    cls._delete, client, Lease(gym=gym.name, url=url),
-                    handle.database_ids[gym.name], janitor, seeded)))
+                functools.partial(cls._delete, client, Lease(gym=gym.name, url=url),
+                                  handle.database_ids[gym.name], janitor, seeded, keep=keep))
         specs = tuple(ToolSpec.from_mcp(t, gym=t.get("gym")) for t in handle.tools)
         session = cls(
             task=task, tools=ToolSet(tools=specs),

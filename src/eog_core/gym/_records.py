@@ -66,4 +66,5 @@ def new_database_id() -> str:
 
 def seed_timeout(sql: str) -> float:
     """Upstream's seeding budget: ``max(1200, 120 + bytes / 102400)`` seconds."""
-    return max(1200.0, 120.0 + len(sql.encode()) / 102400)
+    size = len(sql) if sql.isascii() else len(sql.encode())
+    return max(1200.0, 120.0 + size / 102400)

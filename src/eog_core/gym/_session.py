@@ -99,9 +99,16 @@ def gym_error_kind(error: BaseException) -> str:
     return next((kind for cls, kind in kinds if isinstance(error, cls)), "gym_error")
 
 
-async def _unless_kept(keep: set[str], gym: str, delete: Callable[[], Awaitable[None]]) -> None:
-    if gym not in keep:
-        await delete()
+async def _outcomes(seeding: asyncio.Future[Any]) -> list[Any]:
+    """Each seed request's result or exception, waited for without cancelling them
+    (``seeding``: the one request, or all gathered with their exceptions)."""
+    if not isinstance(seeding, asyncio.Task):
+        outcomes: list[Any] = await asyncio.shield(seeding)
+        return outcomes
+    try:
+        return [await asyncio.shield(seeding)]
+    except Exception as exc:  # the request failed (its cancellation goes up unchanged)
+        return [exc]
 
 
 def _local_error(text: str) -> ToolResult:
@@ -240,7 +247,8 @@ class TaskSession:
                     name=f"{task.task_id or 'task'} {g}", abandoned=abandoned))
                 for g in clients
             }
-            seeding = asyncio.gather(*seed_requests.values(), return_exceptions=True)
+            seeding = next(iter(seed_requests.values())) if len(seed_requests) == 1 else (
+                asyncio.gather(*seed_requests.values(), return_exceptions=True))
             keep: set[str] = set()  # gyms whose database was handed off (detach)
             # Registered before the first await, so a cancelled start deletes too.
             for gym_name, client in clients.items():
@@ -250,15 +258,15 @@ class TaskSession:
                 stack.push_async_callback(
                     _logged,
                     f"deleting the database of {gym_name}",
-                    functools.partial(_unless_kept, keep, gym_name, functools.partial(
-                        cls._delete, client, leases[gym_name], database_ids[gym_name], janitor,
-                        seed_requests[gym_name])),
+                    functools.partial(cls._delete, client, leases[gym_name],
+                                      database_ids[gym_name], janitor, seed_requests[gym_name],
+                                      keep=keep),
                 )
             # Runs first on the way out: a seed already on the wire lands before its
             # database is deleted; one still running after that goes to the janitor.
             stack.push_async_callback(settle, seeding, timeouts.admin)
             stack.callback(abandoned.set)
-            outcomes = await asyncio.shield(seeding)
+            outcomes = await _outcomes(seeding)
             failures: list[tuple[str, BaseException]] = []
             for gym_name, outcome in zip(clients, outcomes, strict=True):
                 if isinstance(outcome, BaseException):
@@ -293,7 +301,11 @@ class TaskSession:
 
     @staticmethod
     async def _delete(client: GymClient, lease: Lease, database_id: str, janitor: Janitor,
-                      seed: asyncio.Future[Any]) -> None:
+                      seed: asyncio.Future[Any], *, keep: Collection[str] = ()) -> None:
+        """Delete the database (unless its gym is in ``keep``: handed off), or hand it to
+        the janitor when that cannot be done now."""
+        if lease.gym in keep:
+            return
         fate = seed_fate(seed)
         if fate == "never":  # the seed provably created nothing
             return

@@ -305,11 +305,13 @@ class AiohttpTransport:
                     timeout=timeout,
                     allow_redirects=False,
                 ) as response:
-                    if (200 <= response.status < 300 and not request.raw_body
-                            and response.headers.get("Content-Type", "").startswith(_JSON)):
-                        # The usual answer, read here: one JSON body.
-                        return HttpResponse(status=response.status, headers=response.headers,
-                                            body=_json_body(await response.read(), request))
+                    if 200 <= response.status < 300:  # the usual answers, read here
+                        if request.raw_body:
+                            return HttpResponse(status=response.status, headers=response.headers,
+                                                raw=await response.read())
+                        if response.headers.get("Content-Type", "").startswith(_JSON):
+                            return HttpResponse(status=response.status, headers=response.headers,
+                                                body=_json_body(await response.read(), request))
                     return await _read(response, request)
             except _Failed as exc:
                 failure = exc
@@ -466,6 +468,8 @@ def _decode_body(raw: bytes, *, strict: bool) -> Any:
     if not raw or raw.isspace():  # no copy of a large body just to look at it
         return None
     try:
+        if raw[:1] in (b"{", b"["):  # UTF-8 (no BOM): skip json's encoding detection
+            return json.loads(raw.decode())
         return json.loads(raw)
     except (ValueError, RecursionError):
         if strict:
