@@ -91,7 +91,8 @@ class Janitor:
     transport: Transport | None = attrs.field(default=None, kw_only=True)
     clock: Callable[[], float] = attrs.field(default=time.monotonic, kw_only=True, repr=False)
     _pending: dict[tuple[str, str], LeakedDatabase] = attrs.field(factory=dict, init=False)
-    _sessions: list[_Closeable] = attrs.field(factory=list, init=False, repr=False)
+    _sessions: dict[int, _Closeable] = attrs.field(factory=dict, init=False, repr=False)
+    """Watched sessions by identity (registering and forgetting one is O(1))."""
     _loop_task: asyncio.Task[None] | None = attrs.field(default=None, init=False, repr=False)
     _wake: asyncio.Event | None = attrs.field(default=None, init=False, repr=False)
     _closing: bool = attrs.field(default=False, init=False, repr=False)
@@ -125,14 +126,14 @@ class Janitor:
 
     def register(self, session: _Closeable) -> None:
         """Watch a session: close it when idle for longer than ``ttl``."""
-        self._sessions = [s for s in self._sessions if not s.closed]
-        self._sessions.append(session)
+        self._sessions[id(session)] = session
         if self._loop_task is None:  # a running loop sees it within ``interval``: no wake-up
             self._ensure_running()
 
     def forget(self, session: _Closeable) -> None:
         """Stop watching a session (it closed): the janitor keeps no reference to it."""
-        self._sessions = [s for s in self._sessions if s is not session and not s.closed]
+        if self._sessions.get(id(session)) is session:
+            del self._sessions[id(session)]
 
     def _ensure_running(self) -> None:
         """Start (or wake) the background loop; it stops by itself when nothing is left to do."""
@@ -155,9 +156,11 @@ class Janitor:
     async def sweep(self, *, force: bool = False) -> list[LeakedDatabase]:
         """Reap idle sessions and retry every deletion that is due (all with ``force``)."""
         now = self.clock()
-        idle = [s for s in self._sessions
+        idle = [s for s in self._sessions.values()
                 if not s.closed and not s.busy and now - s.last_activity > self.ttl]
-        self._sessions = [s for s in self._sessions if not s.closed and s not in idle]
+        reaped = {id(s) for s in idle}
+        self._sessions = {key: s for key, s in self._sessions.items()
+                          if not s.closed and key not in reaped}
         for session in idle:
             log.warning("janitor: closing a session idle for more than %.0f s", self.ttl)
             await _log_failure(session.aclose(), "closing an idle session")
@@ -220,7 +223,7 @@ class Janitor:
 
     async def _run(self) -> None:
         try:
-            while self._pending or any(not session.closed for session in self._sessions):
+            while self._pending or any(not session.closed for session in self._sessions.values()):
                 wake = self._wake
                 assert wake is not None
                 wake.clear()
@@ -246,7 +249,7 @@ class Janitor:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-            for session in [s for s in self._sessions if not s.closed]:
+            for session in [s for s in self._sessions.values() if not s.closed]:
                 await _log_failure(session.aclose(), "closing a session")
             self._sessions.clear()
             left = await self.sweep(force=True)
