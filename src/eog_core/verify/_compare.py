@@ -142,7 +142,7 @@ def strict_compare(actual: Any, expected: Any, comparison_type: Any) -> Comparis
     if comparison_type == "contains":
         needle = expected if isinstance(expected, str) else _text(expected)
         return Comparison(needle in _text(actual), details)
-    left, right = _coerce(actual, expected)
+    left, right = (actual, expected) if type(actual) is type(expected) is not str else _coerce(actual, expected)
     try:
         if comparison_type == "equals":
             passed = left == right

@@ -105,6 +105,7 @@ class _Run:
         "judge",
         "judge_prompt",
         "policy",
+        "reports_failure_kinds",
         "semaphore",
         "sql",
         "task",
@@ -117,6 +118,7 @@ class _Run:
         self.task, self.sql, self.policy, self.database_ids = task, sql, policy, database_ids
         self.final_response, self.tool_names = final_response, tool_names
         self.judge, self.judge_prompt = judge, judge_prompt
+        self.reports_failure_kinds = policy.reports_failure_kinds
         self.semaphore: asyncio.Semaphore | None = None
 
     def target(self, verifier: Verifier, gym: GymServer | None) -> tuple[GymServer | None, str | None, dict[str, Any]]:
@@ -163,13 +165,19 @@ async def _bounded(semaphore: asyncio.Semaphore, sql: SqlRunner, gym_name: str, 
         return await sql.run_sql(gym_name, database_id, query, context)
 
 
-def _database_state(run: _Run, config: DatabaseStateCheck, outcome: SqlOutcome
-                    ) -> tuple[dict[str, Any], FailureKind | None]:
+def _scored(run: _Run, index: int, verifier: DatabaseStateVerifier, outcome: SqlOutcome) -> VerifierResult:
+    """A database_state verifier's result, given its SQL outcome."""
+    config = verifier.validation_config
     result, comparison = _score(config.query, config.expected_value, config.comparison_type,
                                 outcome, run.policy)
     if comparison is None:
-        return result, _outcome_failure(outcome)
-    return result, None if comparison.known_type else "config_error"
+        return _result(run, index, verifier, result, _outcome_failure(outcome))
+    return VerifierResult(
+        index=index, name=verifier.name or f"verifier_{index + 1}", kind=verifier.verifier_type,
+        gym=verifier.gym_name, passed=bool(comparison.passed), expected=config.expected_value,
+        actual=result["actual"], comparison_type=config.comparison_type, details=comparison.details,
+        query=config.query, upstream=result,
+        failure_kind=None if comparison.known_type or not run.reports_failure_kinds else "config_error")
 
 
 async def _response_check(run: _Run, verifier: ResponseCheckVerifier, gym: GymServer | None, query: str
@@ -210,7 +218,7 @@ def _result(run: _Run, index: int, verifier: Verifier, result: dict[str, Any],
         gym=verifier.gym_name, passed=bool(get("passed")), expected=get("expected"),
         actual=get("actual"), comparison_type=get("comparison_type"), details=get("details"),
         error=get("error"), query=get("query"),
-        failure_kind=failure if run.policy.reports_failure_kinds else None, upstream=result)
+        failure_kind=failure if run.reports_failure_kinds else None, upstream=result)
 
 
 def _unscored(index: int, verifier: Verifier, error: str, *, counted: bool = True) -> VerifierResult:
@@ -251,7 +259,7 @@ def _prepare(run: _Run, index: int, verifier: Verifier) -> VerifierResult | _Pen
                                                   "query": query}, "config_error")
         answer = run.query(verifier, gym, query)
         if isinstance(answer, SqlOutcome):
-            return _result(run, index, verifier, *_database_state(run, verifier.validation_config, answer))
+            return _scored(run, index, verifier, answer)
         return index, verifier, answer
     if isinstance(verifier, ResponseCheckVerifier):
         config = verifier.validation_config
@@ -402,8 +410,7 @@ async def verify_task(
     if pending:
         for (index, verifier, _), answer in zip(pending, await _settle(pending), strict=True):
             if isinstance(verifier, DatabaseStateVerifier):
-                result, failure = _database_state(run, verifier.validation_config, answer)
+                results[index] = _scored(run, index, verifier, answer)
             else:
-                result, failure = answer
-            results[index] = _result(run, index, verifier, result, failure)
+                results[index] = _result(run, index, verifier, *answer)
     return _aggregate(task, policy, results)
