@@ -8,9 +8,7 @@ id of each gym, and the task's tools. It pickles, and ``to_dict()`` is JSON.
 from __future__ import annotations
 
 import asyncio
-import functools
 from collections.abc import Mapping
-from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -20,6 +18,7 @@ from eog_core.gym._client import GymClient, Timeouts
 from eog_core.gym._directory import Lease
 from eog_core.gym._headers import HeaderMode
 from eog_core.gym._janitor import Janitor, default_janitor
+from eog_core.gym._teardown import GymState, Teardown
 from eog_core.gym._transport import Transport
 from eog_core.tasks import ToolSet, ToolSpec, load_task
 
@@ -90,8 +89,6 @@ async def open_attached(
     forward_any_tool: bool = False,
 ) -> TaskSession:
     """Build a session on databases that already exist (see :meth:`TaskSession.attach`)."""
-    from eog_core.gym._session import _logged
-
     task = load_task(dict(handle.task))
     janitor = janitor or default_janitor()
     missing = [g.name for g in task.gym_servers
@@ -102,25 +99,26 @@ async def open_attached(
     seeded: asyncio.Future[None] = asyncio.get_running_loop().create_future()
     seeded.set_result(None)
     keep: set[str] = set() if handle.delete_on_close else {g.name for g in task.gym_servers}
-    async with AsyncExitStack() as stack:
-        clients: dict[str, GymClient] = {}
-        for gym in task.gym_servers:
-            url = handle.gym_urls[gym.name]
-            client = clients[gym.name] = GymClient(
-                url, name=gym.name, mcp_endpoint=gym.mcp_endpoint or task.mcp_endpoint,
-                auth=gym.auth, transport=transport, timeouts=timeouts or Timeouts(),
-                header_mode=header_mode, shared_session=True)
-            stack.push_async_callback(_logged, f"closing client of {gym.name}", client.aclose)
-            stack.push_async_callback(
-                _logged, f"deleting the database of {gym.name}",
-                functools.partial(cls._delete, client, Lease(gym=gym.name, url=url),
-                                  handle.database_ids[gym.name], janitor, seeded, keep=keep))
+    teardown = Teardown(janitor=janitor, admin_timeout=(timeouts or Timeouts()).admin, keep=keep)
+    clients: dict[str, GymClient] = {}
+    for gym in task.gym_servers:
+        url = handle.gym_urls[gym.name]
+        client = clients[gym.name] = GymClient(
+            url, name=gym.name, mcp_endpoint=gym.mcp_endpoint or task.mcp_endpoint,
+            auth=gym.auth, transport=transport, timeouts=timeouts or Timeouts(),
+            header_mode=header_mode, shared_session=True)
+        teardown.gyms.append(GymState(Lease(gym=gym.name, url=url), client,
+                                      handle.database_ids[gym.name], seeded))
+    try:
         specs = tuple(ToolSpec.from_mcp(t, gym=t.get("gym")) for t in handle.tools)
         session = cls(
             task=task, tools=ToolSet(tools=specs),
             database_ids={g.name: handle.database_ids[g.name] for g in task.gym_servers},
-            trajectory=[], clients=clients, stack=stack.pop_all(), janitor=janitor,
+            trajectory=[], clients=clients, teardown=teardown, janitor=janitor,
             owners={t.name: t.gym or "" for t in specs}, forward_any_tool=forward_any_tool,
             tool_errors=tool_errors, keep=keep)
+    except BaseException:
+        await teardown.run()
+        raise
     janitor.register(session)
     return session

@@ -9,12 +9,10 @@ deletion fails goes to a :class:`Janitor`, which retries and reports it.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import os
 import time
 from collections.abc import Awaitable, Callable, Collection, Generator, Iterable, Mapping
-from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -24,7 +22,6 @@ from eog_core._json import JsonInputError, loads_untrusted
 from eog_core.errors import (
     ClosedError,
     EogError,
-    GymError,
     GymHTTPError,
     GymProtocolError,
     GymTimeoutError,
@@ -39,13 +36,11 @@ from eog_core.gym._headers import HeaderMode
 from eog_core.gym._janitor import Janitor, default_janitor
 from eog_core.gym._seeding import (
     bounded_seed,
-    close_after_seed,
     discover_tools,
     read_seed,
-    seed_fate,
-    settle,
 )
 from eog_core.gym._sql import HttpSqlRunner
+from eog_core.gym._teardown import GymState, Teardown
 from eog_core.gym._transport import Transport
 from eog_core.tasks import Task, ToolSet, ToolSnapshot
 from eog_core.verify import (
@@ -122,13 +117,6 @@ def _own_session(per_database: bool | Collection[str], gym: str) -> bool:
     return per_database if isinstance(per_database, bool) else gym in per_database
 
 
-async def _logged(what: str, step: Callable[[], Awaitable[Any]]) -> None:
-    try:
-        await step()
-    except Exception:  # cleanup carries on whatever one step raised
-        log.exception("cleanup: %s failed", what)
-
-
 @attrs.define
 class TaskSession:
     """A task's live rollout. Build it with :meth:`start`, never directly."""
@@ -138,7 +126,7 @@ class TaskSession:
     database_ids: Mapping[str, str]
     trajectory: list[ToolCallRecord]
     _clients: dict[str, GymClient] = attrs.field(repr=False)
-    _stack: AsyncExitStack = attrs.field(repr=False)
+    _teardown: Teardown = attrs.field(repr=False)
     _janitor: Janitor = attrs.field(repr=False)
     _owners: Mapping[str, str] = attrs.field(repr=False)
     _forward_any_tool: bool = False
@@ -222,14 +210,15 @@ class TaskSession:
             gym.name: seed_sql[gym.name] if gym.name in seed_sql else read_seed(gym, seed_root)
             for gym in task.gym_servers
         }
-        async with AsyncExitStack() as stack:
+        teardown = Teardown(janitor=janitor, admin_timeout=timeouts.admin, directory=directory)
+        try:
             clients: dict[str, GymClient] = {}
             leases: dict[str, Lease] = {}
             for gym in task.gym_servers:
                 lease = leases[gym.name] = await directory.acquire(
                     gym.name, fallback=gym.url, auth=gym.auth)
-                stack.callback(directory.release, lease)
-                client = clients[gym.name] = GymClient(
+                teardown.leases.append(lease)
+                clients[gym.name] = GymClient(
                     lease.url,
                     name=gym.name,
                     mcp_endpoint=gym.mcp_endpoint or task.mcp_endpoint,
@@ -240,32 +229,18 @@ class TaskSession:
                     shared_session=not _own_session(session_per_database, gym.name),
                 )
             database_ids = {gym.name: new_database_id() for gym in task.gym_servers}
-            abandoned = asyncio.Event()  # set on the way out: seeds not yet sent never are
             seed_requests = {
                 g: asyncio.ensure_future(bounded_seed(
                     directory, leases[g], clients[g], seeds[g], database_id=database_ids[g],
-                    name=f"{task.task_id or 'task'} {g}", abandoned=abandoned))
+                    name=f"{task.task_id or 'task'} {g}", abandoned=teardown.abandoned))
                 for g in clients
             }
-            seeding = next(iter(seed_requests.values())) if len(seed_requests) == 1 else (
-                asyncio.gather(*seed_requests.values(), return_exceptions=True))
-            keep: set[str] = set()  # gyms whose database was handed off (detach)
             # Registered before the first await, so a cancelled start deletes too.
-            for gym_name, client in clients.items():
-                stack.push_async_callback(_logged, f"closing client of {gym_name}",
-                                          functools.partial(close_after_seed, client,
-                                                            seed_requests[gym_name]))
-                stack.push_async_callback(
-                    _logged,
-                    f"deleting the database of {gym_name}",
-                    functools.partial(cls._delete, client, leases[gym_name],
-                                      database_ids[gym_name], janitor, seed_requests[gym_name],
-                                      keep=keep),
-                )
-            # Runs first on the way out: a seed already on the wire lands before its
-            # database is deleted; one still running after that goes to the janitor.
-            stack.push_async_callback(settle, seeding, timeouts.admin)
-            stack.callback(abandoned.set)
+            teardown.gyms = [GymState(leases[g], clients[g], database_ids[g], seed_requests[g])
+                             for g in clients]
+            seeding = teardown.seeding = (
+                next(iter(seed_requests.values())) if len(seed_requests) == 1
+                else asyncio.gather(*seed_requests.values(), return_exceptions=True))
             outcomes = await _outcomes(seeding)
             failures: list[tuple[str, BaseException]] = []
             for gym_name, outcome in zip(clients, outcomes, strict=True):
@@ -283,48 +258,24 @@ class TaskSession:
                     f"seeding gym {gym_name!r} failed: {error}{others}", gym=gym_name
                 ) from error
             tools, owners = await discover_tools(task, clients, tool_snapshots)
-            session = cls(
-                task=task,
-                tools=tools,
-                database_ids=database_ids,
-                trajectory=[],
-                clients=clients,
-                stack=stack.pop_all(),
-                janitor=janitor,
-                owners=owners,
-                forward_any_tool=forward_any_tool,
-                tool_errors=tool_errors,
-                keep=keep,
-            )
+        except BaseException:
+            await teardown.run()  # undo what was set up
+            raise
+        session = cls(
+            task=task,
+            tools=tools,
+            database_ids=database_ids,
+            trajectory=[],
+            clients=clients,
+            teardown=teardown,
+            janitor=janitor,
+            owners=owners,
+            forward_any_tool=forward_any_tool,
+            tool_errors=tool_errors,
+            keep=teardown.keep,
+        )
         janitor.register(session)
         return session
-
-    @staticmethod
-    async def _delete(client: GymClient, lease: Lease, database_id: str, janitor: Janitor,
-                      seed: asyncio.Future[Any], *, keep: Collection[str] = ()) -> None:
-        """Delete the database (unless its gym is in ``keep``: handed off), or hand it to
-        the janitor when that cannot be done now."""
-        if lease.gym in keep:
-            return
-        fate = seed_fate(seed)
-        if fate == "never":  # the seed provably created nothing
-            return
-        adopt = functools.partial(janitor.adopt, gym=lease.gym, url=lease.url,
-                                  database_id=database_id, auth=client.auth,
-                                  may_still_land=fate == "unknown")
-        if not seed.done():  # deleting now could precede the seed: the janitor waits for it
-            adopt(error="seed still in flight", after=seed)
-            return
-        try:
-            # A seed the client gave up on may still be loading: 404 is "not yet", not "gone".
-            await client.delete_database(database_id, missing_ok=fate == "landed")
-        except GymHTTPError as exc:
-            adopt(error=f"its seed may still land: {exc}" if exc.status == 404 else str(exc))
-        except GymError as exc:
-            adopt(error=str(exc))
-        except BaseException:  # cancelled mid-delete: the janitor finishes the job
-            adopt(error="deletion interrupted")
-            raise
 
     @property
     def closed(self) -> bool:
@@ -482,11 +433,12 @@ class TaskSession:
                 judge=judge,
                 judge_prompt=judge_prompt,
                 max_concurrency=max_concurrency,
+                tool_latencies_ms=self.tool_latencies(),
             )
         finally:
             self._in_flight -= 1
             self.last_activity = time.monotonic()
-        return attrs.evolve(verdict, tool_latencies_ms=self.tool_latencies())
+        return verdict
 
     def tool_latencies(self) -> tuple[ToolLatency, ...]:
         """Each tool call that went to a gym, in order, with its latency (as NeMo Gym reports)."""
@@ -507,7 +459,7 @@ class TaskSession:
         self._closed = True
         self._closing = asyncio.Event()
         try:
-            await self._stack.aclose()
+            await self._teardown.run()
         finally:
             self._janitor.forget(self)
             self._closing.set()

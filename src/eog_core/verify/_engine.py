@@ -33,7 +33,7 @@ from eog_core.verify._judge import DEFAULT_JUDGE_PROMPT, Judge, JudgePrompt
 from eog_core.verify._outcome import SqlOutcome, SqlRunner
 from eog_core.verify._policy import STRICT, Policy
 from eog_core.verify._response import judge_decision
-from eog_core.verify._verdict import FailureKind, TaskVerdict, VerifierResult
+from eog_core.verify._verdict import FailureKind, TaskVerdict, ToolLatency, VerifierResult
 
 __all__ = ["score_database_state", "verify_task"]
 
@@ -341,7 +341,8 @@ def _run_error(task: Task, policy: Policy, counted: Sequence[VerifierResult]) ->
     return None if counted else NOTHING_COUNTED_ERROR
 
 
-def _aggregate(task: Task, policy: Policy, results: Sequence[VerifierResult]) -> TaskVerdict:
+def _aggregate(task: Task, policy: Policy, results: Sequence[VerifierResult],
+               tool_latencies_ms: tuple[ToolLatency, ...] = ()) -> TaskVerdict:
     counted = [r for r in results if r.counted]
     if policy.collapses_names:
         last = {r.name: r.index for r in counted}
@@ -369,7 +370,8 @@ def _aggregate(task: Task, policy: Policy, results: Sequence[VerifierResult]) ->
         success=success, reward=reward,
         pass_rate=pass_rate, num_defined=len(task.verifiers), num_scored=len(counted),
         num_passed=num_passed, results=tuple(results),
-        evaluation_completed=failure_kind is None, failure_kind=failure_kind, run_error=run_error)
+        evaluation_completed=failure_kind is None, failure_kind=failure_kind, run_error=run_error,
+        tool_latencies_ms=tool_latencies_ms)
 
 
 async def verify_task(
@@ -383,6 +385,7 @@ async def verify_task(
     judge: Judge | None = None,
     judge_prompt: JudgePrompt = DEFAULT_JUDGE_PROMPT,
     max_concurrency: int = 8,
+    tool_latencies_ms: Iterable[ToolLatency] = (),
 ) -> TaskVerdict:
     """Run every verifier of ``task`` and aggregate the verdict under ``policy``.
 
@@ -391,6 +394,8 @@ async def verify_task(
     Verifiers run concurrently (at most ``max_concurrency`` queries at once);
     results keep definition order. ``tool_calls`` are names, mappings with a
     ``name``, or objects with a ``name`` attribute (for ``tool_execution``).
+    ``tool_latencies_ms`` goes into the verdict as given (``TaskSession`` reports
+    its calls' latencies there).
     """
     if max_concurrency < 1:
         raise UsageError(f"max_concurrency must be at least 1, got {max_concurrency}")
@@ -413,4 +418,4 @@ async def verify_task(
                 results[index] = _scored(run, index, verifier, answer)
             else:
                 results[index] = _result(run, index, verifier, *answer)
-    return _aggregate(task, policy, results)
+    return _aggregate(task, policy, results, tuple(tool_latencies_ms))
