@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -33,6 +33,7 @@ __all__ = [
     "read_seed",
     "seed_fate",
     "settle",
+    "start_seed",
 ]
 
 SeedFate = Literal["landed", "unknown", "never"]
@@ -57,13 +58,46 @@ async def bounded_seed(directory: GymDirectory, lease: Lease, client: GymClient,
         return await client.seed_database(sql, database_id=database_id, name=name)
 
 
-async def settle(seeding: asyncio.Future[Any], limit: float) -> None:
+async def settle(seeds: Sequence[asyncio.Future[Any]], limit: float) -> None:
     """Wait (up to ``limit`` seconds) for seed requests still in flight to finish."""
-    if seeding.done():
+    running = [seed for seed in seeds if not seed.done()]
+    if not running:
         return
-    done, _ = await asyncio.wait([seeding], timeout=limit)
-    if not done:
+    _, pending = await asyncio.wait(running, timeout=limit)
+    if pending:
         log.warning("cleanup: seeding still running after %.0f s; deleting anyway", limit)
+
+
+def start_seed(seed: Coroutine[Any, Any, str]) -> tuple[asyncio.Task[str], asyncio.Future[str]]:
+    """Run a seed request as its own task, and a future that reports its outcome.
+
+    Waiting on the report, not the task, lets a cancelled caller leave while the
+    request finishes (its fate then decides what cleanup does): what
+    ``asyncio.shield`` gives, one event-loop pass sooner.
+    """
+    report: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    task = asyncio.ensure_future(_reported(seed, report))
+    task.add_done_callback(_seen)
+    return task, report
+
+
+async def _reported(seed: Coroutine[Any, Any, str], report: asyncio.Future[str]) -> str:
+    try:
+        database_id = await seed
+    except BaseException as exc:
+        if not report.done():  # the caller may have left (cancelled)
+            report.set_exception(exc)
+            report.exception()  # retrieved: a caller that left will never read it
+        raise
+    if not report.done():
+        report.set_result(database_id)
+    return database_id
+
+
+def _seen(task: asyncio.Future[Any]) -> None:
+    """Mark a seed's failure as retrieved: cleanup reads it (seed_fate), maybe later."""
+    if not task.cancelled():
+        task.exception()
 
 
 async def close_after_seed(client: GymClient, seed: asyncio.Future[Any]) -> None:

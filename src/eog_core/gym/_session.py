@@ -38,6 +38,7 @@ from eog_core.gym._seeding import (
     bounded_seed,
     discover_tools,
     read_seed,
+    start_seed,
 )
 from eog_core.gym._sql import HttpSqlRunner
 from eog_core.gym._teardown import GymState, Teardown
@@ -92,18 +93,6 @@ def gym_error_kind(error: BaseException) -> str:
              (GymHTTPError, "gym_http"), (JsonRpcError, "jsonrpc"),
              (GymProtocolError, "gym_protocol"))
     return next((kind for cls, kind in kinds if isinstance(error, cls)), "gym_error")
-
-
-async def _outcomes(seeding: asyncio.Future[Any]) -> list[Any]:
-    """Each seed request's result or exception, waited for without cancelling them
-    (``seeding``: the one request, or all gathered with their exceptions)."""
-    if not isinstance(seeding, asyncio.Task):
-        outcomes: list[Any] = await asyncio.shield(seeding)
-        return outcomes
-    try:
-        return [await asyncio.shield(seeding)]
-    except Exception as exc:  # the request failed (its cancellation goes up unchanged)
-        return [exc]
 
 
 def _local_error(text: str) -> ToolResult:
@@ -229,19 +218,22 @@ class TaskSession:
                     shared_session=not _own_session(session_per_database, gym.name),
                 )
             database_ids = {gym.name: new_database_id() for gym in task.gym_servers}
-            seed_requests = {
-                g: asyncio.ensure_future(bounded_seed(
+            started = {
+                g: start_seed(bounded_seed(
                     directory, leases[g], clients[g], seeds[g], database_id=database_ids[g],
                     name=f"{task.task_id or 'task'} {g}", abandoned=teardown.abandoned))
                 for g in clients
             }
             # Registered before the first await, so a cancelled start deletes too.
-            teardown.gyms = [GymState(leases[g], clients[g], database_ids[g], seed_requests[g])
+            teardown.gyms = [GymState(leases[g], clients[g], database_ids[g], started[g][0])
                              for g in clients]
-            seeding = teardown.seeding = (
-                next(iter(seed_requests.values())) if len(seed_requests) == 1
-                else asyncio.gather(*seed_requests.values(), return_exceptions=True))
-            outcomes = await _outcomes(seeding)
+            teardown.seeds = [request for request, _ in started.values()]
+            outcomes: list[Any] = []
+            for _, report in started.values():  # the requests run concurrently
+                try:
+                    outcomes.append(await report)
+                except Exception as exc:
+                    outcomes.append(exc)
             failures: list[tuple[str, BaseException]] = []
             for gym_name, outcome in zip(clients, outcomes, strict=True):
                 if isinstance(outcome, BaseException):

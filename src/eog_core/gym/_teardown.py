@@ -61,16 +61,17 @@ class Teardown:
     """Gyms whose database closing must not delete (handed off by ``detach``)."""
     leases: list[Lease] = attrs.field(factory=list)
     gyms: list[GymState] = attrs.field(factory=list)
-    seeding: asyncio.Future[Any] | None = None
+    seeds: list[asyncio.Future[Any]] = attrs.field(factory=list)
+    """The seed requests (each its own task)."""
     abandoned: asyncio.Event = attrs.field(factory=asyncio.Event)
     """Set on the way out: seeds that have not been sent yet never are."""
 
     async def run(self) -> None:
         self.abandoned.set()
         interrupted: BaseException | None = None
-        if self.seeding is not None:
+        if self.seeds:
             interrupted = await _step("waiting for seeds in flight",
-                                      settle(self.seeding, self.admin_timeout))
+                                      settle(self.seeds, self.admin_timeout))
         for gym in reversed(self.gyms):
             name = gym.lease.gym
             if name not in self.keep:
