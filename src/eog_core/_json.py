@@ -20,13 +20,27 @@ from typing import Any
 
 from eog_core.errors import SchemaError
 
-__all__ = ["MAX_DEPTH", "JsonInputError", "check_depth", "decode_json", "loads_untrusted",
-           "nesting_depth"]
+__all__ = ["MAX_DEPTH", "JsonInputError", "check_depth", "decode_json", "loads_bytes",
+           "loads_untrusted", "nesting_depth"]
 
 MAX_DEPTH = 100
 """Deepest nesting of arrays and objects accepted (real task files nest fewer than 10 levels)."""
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_DECODER = json.JSONDecoder()
+
+
+def loads_bytes(raw: bytes) -> Any:
+    """``json.loads(raw)`` (a gym's answer), skipping its encoding sniffing when it can
+    only find UTF-8.
+
+    ``json.detect_encoding`` says UTF-8 whenever the first byte is ASCII but not
+    NUL (no byte-order mark starts so) and the second byte is not NUL; then
+    ``json.loads`` is exactly this decode and its default decoder.
+    """
+    if len(raw) >= 4 and 0 < raw[0] < 0x80 and raw[1]:
+        return _DECODER.decode(raw.decode("utf-8", "surrogatepass"))
+    return json.loads(raw)
 
 
 class JsonInputError(ValueError):

@@ -13,29 +13,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from eog_core._json import loads_bytes
 from eog_core.verify._outcome import SqlOutcome
 
 __all__ = ["sql_answer", "sql_error_text"]
 
-_DECODER = json.JSONDecoder()
-
-
-def _loads(raw: bytes) -> Any:
-    """``json.loads(raw)``, skipping its encoding sniffing when it can only find UTF-8.
-
-    ``json.detect_encoding`` says UTF-8 whenever the first byte is ASCII but not
-    NUL (no byte-order mark starts so) and the second byte is not NUL; then
-    ``json.loads`` is exactly this decode and its default decoder.
-    """
-    if len(raw) >= 4 and 0 < raw[0] < 0x80 and raw[1]:
-        return _DECODER.decode(raw.decode("utf-8", "surrogatepass"))
-    return json.loads(raw)
-
-
 def sql_answer(raw: bytes) -> SqlOutcome:
     """The outcome of a 2xx answer body."""
     try:
-        body = _loads(raw)
+        body = loads_bytes(raw)
     except (ValueError, RecursionError) as exc:
         return SqlOutcome.failed(str(exc), kind="answer")
     return SqlOutcome.ok(body)

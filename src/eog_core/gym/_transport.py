@@ -34,6 +34,7 @@ import aiohttp
 import attrs
 from aiohttp.payload import BytesPayload
 
+from eog_core._json import loads_bytes
 from eog_core._redact import redact_url
 from eog_core.errors import (
     ClosedError,
@@ -468,9 +469,7 @@ def _decode_body(raw: bytes, *, strict: bool) -> Any:
     if not raw or raw.isspace():  # no copy of a large body just to look at it
         return None
     try:
-        if raw[:1] in (b"{", b"["):  # UTF-8 (no BOM): skip json's encoding detection
-            return json.loads(raw.decode())
-        return json.loads(raw)
+        return loads_bytes(raw)
     except (ValueError, RecursionError):
         if strict:
             raise
