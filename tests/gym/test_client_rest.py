@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -63,8 +65,33 @@ def test_database_ids_look_like_upstream() -> None:
     assert new_database_id() != new_database_id()
 
 
+_FORKED_IDS = """
+import os
+from eog_core.gym import new_database_id
+new_database_id()  # the parent's buffer now holds characters the child must not reuse
+child = os.fork()
+print("child" if child == 0 else "parent", "".join(new_database_id()[-9:] for _ in range(50)))
+if child:
+    os.waitpid(child, 0)
+"""
+
+
+def test_database_ids_differ_across_many_and_in_a_forked_child() -> None:
+    ids = {new_database_id()[-9:] for _ in range(2000)}  # more than one buffered read
+    assert len(ids) == 2000
+    # A fresh single-threaded interpreter forks (forking pytest's threads would be unsafe).
+    done = subprocess.run([sys.executable, "-c", _FORKED_IDS], capture_output=True, text=True,
+                          check=True, timeout=60)
+    lines = dict(line.split() for line in done.stdout.splitlines())
+    assert set(lines) == {"child", "parent"}
+    assert len(lines["child"]) == len(lines["parent"]) == 450
+    assert lines["child"] != lines["parent"]
+
+
 def test_seed_timeout_scales_with_size() -> None:
     assert seed_timeout("x" * 1000) == 1200.0
+    assert seed_timeout("\u00e9" * 1000) == 1200.0  # non-ASCII: counted in bytes
+    assert seed_timeout("\u00e9" * (100 * 1024 * 1024)) == 120 + 200 * 1024 * 1024 / 102400
     assert seed_timeout("x" * (200 * 1024 * 1024)) == 120 + 200 * 1024 * 1024 / 102400
 
 

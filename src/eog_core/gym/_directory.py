@@ -224,8 +224,12 @@ class GymDirectory:
 
         ``auth`` (the task's credentials for this gym) goes on the health probes.
         """
-        candidates = [r for r in self._replicas_for(gym, fallback)
-                      if not r.retired and not self._at_cap(r)]
+        replicas = self._replicas_for(gym, fallback)
+        if len(replicas) == 1:  # the usual: one replica, in service
+            only = replicas[0]
+            if only.down_since is None and not only.retired and not self._at_cap(only):
+                return self._lease(only)
+        candidates = [r for r in replicas if not r.retired and not self._at_cap(r)]
         if not candidates:
             raise GymUnreachableError(
                 f"every replica of gym {gym!r} reached its lifecycle cap", gym=gym
@@ -255,10 +259,12 @@ class GymDirectory:
         if not healthy:
             raise GymUnreachableError(f"no replica of gym {gym!r} is both healthy and under its "
                                       "lifecycle cap", gym=gym)
-        chosen = min(healthy, key=lambda r: (r.active, r.lifecycles))
-        chosen.active += 1
-        chosen.lifecycles += 1
-        return Lease(gym=gym, url=chosen.url)
+        return self._lease(min(healthy, key=lambda r: (r.active, r.lifecycles)))
+
+    def _lease(self, replica: Replica) -> Lease:
+        replica.active += 1
+        replica.lifecycles += 1
+        return Lease(gym=replica.gym, url=replica.url)
 
     def _replicas_for(self, gym: str, fallback: str | None) -> list[Replica]:
         if gym in self._listed:

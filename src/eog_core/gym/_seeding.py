@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SeedFate",
-    "bounded_seed",
     "close_after_seed",
     "discover_tools",
     "read_seed",
@@ -47,17 +46,6 @@ class _Unsent(SeedError):
     """The start was abandoned while this seed waited for a slot: it was never sent."""
 
 
-async def bounded_seed(directory: GymDirectory, lease: Lease, client: GymClient, sql: str, *,
-                       database_id: str, name: str, abandoned: asyncio.Event) -> str:
-    """Seed one database once the replica has a free seed slot, unless the start was
-    abandoned while it waited (then it is never sent)."""
-    async with directory.seed_slot(lease):
-        if abandoned.is_set():
-            raise _Unsent(f"seeding gym {lease.gym!r} was abandoned before it was sent",
-                          gym=lease.gym)
-        return await client.seed_database(sql, database_id=database_id, name=name)
-
-
 async def settle(seeds: Sequence[asyncio.Future[Any]], limit: float) -> None:
     """Wait (up to ``limit`` seconds) for seed requests still in flight to finish."""
     running = [seed for seed in seeds if not seed.done()]
@@ -68,22 +56,32 @@ async def settle(seeds: Sequence[asyncio.Future[Any]], limit: float) -> None:
         log.warning("cleanup: seeding still running after %.0f s; deleting anyway", limit)
 
 
-def start_seed(seed: Coroutine[Any, Any, str]) -> tuple[asyncio.Task[str], asyncio.Future[str]]:
-    """Run a seed request as its own task, and a future that reports its outcome.
+def start_seed(directory: GymDirectory, lease: Lease, client: GymClient, sql: str, *,
+               database_id: str, name: str, abandoned: asyncio.Event,
+               ) -> tuple[asyncio.Task[str], asyncio.Future[str]]:
+    """Seed one database in its own task, once the replica has a free seed slot (never,
+    if the start was abandoned while it waited); and a future that reports its outcome.
 
     Waiting on the report, not the task, lets a cancelled caller leave while the
     request finishes (its fate then decides what cleanup does): what
     ``asyncio.shield`` gives, one event-loop pass sooner.
     """
     report: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    task = asyncio.ensure_future(_reported(seed, report))
+    task = asyncio.ensure_future(_seed(directory, lease, client, sql, database_id, name,
+                                       abandoned, report))
     task.add_done_callback(_seen)
     return task, report
 
 
-async def _reported(seed: Coroutine[Any, Any, str], report: asyncio.Future[str]) -> str:
+async def _seed(directory: GymDirectory, lease: Lease, client: GymClient, sql: str,
+                database_id: str, name: str, abandoned: asyncio.Event,
+                report: asyncio.Future[str]) -> str:
     try:
-        database_id = await seed
+        async with directory.seed_slot(lease):
+            if abandoned.is_set():
+                raise _Unsent(f"seeding gym {lease.gym!r} was abandoned before it was sent",
+                              gym=lease.gym)
+            await client.seed_database(sql, database_id=database_id, name=name)
     except BaseException as exc:
         if not report.done():  # the caller may have left (cancelled)
             report.set_exception(exc)

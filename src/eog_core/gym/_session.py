@@ -35,7 +35,6 @@ from eog_core.gym._directory import GymDirectory, Lease
 from eog_core.gym._headers import HeaderMode
 from eog_core.gym._janitor import Janitor, default_janitor
 from eog_core.gym._seeding import (
-    bounded_seed,
     discover_tools,
     read_seed,
     start_seed,
@@ -219,9 +218,9 @@ class TaskSession:
                 )
             database_ids = {gym.name: new_database_id() for gym in task.gym_servers}
             started = {
-                g: start_seed(bounded_seed(
+                g: start_seed(
                     directory, leases[g], clients[g], seeds[g], database_id=database_ids[g],
-                    name=f"{task.task_id or 'task'} {g}", abandoned=teardown.abandoned))
+                    name=f"{task.task_id or 'task'} {g}", abandoned=teardown.abandoned)
                 for g in clients
             }
             # Registered before the first await, so a cancelled start deletes too.

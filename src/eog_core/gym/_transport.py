@@ -107,6 +107,9 @@ class RetryPolicy:
         return random.uniform(0, ceiling)
 
 
+_DEFAULT_RETRY = RetryPolicy()  # frozen: one shared by every default transport
+
+
 @attrs.define(kw_only=True)
 class HttpRequest:
     """One HTTP request; ``json`` (if not None) is sent as the JSON body. Read-only by
@@ -268,14 +271,14 @@ async def connection_pool() -> AsyncIterator[None]:
 class AiohttpTransport:
     """The default transport: the shared aiohttp pool, with retries."""
 
-    retry: RetryPolicy = attrs.field(factory=RetryPolicy)
+    retry: RetryPolicy = attrs.field(factory=lambda: _DEFAULT_RETRY)
     _pool: Pool | None = attrs.field(default=None, init=False, repr=False)
     _leased: bool = attrs.field(default=True, init=False, repr=False)
 
     @classmethod
     def on_pool(cls, pool: Pool, retry: RetryPolicy | None = None) -> AiohttpTransport:
         """A transport that sends on ``pool`` without leasing it (for what the pool owns)."""
-        transport = cls(retry=retry or RetryPolicy())
+        transport = cls(retry=retry or _DEFAULT_RETRY)
         transport._pool, transport._leased = pool, False
         return transport
 
