@@ -218,6 +218,9 @@ async def measure(url: str, rounds: int, sequential: int, spread: int) -> dict[s
     try:
         for client in clients.values():  # warm-up: handshakes, tool list, connections, caches
             await _spread(client.lifecycle, 64, 16)
+        # First, while both pools hold the few connections of the warm-up: the bursts of
+        # the throughput rounds leave dozens open, which skews later per-call figures.
+        figures["cpu_us_per_call"] = await _tool_call_cpu(url, clients["floor"], task, seed, rounds)
         latency: dict[str, list[float]] = {name: [] for name in names}
         cpu: dict[str, list[float]] = {name: [] for name in names}
         for round_ in range(rounds):
@@ -236,7 +239,6 @@ async def measure(url: str, rounds: int, sequential: int, spread: int) -> dict[s
                     await _spread(clients[name].lifecycle, spread, concurrency)
                     rates[name].append(spread / (time.perf_counter() - started))
             figures[f"rate_{concurrency}"] = _summary(rates)
-        figures["cpu_us_per_call"] = await _tool_call_cpu(url, clients["floor"], task, seed, rounds)
     finally:
         for client in clients.values():
             await client.close()
