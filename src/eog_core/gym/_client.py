@@ -138,7 +138,8 @@ class GymClient:
         if self._closed:
             return
         self._closed = True
-        await self._stop_calls()
+        if self._calls:
+            await self._stop_calls()
         mcp, pool = self._mcp, self._pool
         self._pool = None
         try:

@@ -9,7 +9,6 @@ exactly what it did, and a closing session undoes all of it.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
@@ -69,17 +68,17 @@ class Teardown:
     async def run(self) -> None:
         self.abandoned.set()
         interrupted: BaseException | None = None
-        if self.seeds:
-            interrupted = await _step("waiting for seeds in flight",
+        if any(not seed.done() for seed in self.seeds):
+            interrupted = await _step(("waiting for seeds in flight", ""),
                                       settle(self.seeds, self.admin_timeout))
         for gym in reversed(self.gyms):
             name = gym.lease.gym
             if name not in self.keep:
                 interrupted = await _step(
-                    f"deleting the database of {name}",
+                    ("deleting the database of ", name),
                     delete_or_adopt(gym.client, gym.lease, gym.database_id, self.janitor, gym.seed),
                 ) or interrupted
-            interrupted = await _step(f"closing client of {name}",
+            interrupted = await _step(("closing client of ", name),
                                       close_after_seed(gym.client, gym.seed)) or interrupted
         if self.directory is not None:
             for lease in reversed(self.leases):
@@ -91,12 +90,13 @@ class Teardown:
             raise interrupted
 
 
-async def _step(what: str, step: Awaitable[None]) -> BaseException | None:
-    """Run one step: a failure is logged, a cancellation returned for raising later."""
+async def _step(what: tuple[str, str], step: Awaitable[None]) -> BaseException | None:
+    """Run one step: a failure is logged, a cancellation returned for raising later
+    (``what`` names the step in two parts, joined only for the log)."""
     try:
         await step
     except Exception:  # cleanup carries on whatever one step raised
-        log.exception("cleanup: %s failed", what)
+        log.exception("cleanup: %s%s failed", *what)
     except BaseException as exc:
         return exc
     return None
@@ -110,19 +110,21 @@ async def delete_or_adopt(client: GymClient, lease: Lease, database_id: str, jan
     fate = seed_fate(seed)
     if fate == "never":  # the seed provably created nothing
         return
-    adopt = functools.partial(janitor.adopt, gym=lease.gym, url=lease.url,
-                              database_id=database_id, auth=client.auth,
-                              may_still_land=fate == "unknown")
+
+    def adopt(error: str, after: asyncio.Future[Any] | None = None) -> None:
+        janitor.adopt(gym=lease.gym, url=lease.url, database_id=database_id, auth=client.auth,
+                      may_still_land=fate == "unknown", error=error, after=after)
+
     if not seed.done():  # deleting now could precede the seed: the janitor waits for it
-        adopt(error="seed still in flight", after=seed)
+        adopt("seed still in flight", after=seed)
         return
     try:
         # A seed the client gave up on may still be loading: 404 is "not yet", not "gone".
         await client.delete_database(database_id, missing_ok=fate == "landed")
     except GymHTTPError as exc:
-        adopt(error=f"its seed may still land: {exc}" if exc.status == 404 else str(exc))
+        adopt(f"its seed may still land: {exc}" if exc.status == 404 else str(exc))
     except GymError as exc:
-        adopt(error=str(exc))
+        adopt(str(exc))
     except BaseException:  # cancelled mid-delete: the janitor finishes the job
-        adopt(error="deletion interrupted")
+        adopt("deletion interrupted")
         raise
