@@ -12,6 +12,8 @@ from aiohttp import web
 from eog_core.errors import GymProtocolError, RequestError, UsageError
 from eog_core.gym import GymClient, HeaderError, context_headers
 
+from .fake_gym import FakeGym, running
+
 Answer = Callable[[dict[str, Any]], Any]
 
 
@@ -53,7 +55,8 @@ async def odd_gym() -> AsyncIterator[tuple[str, dict[str, Answer]]]:
         await runner.cleanup()
 
 
-@pytest.mark.parametrize("result", [{"content": 5}, {"content": [], "isError": "yes"}])
+@pytest.mark.parametrize("result", [{"content": 5}, {"content": None},
+                                    {"content": [], "isError": "yes"}])
 async def test_malformed_tool_results_are_protocol_errors(odd_gym: tuple[str, dict[str, Answer]],
                                                           result: dict[str, Any]) -> None:
     url, answers = odd_gym
@@ -154,3 +157,22 @@ async def test_unusable_protocol_version_is_a_protocol_error(bad_version_gym: st
     async with GymClient(bad_version_gym, name="odd") as client:
         with pytest.raises(GymProtocolError, match="protocolVersion"):
             await client.list_tools()
+
+
+async def test_context_changed_in_place_sends_its_new_values() -> None:
+    """The per-client header memo reads the context anew: a caller may change its dict."""
+    async with running(FakeGym()) as gym, GymClient(gym.url) as client:
+        context = {"x-user": "alice"}
+        await client.call_tool("ok", {}, database_id="db1", context=context)
+        context["x-user"] = "bob"
+        await client.call_tool("ok", {}, database_id="db1", context=context)
+    sent = [h.get("x-user") for h in gym.headers_seen if "x-database-id" in h]
+    assert sent == ["alice", "bob"]
+
+
+async def test_equal_contexts_that_read_differently_send_their_own_text() -> None:
+    async with running(FakeGym()) as gym, GymClient(gym.url) as client:
+        for value in (1.0, 1, True):  # equal in Python, three different header values
+            await client.call_tool("ok", {}, database_id="db1", context={"x-n": value})
+    sent = [h.get("x-n") for h in gym.headers_seen if "x-database-id" in h]
+    assert sent == ["1.0", "1", "True"]

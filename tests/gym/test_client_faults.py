@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 
 import attrs
 import pytest
+from aiohttp import web
 
 from eog_core.errors import (
     GymHTTPError,
     GymProtocolError,
+    GymTimeoutError,
     GymUnreachableError,
     JsonRpcError,
 )
@@ -235,3 +238,47 @@ async def test_gym_gone_after_use_is_unreachable() -> None:
     assert fake.executions["add"] == 1
     await client.aclose()
     await transport.aclose()
+
+
+async def test_rpc_timeout_bounds_the_whole_call_retries_included() -> None:
+    """``Timeouts.rpc`` bounds a whole call on an open session too: a busy gym that answers
+    503 after 0.4 s each time ends in GymTimeoutError within the 1 s budget, not in a
+    503 after three full attempts."""
+    busy = False
+    attempts = 0
+
+    async def mcp(request: web.Request) -> web.StreamResponse:
+        nonlocal attempts
+        message = await request.json()
+        if message.get("method") == "initialize":
+            result = {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {}}
+            return web.json_response({"jsonrpc": "2.0", "id": message["id"], "result": result},
+                                     headers={"mcp-session-id": "s1"})
+        if "id" not in message:
+            return web.Response(status=202)
+        if busy:
+            attempts += 1
+            await asyncio.sleep(0.4)
+            return web.json_response({"detail": "busy"}, status=503)
+        return web.json_response({"jsonrpc": "2.0", "id": message["id"], "result": {"tools": []}})
+
+    app = web.Application()
+    app.router.add_post("/mcp", mcp)
+    app.router.add_delete("/mcp", _ok)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    url = f"http://127.0.0.1:{runner.addresses[0][1]}"
+    try:
+        async with GymClient(url, name="busy", timeouts=Timeouts(rpc=1.0)) as client:
+            await client.list_tools()  # the session is open: the fast path from here
+            busy = True
+            with pytest.raises(GymTimeoutError, match=r"within 1\.0s"):
+                await client.list_tools()
+    finally:
+        await runner.cleanup()
+    assert 1 <= attempts <= 3
+
+
+async def _ok(request: web.Request) -> web.Response:
+    return web.Response()

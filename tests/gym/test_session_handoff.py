@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from eog_core import STRICT, load_task, to_nemo_row
-from eog_core.errors import GymProtocolError, GymTimeoutError, SchemaError
+from eog_core.errors import GymProtocolError, GymTimeoutError, SchemaError, UsageError
 from eog_core.gym import (
     GymDirectory,
     Janitor,
@@ -125,6 +125,25 @@ async def test_a_handle_may_keep_the_databases_and_must_name_every_gym() -> None
             await TaskSession.attach(SessionHandle.from_dict(handle.to_dict() | {"gym_urls": {}}))
     with pytest.raises(SchemaError, match=r"\$\.database_ids"):
         SessionHandle.from_dict({"task": {}, "gym_urls": {}, "database_ids": []})
+
+
+async def test_an_attach_that_fails_half_way_cleans_up_the_gyms_before() -> None:
+    """A handle whose second gym cannot have a client (its URL is not http) fails to
+    attach, and the first gym's database is deleted (the handle said delete_on_close)."""
+    async with LocalGym.demo() as gym, Janitor() as janitor:
+        directory = GymDirectory({gym.name: gym.url})
+        session = await TaskSession.start(load_task(PATHS.task), directory=directory,
+                                          seed_root=PATHS.directory, janitor=janitor)
+        data = (await session.detach()).to_dict()
+        assert gym.database_ids() == list(data["database_ids"].values())
+        second = dict(data["task"]["gym_servers_config"][0], mcp_server_name="second-gym")
+        data["task"]["gym_servers_config"].append(second)
+        data["gym_urls"]["second-gym"] = "ftp://nowhere.example"
+        data["database_ids"]["second-gym"] = "db_1_second"
+        with pytest.raises(UsageError, match="http"):
+            await TaskSession.attach(SessionHandle.from_dict(data), janitor=janitor)
+        assert gym.database_ids() == []
+        assert await janitor.aclose() == []
 
 
 def test_verdict_rows_are_flat() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
-from types import TracebackType
+from types import MappingProxyType, TracebackType
 from typing import Any
 
 import attrs
@@ -26,6 +26,7 @@ from eog_core.gym._headers import (
     HeaderMode,
     auth_headers,
     checked_header,
+    context_text,
     shared_context_headers,
 )
 from eog_core.gym._mcp import McpSession
@@ -48,6 +49,7 @@ __all__ = ["GymClient", "Timeouts", "ToolResult", "new_database_id", "seed_timeo
 log = logging.getLogger("eog_core.gym")
 
 _MAX_TOOL_PAGES = 1000
+_NO_CONTENT: list[Any] = []  # a result without "content" has none (never mutated)
 # SQL runner statuses that are no verdict on the query: a busy or unavailable gym
 # (or its gateway), or a database / endpoint that is not there (404).
 _UNAVAILABLE = frozenset({404, 408, 429, 502, 503, 504})
@@ -91,12 +93,12 @@ class GymClient:
     _leaving: dict[asyncio.Task[Any], asyncio.Future[None]] = attrs.field(
         factory=dict, init=False, repr=False)
     """For each stopped task, a future set once its requests have left (closing waits)."""
-    _headers_memo: tuple[Any, dict[str, Any], str | None, dict[str, str]] | None = attrs.field(
-        default=None, init=False, repr=False)
+    _headers_memo: tuple[tuple[tuple[str, str], ...], str | None, dict[str, str]] | None = (
+        attrs.field(default=None, init=False, repr=False))
     _urls: dict[str, str] = attrs.field(factory=dict, init=False, repr=False)
-    _auth_memo: tuple[AuthConfig | None, dict[str, str]] | None = attrs.field(
+    _auth_memo: tuple[AuthConfig | None, Mapping[str, str]] | None = attrs.field(
         default=None, init=False, repr=False)
-    _sql_memo: tuple[dict[str, str], dict[str, str], bool, CIMultiDictProxy[str]] | None = (
+    _sql_memo: tuple[dict[str, str], Mapping[str, str], bool, CIMultiDictProxy[str]] | None = (
         attrs.field(default=None, init=False, repr=False))
 
     def __attrs_post_init__(self) -> None:
@@ -270,8 +272,7 @@ class GymClient:
         headers = self._call_headers(database_id, context)
         params = {"name": name, "arguments": dict(arguments or {})}
         result = await self._rpc("tools/call", params, headers, idempotent=False)
-        content = result.get("content")
-        if not (content is None or isinstance(content, list)) or not isinstance(
+        if not isinstance(result.get("content", _NO_CONTENT), list) or not isinstance(
                 result.get("isError", False), bool):
             raise self._protocol_error("tools/call answered a result without a content list")
         return ToolResult.from_result(result)
@@ -460,14 +461,14 @@ class GymClient:
         self, database_id: str | None, context: Mapping[str, Any] | None
     ) -> dict[str, str]:
         """The headers of one call (never mutate them: a task's calls share them)."""
+        text = context_text(context)  # what the headers depend on, read anew every call
         memo = self._headers_memo
-        if memo is not None and memo[2] == database_id and (
-                memo[0] is context or memo[1] == (context or {})):
-            return memo[3]  # a task's calls repeat the same context (or a copy) and database
+        if memo is not None and memo[0] == text and memo[1] == database_id:
+            return memo[2]  # a task's calls repeat the same context and database
         headers = dict(shared_context_headers(context, mode=self.header_mode))
         if database_id is not None:
             headers["x-database-id"] = checked_header("x-database-id", database_id)
-        self._headers_memo = (context, dict(context or {}), database_id, headers)
+        self._headers_memo = (text, database_id, headers)
         return headers
 
     def _sql_headers(self, database_id: str | None, context: Mapping[str, Any] | None,
@@ -484,11 +485,11 @@ class GymClient:
         self._sql_memo = (call, auth, read_only, whole)
         return whole
 
-    def _auth_headers(self) -> dict[str, str]:
+    def _auth_headers(self) -> Mapping[str, str]:
         """The credential header (never mutate it: it is computed once per ``auth``)."""
         memo = self._auth_memo
         if memo is None or memo[0] is not self.auth:
-            memo = self._auth_memo = (self.auth, auth_headers(self.auth))
+            memo = self._auth_memo = (self.auth, MappingProxyType(auth_headers(self.auth)))
         return memo[1]
 
     def _url(self, path: str) -> str:

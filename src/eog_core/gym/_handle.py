@@ -101,15 +101,15 @@ async def open_attached(
     keep: set[str] = set() if handle.delete_on_close else {g.name for g in task.gym_servers}
     teardown = Teardown(janitor=janitor, admin_timeout=(timeouts or Timeouts()).admin, keep=keep)
     clients: dict[str, GymClient] = {}
-    for gym in task.gym_servers:
-        url = handle.gym_urls[gym.name]
-        client = clients[gym.name] = GymClient(
-            url, name=gym.name, mcp_endpoint=gym.mcp_endpoint or task.mcp_endpoint,
-            auth=gym.auth, transport=transport, timeouts=timeouts or Timeouts(),
-            header_mode=header_mode, shared_session=True)
-        teardown.gyms.append(GymState(Lease(gym=gym.name, url=url), client,
-                                      handle.database_ids[gym.name], seeded))
-    try:
+    try:  # a gym whose client cannot be made leaves the ones before it cleaned up
+        for gym in task.gym_servers:
+            url = handle.gym_urls[gym.name]
+            client = clients[gym.name] = GymClient(
+                url, name=gym.name, mcp_endpoint=gym.mcp_endpoint or task.mcp_endpoint,
+                auth=gym.auth, transport=transport, timeouts=timeouts or Timeouts(),
+                header_mode=header_mode, shared_session=True)
+            teardown.gyms.append(GymState(Lease(gym=gym.name, url=url), client,
+                                          handle.database_ids[gym.name], seeded))
         specs = tuple(ToolSpec.from_mcp(t, gym=t.get("gym")) for t in handle.tools)
         session = cls(
             task=task, tools=ToolSet(tools=specs),

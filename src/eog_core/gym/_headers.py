@@ -15,7 +15,8 @@ from typing import Any, Literal
 from eog_core.errors import UsageError
 from eog_core.tasks import AuthConfig
 
-__all__ = ["AuthConfig", "HeaderError", "HeaderMode", "auth_headers", "context_headers"]
+__all__ = ["AuthConfig", "HeaderError", "HeaderMode", "auth_headers", "context_headers",
+           "context_text", "shared_context_headers"]
 
 HeaderMode = Literal["upstream", "strict"]
 AuthType = Literal["bearer", "api_key"]
@@ -80,8 +81,7 @@ def shared_context_headers(
     gym usually has the same one). The result is shared: never mutate it."""
     if not context:
         return _NONE
-    # The headers depend on the keys' and values' text only (1 and True differ).
-    key = (mode, tuple((str(k), str(v)) for k, v in context.items()))
+    key = (mode, context_text(context))
     shared = _SHARED.get(key)
     if shared is None:
         if len(_SHARED) >= _SHARED_MAX:
@@ -91,6 +91,12 @@ def shared_context_headers(
 
 
 _NONE: Mapping[str, str] = {}
+
+
+def context_text(context: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
+    """What a context's headers depend on: its keys' and values' text, in order
+    (``1``, ``1.0`` and ``True`` differ; a dict changed in place reads anew)."""
+    return tuple((str(k), str(v)) for k, v in context.items()) if context else ()
 
 
 def _refuse_unsendable(name: str, value: str) -> None:

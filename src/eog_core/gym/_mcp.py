@@ -337,6 +337,7 @@ class McpSession:
         """One request in the current session; with ``renew``, a session the server
         says is gone is re-initialized and the request sent again (within ``time_limit``)."""
         request_id = next(self._ids)
+        started = asyncio.get_running_loop().time() if renew else 0.0
         request = HttpRequest(
             method="POST",
             url=self.url,
@@ -348,9 +349,9 @@ class McpSession:
             gym=self.gym,
             sse_until=_AnswerTo(request_id),
             on_message=self._answerer,
+            deadline=started + time_limit if renew else None,  # retries within the call's bound
         )
         if renew:
-            started = asyncio.get_running_loop().time()
             sent_with, generation = self.session_id, self.initializations
             try:
                 response = await self.transport.send(request)

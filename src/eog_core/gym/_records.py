@@ -68,7 +68,15 @@ def new_database_id() -> str:
 # hand out the same characters.
 _RANDOM: list[str] = []
 _RANDOM_LOCK = threading.Lock()
-os.register_at_fork(after_in_child=_RANDOM.clear)
+
+
+def _after_fork_in_child() -> None:
+    global _RANDOM_LOCK
+    _RANDOM_LOCK = threading.Lock()  # the copy may be held by a thread the child does not have
+    _RANDOM.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _random_chars(count: int) -> str:

@@ -113,13 +113,18 @@ _DEFAULT_RETRY = RetryPolicy()  # frozen: one shared by every default transport
 @attrs.define(kw_only=True)
 class HttpRequest:
     """One HTTP request; ``json`` (if not None) is sent as the JSON body. Read-only by
-    convention (one is built per request: a frozen class would cost twice as much).
+    convention (one is built per request: a frozen class would cost twice as much),
+    and so are its ``headers``: a transport must not change them in place (clients
+    reuse one header set for all the requests of a task).
 
-    ``sse_until`` stops reading an event stream at the first decoded message
-    for which it returns true; ``on_message`` is awaited with each decoded
-    message of an event stream first (to answer the server's own requests).
-    With ``raw_body`` a 2xx body is not decoded at all: the answer carries it
-    in ``raw`` only.
+    ``timeout`` bounds each attempt; with ``deadline`` (event-loop time, as
+    ``loop.time()``) it is the whole request's budget, retries included: no
+    attempt runs past the deadline and none starts after it (then
+    :class:`GymTimeoutError`). ``sse_until`` stops reading an event stream at the
+    first decoded message for which it returns true; ``on_message`` is awaited
+    with each decoded message of an event stream first (to answer the server's
+    own requests). With ``raw_body`` a 2xx body is not decoded at all: the answer
+    carries it in ``raw`` only.
     """
 
     method: str
@@ -133,6 +138,7 @@ class HttpRequest:
     sse_until: Callable[[Any], bool] | None = None
     on_message: Callable[[Any], Awaitable[None]] | None = None
     raw_body: bool = False
+    deadline: float | None = None
 
 
 @attrs.define(kw_only=True)
@@ -324,9 +330,19 @@ class AiohttpTransport:
             may_resend = request.idempotent or not failure.sent
             if not (failure.transient and may_resend and attempt < self.retry.attempts):
                 raise failure.error from failure.__cause__
+            delay = self.retry.delay(attempt)
+            if request.deadline is not None:  # the next attempt gets what is left of the budget
+                left = request.deadline - asyncio.get_running_loop().time() - delay
+                if left <= 0:
+                    raise GymTimeoutError(
+                        f"no answer within {request.timeout}s ({attempt} attempt(s), the last: "
+                        f"{failure.error})", gym=request.gym, url=request.url,
+                    ) from failure.__cause__
+                timeout = aiohttp.ClientTimeout(total=left,
+                                                sock_connect=min(request.connect_timeout, left))
             log.debug("retrying %s %s after: %s", request.method, redact_url(request.url),
                       failure.error)
-            await asyncio.sleep(self.retry.delay(attempt))
+            await asyncio.sleep(delay)
 
     async def aclose(self) -> None:
         if not self._leased:
