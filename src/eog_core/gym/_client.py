@@ -26,7 +26,6 @@ from eog_core.gym._headers import (
     HeaderMode,
     auth_headers,
     checked_header,
-    context_text,
     shared_context_headers,
 )
 from eog_core.gym._mcp import McpSession
@@ -50,6 +49,7 @@ log = logging.getLogger("eog_core.gym")
 
 _MAX_TOOL_PAGES = 1000
 _NO_CONTENT: list[Any] = []  # a result without "content" has none (never mutated)
+_NO_CONTEXT: Mapping[str, Any] = {}
 # SQL runner statuses that are no verdict on the query: a busy or unavailable gym
 # (or its gateway), or a database / endpoint that is not there (404).
 _UNAVAILABLE = frozenset({404, 408, 429, 502, 503, 504})
@@ -93,7 +93,7 @@ class GymClient:
     _leaving: dict[asyncio.Task[Any], asyncio.Future[None]] = attrs.field(
         factory=dict, init=False, repr=False)
     """For each stopped task, a future set once its requests have left (closing waits)."""
-    _headers_memo: tuple[tuple[tuple[str, str], ...], str | None, dict[str, str]] | None = (
+    _headers_memo: tuple[dict[str, str] | None, str | None, dict[str, str]] | None = (
         attrs.field(default=None, init=False, repr=False))
     _urls: dict[str, str] = attrs.field(factory=dict, init=False, repr=False)
     _auth_memo: tuple[AuthConfig | None, Mapping[str, str]] | None = attrs.field(
@@ -461,14 +461,17 @@ class GymClient:
         self, database_id: str | None, context: Mapping[str, Any] | None
     ) -> dict[str, str]:
         """The headers of one call (never mutate them: a task's calls share them)."""
-        text = context_text(context)  # what the headers depend on, read anew every call
         memo = self._headers_memo
-        if memo is not None and memo[0] == text and memo[1] == database_id:
+        if memo is not None and memo[1] == database_id and memo[0] == (context or _NO_CONTEXT):
             return memo[2]  # a task's calls repeat the same context and database
         headers = dict(shared_context_headers(context, mode=self.header_mode))
         if database_id is not None:
             headers["x-database-id"] = checked_header("x-database-id", database_id)
-        self._headers_memo = (text, database_id, headers)
+        # Kept for the next call only when every key and value is text: a context equal
+        # to a copy of it then means the same headers (1, 1.0 and True are equal but
+        # read differently; a dict changed in place no longer equals the copy).
+        plain = all(type(k) is str and type(v) is str for k, v in (context or {}).items())
+        self._headers_memo = (dict(context or {}) if plain else None, database_id, headers)
         return headers
 
     def _sql_headers(self, database_id: str | None, context: Mapping[str, Any] | None,
