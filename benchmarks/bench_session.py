@@ -12,13 +12,13 @@ Run with ``nox -s bench`` or ``pytest benchmarks/bench_session.py``.
 from __future__ import annotations
 
 import asyncio
-import json
 import socket
 import subprocess
 import sys
 import time
 import tracemalloc
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -26,17 +26,14 @@ import httpx
 import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
-from eog_core import STRICT, Task, load_task
-from eog_core.gym import GymDirectory, Janitor, TaskSession
-from eog_core.local import DEMO_SERVER_NAME, demo_paths
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
 
-QUERIES = [
-    "SELECT status FROM entitlement WHERE sys_id = 'ent_002'",
-    "SELECT COUNT(*) FROM \"case\" WHERE account_id = 'acc_001'",
-    "SELECT state FROM \"case\" WHERE number = 'CS0001003'",
-    "SELECT COUNT(*) FROM contact WHERE account_id = 'acc_001'",
-    "SELECT name FROM account WHERE sys_id = 'acc_001'",
-]
+from tests.gym.lifecycle_task import QUERIES, five_verifier_task  # noqa: E402
+
+from eog_core import STRICT, Task, load_task  # noqa: E402
+from eog_core.gym import GymDirectory, Janitor, TaskSession  # noqa: E402
+from eog_core.local import DEMO_SERVER_NAME, demo_paths  # noqa: E402
 
 
 def _free_port() -> int:
@@ -80,13 +77,6 @@ def gym_url() -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=10)
-
-
-def five_verifier_task() -> Task:
-    raw = json.loads(demo_paths().task.read_text())
-    raw["verifiers"] = [{"verifier_type": "database_state", "name": f"v{i}", "gym_name": DEMO_SERVER_NAME,
-                         "validation_config": {"query": q, "expected_value": None}} for i, q in enumerate(QUERIES)]
-    return load_task(raw)
 
 
 class Rollout:

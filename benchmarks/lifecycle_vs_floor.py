@@ -41,31 +41,15 @@ import aiohttp
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.gym.lifecycle_task import QUERIES, TOOL, five_verifier_task  # noqa: E402
+
 from bench_gym_client import wait_for_port  # noqa: E402
-from eog_core import STRICT, Task, load_task  # noqa: E402
+from eog_core import STRICT, Task  # noqa: E402
 from eog_core.gym import GymClient, GymDirectory, Janitor, TaskSession, new_database_id  # noqa: E402
-from eog_core.local import DEMO_SERVER_NAME, demo_paths, read_demo_seed  # noqa: E402
+from eog_core.local import DEMO_SERVER_NAME, read_demo_seed  # noqa: E402
 
-QUERIES = [
-    "SELECT status FROM entitlement WHERE sys_id = 'ent_002'",
-    "SELECT COUNT(*) FROM \"case\" WHERE account_id = 'acc_001'",
-    "SELECT state FROM \"case\" WHERE number = 'CS0001003'",
-    "SELECT COUNT(*) FROM contact WHERE account_id = 'acc_001'",
-    "SELECT name FROM account WHERE sys_id = 'acc_001'",
-]
 ACCEPT = "application/json, text/event-stream"
-TOOL = ("find_account", {"name": "Harbor Lane"})
 Lifecycle = Callable[[], Awaitable[None]]
-
-
-def five_verifier_task() -> Task:
-    raw = json.loads(demo_paths().task.read_text())
-    raw["verifiers"] = [
-        {"verifier_type": "database_state", "name": f"v{i}", "gym_name": DEMO_SERVER_NAME,
-         "validation_config": {"query": query, "expected_value": None}}
-        for i, query in enumerate(QUERIES)
-    ]
-    return load_task(raw)
 
 
 # -- servers ------------------------------------------------------------------

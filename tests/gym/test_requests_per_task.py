@@ -4,42 +4,25 @@ verifier queries, delete = 8 (issue #12). Against LocalGym and the official Fast
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import Counter
 from collections.abc import Iterator
 
 import pytest
 
-from eog_core import STRICT, Task, load_task
+from eog_core import STRICT, Task
 from eog_core.gym import GymDirectory, TaskSession
-from eog_core.local import DEMO_SERVER_NAME, LocalGym, demo_paths, read_demo_seed
+from eog_core.local import DEMO_SERVER_NAME, LocalGym, read_demo_seed
 
 from .conftest import UvicornThread
 from .fastmcp_gym import RequestLog, build_fastmcp_gym
+from .lifecycle_task import five_verifier_task
 
-QUERIES = [
-    "SELECT status FROM entitlement WHERE sys_id = 'ent_002'",
-    "SELECT COUNT(*) FROM \"case\" WHERE account_id = 'acc_001'",
-    "SELECT state FROM \"case\" WHERE number = 'CS0001003'",
-    "SELECT COUNT(*) FROM contact WHERE account_id = 'acc_001'",
-    "SELECT name FROM account WHERE sys_id = 'acc_001'",
-]
 ONE_TASK = Counter({
     ("POST", "/api/seed-database", None): 1,
     ("POST", "/mcp", "tools/call"): 1,
     ("POST", "/api/sql-runner", None): 5,
     ("DELETE", "/api/delete-database", None): 1,
 })
-
-
-def five_verifier_task() -> Task:
-    raw = json.loads(demo_paths().task.read_text())
-    raw["verifiers"] = [
-        {"verifier_type": "database_state", "name": f"v{i}", "gym_name": DEMO_SERVER_NAME,
-         "validation_config": {"query": query, "expected_value": None}}
-        for i, query in enumerate(QUERIES)
-    ]
-    return load_task(raw)
 
 
 async def lifecycle(task: Task, directory: GymDirectory) -> None:
