@@ -20,13 +20,20 @@ from typing import Any
 
 from eog_core.errors import SchemaError
 
-__all__ = ["MAX_DEPTH", "JsonInputError", "check_depth", "decode_json", "loads_bytes",
-           "loads_untrusted", "nesting_depth"]
+__all__ = ["MAX_DEPTH", "JsonInputError", "check_depth", "decode_json", "dumps_line",
+           "dumps_utf8", "loads_bytes", "loads_untrusted", "nesting_depth", "repair_text",
+           "repair_tree"]
 
 MAX_DEPTH = 100
 """Deepest nesting of arrays and objects accepted (real task files nest fewer than 10 levels)."""
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+# Characters json.dumps(ensure_ascii=False) writes raw that str.splitlines() (and some JSON Lines
+# readers, and JavaScript before ES2019) treat as line ends, and lone surrogates, which no UTF-8
+# text can carry: written as \uXXXX escapes, the line is valid UTF-8 JSON that reads back to the
+# same string.
+_LINE_UNSAFE = re.compile("[\u0085\u2028\u2029\ud800-\udfff]")
 _DECODER = json.JSONDecoder()
 
 
@@ -41,6 +48,54 @@ def loads_bytes(raw: bytes) -> Any:
     if len(raw) >= 4 and 0 < raw[0] < 0x80 and raw[1]:
         return _DECODER.decode(raw.decode("utf-8", "surrogatepass"))
     return json.loads(raw)
+
+
+def _escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def dumps_line(value: Any) -> str:
+    """One JSON Lines record: compact UTF-8 JSON with no raw line separator in it and
+    lone surrogates escaped (``\\ud83d``), so it encodes, never splits, and reads back equal."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return _LINE_UNSAFE.sub(_escape, text) if _LINE_UNSAFE.search(text) else text
+
+
+def repair_text(text: str) -> tuple[str, int]:
+    """``text`` with every lone surrogate (half an emoji) replaced by U+FFFD, and how many."""
+    if not _LONE_SURROGATE.search(text):
+        return text, 0
+    return _LONE_SURROGATE.subn("\ufffd", text)
+
+
+def repair_tree(value: Any) -> tuple[Any, int]:
+    """``value`` (parsed JSON) with lone surrogates in its strings and keys replaced by U+FFFD,
+    and how many; the same object back when there were none."""
+    count = 0
+
+    def fix(item: Any) -> Any:
+        nonlocal count
+        if isinstance(item, str):
+            text, replaced = repair_text(item)
+            count += replaced
+            return text
+        if isinstance(item, dict):
+            return {fix(k): fix(v) for k, v in item.items()}
+        if isinstance(item, list):
+            return [fix(v) for v in item]
+        return item
+
+    if not _has_lone_surrogate(value):
+        return value, 0
+    return fix(value), count
+
+
+def dumps_utf8(value: Any) -> tuple[bytes, int]:
+    """``value`` as UTF-8 JSON bytes for a server to parse, lone surrogates replaced by U+FFFD
+    (servers reject them, escaped or not); returns the bytes and how many were replaced."""
+    text = json.dumps(value, ensure_ascii=False)
+    text, replaced = repair_text(text)
+    return text.encode("utf-8"), replaced
 
 
 class JsonInputError(ValueError):

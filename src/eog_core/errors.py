@@ -22,8 +22,11 @@
     │   └── JsonRpcError         the MCP server answered a JSON-RPC error (code, message, data)
     └── ModelError               talking to a model endpoint failed (eog_core.run; status, attempts)
         ├── ModelUnreachableError  no usable answer after every retry (connection, timeout, 429, 5xx)
+        │   └── ModelOutageError   a run stopped: N rollouts in a row found the endpoint unreachable
+        ├── ModelPreflightError    the endpoint refused the run's first check (URL, key, model name)
         └── ModelHTTPError         the endpoint refused the request (a 4xx other than 408/429)
-            └── ContextOverflowError  the conversation no longer fits the model's context window
+            ├── ContextOverflowError  the conversation no longer fits the model's context window
+            └── ToolCallParseError    the server could not parse the tool call the model wrote (raw_text)
 
 Leaf classes carry structured attributes so harnesses can branch on them
 without parsing messages. No aiohttp or json exception ever escapes the
@@ -47,12 +50,15 @@ __all__ = [
     "JudgeError",
     "ModelError",
     "ModelHTTPError",
+    "ModelOutageError",
+    "ModelPreflightError",
     "ModelUnreachableError",
     "ProtocolVersionError",
     "RequestError",
     "SchemaError",
     "SeedError",
     "SeedFileError",
+    "ToolCallParseError",
     "UsageError",
     "VerificationError",
 ]
@@ -222,3 +228,28 @@ class ModelHTTPError(ModelError):
 
 class ContextOverflowError(ModelHTTPError):
     """The request no longer fits the model's context window."""
+
+
+class ToolCallParseError(ModelHTTPError):
+    """The server could not parse the tool call the model wrote (llama.cpp's 500 "Failed to
+    parse tool call arguments as JSON", vLLM's tool-parser errors): the server is up, the
+    model wrote a broken call. ``raw_text`` is the model's text when the server returned it."""
+
+    def __init__(self, message: str, *, status: int, detail: str = "", attempts: int = 1,
+                 raw_text: str | None = None) -> None:
+        self.raw_text = raw_text
+        super().__init__(message, status=status, detail=detail, attempts=attempts)
+
+
+class ModelPreflightError(ModelError):
+    """The check before a run found the endpoint unusable: nothing listening, a refused key,
+    an unknown model name. Nothing was seeded."""
+
+
+class ModelOutageError(ModelUnreachableError):
+    """A run stopped taking work: ``rollouts`` rollouts in a row found the model unreachable."""
+
+    def __init__(self, message: str, *, rollouts: int, status: int | None = None,
+                 attempts: int = 1) -> None:
+        self.rollouts = rollouts
+        super().__init__(message, status=status, attempts=attempts)

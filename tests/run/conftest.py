@@ -38,6 +38,7 @@ async def evaluate(gym: LocalGym, model: ScriptedModel, out: Path, *, name: str 
                    api: str = "chat", tasks: list[Task] | None = None, repeats: int = 1,
                    concurrency: int = 2, settings: dict[str, Any] | None = None,
                    directory: GymDirectory | None = None, judge_model: str | None = None,
+                   preflight: bool = True, max_consecutive_unreachable: int | None = 3,
                    **options: Any) -> RunReport:
     """One run of the scripted model on the demo gym, with fast retries."""
     model_settings = ModelSettings(
@@ -47,5 +48,6 @@ async def evaluate(gym: LocalGym, model: ScriptedModel, out: Path, *, name: str 
     return await run_evaluation(
         tasks or [load_task(demo_paths().task)], model_settings, out, repeats=repeats,
         concurrency=concurrency, directory=directory or GymDirectory({gym.name: gym.url}),
-        judge_model=judge_model,
+        judge_model=judge_model, preflight=preflight,
+        max_consecutive_unreachable=max_consecutive_unreachable,
         options=RolloutOptions.build(seed_root=demo_paths().directory, **options))

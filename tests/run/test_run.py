@@ -131,7 +131,9 @@ async def test_model_unreachable_is_incomplete_never_zero(gym: LocalGym, model: 
 
 async def test_refused_request_is_not_retried(gym: LocalGym, model: ScriptedModel,
                                               tmp_path: Path) -> None:
-    [record] = (await evaluate(gym, model, tmp_path, name="no-such-model")).records
+    """Past the preflight (which refuses an unknown model before seeding: tests/run/test_endings.py),
+    a refused request is recorded at once."""
+    [record] = (await evaluate(gym, model, tmp_path, name="no-such-model", preflight=False)).records
     assert (record["status"], record["failure_kind"], record["attempts"]) == (
         "incomplete", "model_error", 1)
     assert "404" in record["failure_reason"] and len(model.requests) == 1

@@ -123,7 +123,7 @@ def test_timeout_must_be_positive(tmp_path: Path, capsys: pytest.CaptureFixture[
 @pytest.mark.parametrize(("extra", "message"), [
     (["--extra-body", "[1]"], "--extra-body must be a JSON object"),
     (["--extra-body", "{"], "--extra-body is not JSON"),
-    (["--repeats", "0"], "--repeats must be at least 1"),
+    (["--repeats", "0"], "--repeats must be between 1 and 100,000, got 0"),
     (["--ray", "auto"], "requires the ray extra"),
     (["--ray-actors", "2"], "--ray-actors needs --ray ADDRESS"),
     (["--ray", "auto", "--ray-actors", "0"], "--ray-actors must be at least 1"),
@@ -189,3 +189,124 @@ def test_progress_line_and_summary_table() -> None:
     assert line.startswith("[#######") and "12/40" in line and "pass 42.9%" in line
     assert "in flight 8" in line and "incomplete 1" in line and "ETA 0m56s" in line
     assert progress_line(RunProgress(total=3)).endswith("pass -  in flight 0  ETA ?")
+
+
+# -- #17: fail fast, one line, exit codes ------------------------------------------------------
+
+
+def one_line(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.startswith("eog-core")]
+    assert len(lines) == 1 and "Traceback" not in stderr, stderr
+    return lines[0]
+
+
+async def test_a_dead_model_endpoint_is_one_line_and_exit_2_before_seeding(
+        gym: LocalGym, model: ScriptedModel, tmp_path: Path, unused_tcp_port: int) -> None:
+    argv = command(gym, model, tmp_path, name="demo-correct")
+    argv[argv.index("--base-url") + 1] = f"http://127.0.0.1:{unused_tcp_port}/v1"
+    code, stdout, stderr = await finish(await spawn(argv))
+    assert code == 2
+    assert "no model server answers at" in one_line(stderr)
+    assert sum(gym.ledger.seeds.values()) == 0
+    assert "eog-core score" not in stdout  # no upstream folder was made: no hint for one
+
+
+async def test_a_model_that_goes_down_stops_the_run_with_exit_3(
+        gym: LocalGym, model: ScriptedModel, tmp_path: Path, unused_tcp_port: int) -> None:
+    argv = command(gym, model, tmp_path, "--no-preflight", "--repeats", "5",
+                   "--concurrency", "1", "--rollout-retries", "0", "--unreachable-after", "0.1",
+                   "--stop-after-unreachable", "2", "--model-retries", "1")
+    argv[argv.index("--base-url") + 1] = f"http://127.0.0.1:{unused_tcp_port}/v1"
+    code, _, stderr = await finish(await spawn(argv))
+    assert code == 3
+    assert "2 rollouts in a row found the model endpoint unreachable" in one_line(stderr)
+    assert [r["failure_kind"] for r in records(tmp_path)] == ["model_unreachable"] * 2
+    assert gym.database_ids() == []
+
+
+@pytest.mark.parametrize("extra", [("--repeats", "99999999999999999999"),
+                                   ("--concurrency", "1000000000"), ("--repeats", "0")])
+async def test_absurd_plans_are_one_line_and_exit_2(gym: LocalGym, model: ScriptedModel,
+                                                    tmp_path: Path, extra: tuple[str, str]) -> None:
+    code, _, stderr = await finish(await spawn(command(gym, model, tmp_path, *extra)))
+    assert code == 2 and "must be between" in one_line(stderr)
+
+
+async def test_an_empty_task_folder_is_a_usage_error(gym: LocalGym, model: ScriptedModel,
+                                                     tmp_path: Path) -> None:
+    empty = tmp_path / "no-tasks"
+    empty.mkdir()
+    argv = command(gym, model, tmp_path / "out")
+    argv[argv.index("run") + 1] = str(empty)
+    code, _, stderr = await finish(await spawn(argv))
+    assert code == 2 and "no tasks in" in one_line(stderr)
+    assert model.requests == []
+
+
+async def test_an_error_inside_a_worker_is_the_typed_line_not_a_group(
+        gym: LocalGym, model: ScriptedModel, tmp_path: Path) -> None:
+    (tmp_path / "upstream").mkdir()
+    (tmp_path / "upstream" / "run_1").write_text("a file where a folder must go")
+    code, _, stderr = await finish(await spawn(command(gym, model, tmp_path)))
+    assert code == 3, stderr
+    assert "ExceptionGroup" not in stderr and "run_1" in one_line(stderr)
+    assert not (tmp_path / ROLLOUTS_FILE).read_text()  # the upstream file first: no record
+    assert gym.database_ids() == []
+
+
+async def test_serve_model_and_run_are_the_offline_try(gym: LocalGym, tmp_path: Path) -> None:
+    """The README's offline try: `eog-core serve-model` in one process, `eog-core run` of the
+    demo task (paths from `eog-core demo --print-paths`) in another."""
+    server = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "eog_core", "serve-model", "--port", "0", "--json",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        assert server.stdout is not None
+        announced = json.loads(await asyncio.wait_for(server.stdout.readline(), DEADLINE))
+        paths = {}
+        for which in ("task", "seed-root"):
+            code, out, _ = await finish(await spawn(
+                [sys.executable, "-m", "eog_core", "demo", "--print-paths", which]))
+            assert code == 0
+            paths[which] = out.strip()
+        for api in ("chat", "responses"):
+            out = tmp_path / api
+            code, _, stderr = await finish(await spawn([
+                sys.executable, "-m", "eog_core", "run", paths["task"], "--seed-root",
+                paths["seed-root"], "--gym", f"{gym.name}={gym.url}", "--base-url",
+                announced["base_url"], "--model", "any-name", "--api", api, "--repeats", "2",
+                "--out", str(out)]))
+            assert code == 0, stderr
+            assert [r["success"] for r in records(out)] == [True, True]
+            assert [r["stop_reason"] for r in records(out)] == ["answered", "answered"]
+    finally:
+        server.send_signal(signal.SIGINT)
+        assert await asyncio.wait_for(server.wait(), DEADLINE) == 0
+    assert gym.database_ids() == []
+
+
+async def test_serve_model_noop_does_nothing(gym: LocalGym, model: ScriptedModel,
+                                             tmp_path: Path) -> None:
+    server = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "eog_core", "serve-model", "--port", "0", "--json", "--script",
+        "noop", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        assert server.stdout is not None
+        announced = json.loads(await asyncio.wait_for(server.stdout.readline(), DEADLINE))
+        argv = command(gym, model, tmp_path)
+        argv[argv.index("--base-url") + 1] = announced["base_url"]
+        code, _, stderr = await finish(await spawn(argv))
+        assert code == 0, stderr
+        [record] = records(tmp_path)
+        assert (record["success"], record["num_tool_calls"]) == (False, 0)
+    finally:
+        server.send_signal(signal.SIGINT)
+        await asyncio.wait_for(server.wait(), DEADLINE)
+
+
+async def test_serve_model_on_a_taken_port_is_one_line(tmp_path: Path) -> None:
+    async with ScriptedModel() as taken:
+        port = taken.base_url.rsplit(":", 1)[1].split("/")[0]
+        code, _, stderr = await finish(await spawn(
+            [sys.executable, "-m", "eog_core", "serve-model", "--port", port]))
+    assert code == 3 and "cannot listen on 127.0.0.1" in one_line(stderr)

@@ -31,7 +31,36 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--timeout", type=positive_seconds, default=30.0, metavar="SECONDS",
                         help="seconds to wait for each answer of the gym (default 30)")
     parser.add_argument("--json", action="store_true", help="machine output")
-    parser.set_defaults(handler=lambda args: run_demo(sse=args.sse, as_json=args.json, timeout=args.timeout))
+    parser.add_argument("--print-paths", nargs="?", const="all", metavar="WHICH",
+                        choices=["all", *DEMO_PATHS],
+                        help="print where the demo files are and exit: one of "
+                             f"{', '.join(DEMO_PATHS)} (a bare path, for the shell), or all of them "
+                             "(NAME=PATH lines; JSON with --json)")
+    parser.set_defaults(handler=_handle)
+
+
+DEMO_PATHS = ("task", "seed-root", "seed-sql", "trajectory")
+"""What ``--print-paths`` names: the demo task file, the folder its seed file is named in
+(``--seed-root``), the seed SQL itself and the scripted trajectory."""
+
+
+def demo_path_map() -> dict[str, str]:
+    paths = demo_paths()
+    return {"task": str(paths.task), "seed-root": str(paths.directory),
+            "seed-sql": str(paths.seed_sql), "trajectory": str(paths.trajectory)}
+
+
+def _handle(args: argparse.Namespace) -> int:
+    if args.print_paths is None:
+        return run_demo(sse=args.sse, as_json=args.json, timeout=args.timeout)
+    found = demo_path_map()
+    if args.print_paths != "all":
+        print(found[args.print_paths])
+    elif args.json:
+        emit_json(found, indent=None)
+    else:
+        print("\n".join(f"{name}={path}" for name, path in found.items()))
+    return EXIT_OK
 
 
 def verdict_table(verdict: TaskVerdict, parity: TaskVerdict | None = None) -> str:

@@ -1,9 +1,10 @@
 """``eog-core run``: evaluate a model on tasks end to end, resumably.
 
 Exit codes: 0 every rollout was evaluated; 3 some could not be (their records
-say why) or the input is bad; 2 usage errors; 130 interrupted (Ctrl-C: the
-rollouts in flight are cancelled and their databases deleted; rerun the same
-command to resume).
+say why), the input is bad, or the model endpoint went down during the run; 2
+usage errors, and a model endpoint that fails the check before the run (wrong
+URL, key or model name); 130 interrupted (Ctrl-C: the rollouts in flight are
+cancelled and their databases deleted; rerun the same command to resume).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any, TextIO
 import attrs
 
 from eog_core.cli._common import EXIT_INPUT, EXIT_OK, EXIT_USAGE, emit_json, positive_seconds, table
-from eog_core.errors import UsageError
+from eog_core.errors import ModelPreflightError, UsageError
 from eog_core.gym import GymDirectory, Timeouts
 from eog_core.metrics import (
     CorrectedSummary,
@@ -32,6 +33,8 @@ from eog_core.metrics import (
     runs_from_verdicts,
 )
 from eog_core.run import (
+    MAX_CONCURRENCY,
+    MAX_REPEATS,
     ROLLOUTS_FILE,
     UPSTREAM_DIR,
     ModelSettings,
@@ -72,7 +75,19 @@ def add_parser(commands: Any) -> None:
     model.add_argument("--max-output-tokens", type=int, default=4096, help="default 4096, as upstream")
     model.add_argument("--extra-body", metavar="JSON", default="{}",
                        help='extra request fields, merged last; null removes one: \'{"temperature": null}\'')
-    model.add_argument("--request-timeout", type=float, default=600.0, metavar="SECONDS")
+    model.add_argument("--request-timeout", type=positive_seconds, default=600.0, metavar="SECONDS",
+                       help="bound on one whole model request (default 600)")
+    model.add_argument("--idle-timeout", type=positive_seconds, default=120.0, metavar="SECONDS",
+                       help="a request that receives nothing this long is checked with GET /models; "
+                            "no answer to that either and it is given up as hung (default 120)")
+    model.add_argument("--unreachable-after", type=positive_seconds, default=60.0, metavar="SECONDS",
+                       help="stop retrying once every request has failed to connect (refused, "
+                            "reset, hung) for this long (default 60); a busy server keeps retrying")
+    model.add_argument("--no-preflight", dest="preflight", action="store_false",
+                       help="skip the check of the endpoint (URL, key, model) before the run")
+    model.add_argument("--token-ids", action="store_true",
+                       help="ask for and record token ids and logprobs per turn (vLLM's "
+                            "return_token_ids, logprobs): for RL"),
     model.add_argument("--model-retries", type=int, default=8,
                        help="retries of one model request on 429/5xx/timeouts (default 8)")
     model.add_argument("--max-requests-per-second", type=float, metavar="RATE",
@@ -86,6 +101,9 @@ def add_parser(commands: Any) -> None:
                      help="model answers per rollout (default 50, upstream's ReAct cap)")
     run.add_argument("--rollout-retries", type=int, default=2, metavar="N",
                      help="whole-rollout retries after an infrastructure failure (default 2)")
+    run.add_argument("--stop-after-unreachable", type=int, default=3, metavar="N",
+                     help="stop the run (exit 3) after N rollouts in a row found the model "
+                          "unreachable (default 3; 0 never stops)")
     run.add_argument("--gym", action="append", metavar="NAME=URL",
                      help="a gym replica (repeat for more replicas or gyms)")
     run.add_argument("--gyms", type=Path, metavar="FILE", help="a gym directory file (JSON or TOML)")
@@ -125,7 +143,8 @@ def _settings(args: argparse.Namespace, environ: dict[str, str]) -> ModelSetting
         model=args.model, base_url=args.base_url, api=args.api, api_key=key,
         temperature=args.temperature, max_output_tokens=args.max_output_tokens, extra_body=extra,
         timeout=args.request_timeout, max_retries=args.model_retries,
-        max_requests_per_second=args.max_requests_per_second)
+        max_requests_per_second=args.max_requests_per_second, idle_timeout=args.idle_timeout,
+        unreachable_after=args.unreachable_after, token_ids=args.token_ids)
 
 
 def _directory(args: argparse.Namespace) -> GymDirectory:
@@ -150,12 +169,15 @@ def _timeouts(seconds: float | None) -> Timeouts | None:
 
 
 def _check(args: argparse.Namespace) -> None:
-    for flag, value, least in (("--repeats", args.repeats, 1), ("--concurrency", args.concurrency, 1),
-                               ("--max-turns", args.max_turns, 1),
-                               ("--rollout-retries", args.rollout_retries, 0),
-                               ("--model-retries", args.model_retries, 0)):
-        if value < least:
-            raise UsageError(f"{flag} must be at least {least}, got {value}")
+    for flag, value, least, most in (
+            ("--repeats", args.repeats, 1, MAX_REPEATS),
+            ("--concurrency", args.concurrency, 1, MAX_CONCURRENCY),
+            ("--max-turns", args.max_turns, 1, 100_000),
+            ("--rollout-retries", args.rollout_retries, 0, 100),
+            ("--model-retries", args.model_retries, 0, 100),
+            ("--stop-after-unreachable", args.stop_after_unreachable, 0, 1_000_000)):
+        if not least <= value <= most:
+            raise UsageError(f"{flag} must be between {least} and {most:,}, got {value}")
     if args.ray_actors is not None and args.ray_actors < 1:
         raise UsageError(f"--ray-actors must be at least 1, got {args.ray_actors}")
     if args.ray_actors is not None and not args.ray:
@@ -168,9 +190,15 @@ def _check(args: argparse.Namespace) -> None:
 
 
 def _load(paths: Sequence[Path]) -> list[Task]:
+    """The tasks of every path; a folder without task files is a usage error, as no tasks is."""
     tasks: list[Task] = []
     for path in paths:
+        if path.is_dir() and not any(p.suffix in (".json", ".jsonl") and p.is_file()
+                                     for p in path.rglob("*")):
+            raise UsageError(f"no tasks in {path} (no .json or .jsonl task files)")
         tasks.extend(load_tasks(path))
+    if not tasks:
+        raise UsageError(f"no tasks in {', '.join(map(str, paths))}")
     return tasks
 
 
@@ -236,7 +264,9 @@ async def _run(args: argparse.Namespace, tasks: list[Task], settings: ModelSetti
             report = await run_evaluation(
                 tasks, settings, args.out, repeats=args.repeats, concurrency=args.concurrency,
                 directory=directory, options=options, judge_model=args.judge_model,
-                progress=progress, ray_address=args.ray, ray_actors=args.ray_actors)
+                progress=progress, ray_address=args.ray, ray_actors=args.ray_actors,
+                preflight=args.preflight,
+                max_consecutive_unreachable=args.stop_after_unreachable or None)
     except asyncio.CancelledError:
         if not interrupted:
             raise
@@ -280,10 +310,10 @@ def run_command(args: argparse.Namespace) -> int:
         _check(args)
         settings = _settings(args, dict(os.environ))
         directory = _directory(args)
+        tasks = _load(args.tasks)
     except UsageError as exc:
         print(f"eog-core run: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    tasks = _load(args.tasks)
     options = RolloutOptions.build(
         seed_root=args.seed_root, max_turns=args.max_turns, rollout_retries=args.rollout_retries,
         tool_snapshots=load_tool_snapshots(args.tools) if args.tools else None,
@@ -291,7 +321,7 @@ def run_command(args: argparse.Namespace) -> int:
         timeouts=_timeouts(args.timeout))
     try:
         report, interrupted = asyncio.run(_run(args, tasks, settings, directory, options))
-    except UsageError as exc:
+    except (UsageError, ModelPreflightError) as exc:
         print(f"eog-core run: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     summary = _summary(args.out, args.repeats)
@@ -307,8 +337,11 @@ def run_command(args: argparse.Namespace) -> int:
     else:
         if summary is not None:
             print(summary_table(summary))
-        print(f"\nrollouts: {args.out / ROLLOUTS_FILE}\nupstream format: "
-              f"{args.out / UPSTREAM_DIR} (eog-core score {args.out / UPSTREAM_DIR})")
+        if (args.out / ROLLOUTS_FILE).exists():
+            print(f"\nrollouts: {args.out / ROLLOUTS_FILE}")
+        if (args.out / UPSTREAM_DIR).is_dir():
+            print(f"upstream format: {args.out / UPSTREAM_DIR} "
+                  f"(eog-core score {args.out / UPSTREAM_DIR})")
         if report is not None and report.incomplete:
             print(f"{len(report.incomplete)} rollout(s) could not be evaluated; rerun the same "
                   "command to retry them:")

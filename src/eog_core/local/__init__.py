@@ -5,6 +5,8 @@ Streamable HTTP (JSON or SSE answers), with fault knobs, counters and a
 server-side :class:`Ledger` of seeds, deletes and tool executions for tests.
 :class:`FaultProxy` injects network and gateway faults in front of any gym;
 :class:`GymProcess` runs a gym in its own process to kill and restart.
+:class:`ScriptedModel` is an OpenAI-compatible model server playing scripts
+(``eog-core serve-model``), with the wire faults of real servers.
 ``LocalGym.demo()`` serves the demo CSM domain whose files ``demo_paths()`` names.
 """
 
@@ -17,6 +19,7 @@ from ._mcp import (
     SUPPORTED_PROTOCOL_VERSIONS,
     ResponseMode,
 )
+from ._model import FINAL_TEXT, CutOff, ModelFault, ScriptedModel, demo_scripts
 from ._process import GymProcess
 from ._proxy import Fault, FaultProxy
 from ._server import LocalGym, serve
@@ -36,9 +39,11 @@ from .demo import (
 __all__ = [
     "DEMO_SERVER_NAME",
     "DEMO_SERVER_PORT",
+    "FINAL_TEXT",
     "LATEST_PROTOCOL_VERSION",
     "MISSING_DATABASE_ID_TEXT",
     "SUPPORTED_PROTOCOL_VERSIONS",
+    "CutOff",
     "DemoPaths",
     "ExecutionKey",
     "Fault",
@@ -46,13 +51,16 @@ __all__ = [
     "GymProcess",
     "Ledger",
     "LocalGym",
+    "ModelFault",
     "ResponseMode",
+    "ScriptedModel",
     "ToolContext",
     "ToolError",
     "ToolRegistry",
     "ToolSpec",
     "build_demo_tools",
     "demo_paths",
+    "demo_scripts",
     "demo_tool_snapshot",
     "load_demo_task",
     "load_demo_trajectory",

@@ -163,7 +163,9 @@ def _jsonl_objects(path: Path) -> Iterable[tuple[int, Any]]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise MetricsError(f"cannot read file: {exc.strerror or exc}", source=str(path)) from exc
-    for number, raw in enumerate(text.splitlines(), start=1):
+    # split at newlines only: str.splitlines() also splits at U+2028, U+2029 and U+0085,
+    # which a JSON string may hold raw
+    for number, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
         try:

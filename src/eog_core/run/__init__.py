@@ -16,6 +16,7 @@ from eog_core.run._apis import (
     ToolCall,
     Usage,
     is_context_overflow,
+    is_tool_call_parse_error,
     new_conversation,
 )
 from eog_core.run._loop import AgentRun, StopReason, model_tools, run_agent
@@ -35,9 +36,17 @@ from eog_core.run._output import (
 )
 from eog_core.run._records import RECORD_FORMAT, IncompleteKind, RolloutKey
 from eog_core.run._rollout import RolloutOptions, SharedQueries, classify_failure, run_rollout
-from eog_core.run._runner import RunProgress, RunReport, run_evaluation
+from eog_core.run._runner import (
+    MAX_CONCURRENCY,
+    MAX_REPEATS,
+    RunProgress,
+    RunReport,
+    run_evaluation,
+)
 
 __all__ = [
+    "MAX_CONCURRENCY",
+    "MAX_REPEATS",
     "RECORD_FORMAT",
     "ROLLOUTS_FILE",
     "UPSTREAM_DIR",
@@ -63,6 +72,7 @@ __all__ = [
     "Usage",
     "classify_failure",
     "is_context_overflow",
+    "is_tool_call_parse_error",
     "model_tools",
     "new_conversation",
     "retry_after_seconds",

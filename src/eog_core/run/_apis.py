@@ -23,14 +23,38 @@ __all__ = [
     "ToolCall",
     "Usage",
     "is_context_overflow",
+    "is_tool_call_parse_error",
     "new_conversation",
+    "tool_call_raw_text",
 ]
 
 ApiName = Literal["chat", "responses"]
 
+# How servers say the conversation no longer fits (docs/run.md lists each wording):
+# OpenAI "context_length_exceeded" / "This model's maximum context length is 8192 tokens";
+# llama.cpp "exceed_context_size_error" / "request (1673 tokens) exceeds the available context
+# size (1024 tokens)"; vLLM "This model's maximum context length is 2048 tokens. However, you
+# requested ..." and "The decoder prompt (length 5000) is longer than the maximum model length
+# of 4096"; SGLang "The input (5000 tokens) is longer than the model's context length (4096
+# tokens)" and "Requested token count exceeds the model's maximum context length"; Anthropic-
+# style gateways "prompt is too long".
 _OVERFLOW = re.compile(
     r"context[_ ]length|context window|maximum context|prompt is too long|too many (input )?tokens"
-    r"|input is too long|exceeds the (model'?s? )?(maximum|max)", re.IGNORECASE)
+    r"|input is too long|exceeds the (model'?s? )?(maximum|max)|exceeds? (the )?available context"
+    r"|exceed_context_size|context size|longer than the (maximum model length|model'?s context)"
+    r"|maximum model length", re.IGNORECASE)
+# vLLM's "'max_tokens' or 'max_completion_tokens' is too large: 4096. This model's maximum
+# context length is 8192 tokens and your request has 4200 input tokens" is an overflow too:
+# the prompt grew until prompt + output limit no longer fit.
+# The server could not parse the tool call the model wrote: llama.cpp "Failed to parse tool
+# call arguments as JSON" (HTTP 500) and its chat parser's "Failed to parse input at pos N: ...";
+# vLLM's tool parsers "Error in extracting tool call from response" / "Failed to parse tool
+# call"; SGLang "Failed to parse function call".
+_TOOL_CALL_PARSE = re.compile(
+    r"failed to parse (the )?(tool[_ ]call|function[_ ]call|input at pos)|error in extracting tool"
+    r"[_ ]call|invalid tool[_ ]call|tool[_ ]call (arguments )?(is |are )?not valid json"
+    r"|could not parse tool[_ ]call", re.IGNORECASE)
+_RAW_AFTER = re.compile(r"failed to parse input at pos \d+:\s*|as JSON:\s*", re.IGNORECASE)
 
 
 @attrs.frozen(kw_only=True)
@@ -94,12 +118,33 @@ class ModelTurn:
     reasoning: str | None = None
     history: tuple[Mapping[str, Any], ...] = ()
     """What goes back into the conversation for the next request."""
+    token_data: Mapping[str, Any] | None = None
+    """With ``token_ids`` asked for: the ``prompt_token_ids``, ``token_ids`` and ``logprobs``
+    the server returned (vLLM, llama.cpp), as it returned them."""
 
 
 def is_context_overflow(status: int, detail: str) -> bool:
     """Does an error answer say the request no longer fits the context window?"""
-    return status in (400, 413, 422) and (
-        "context_length_exceeded" in detail or bool(_OVERFLOW.search(detail)))
+    if status not in (400, 413, 422):
+        return False
+    return "context_length_exceeded" in detail or bool(_OVERFLOW.search(detail))
+
+
+def is_tool_call_parse_error(status: int, detail: str) -> bool:
+    """Does an error answer say the server could not parse the model's tool call?"""
+    return (status == 400 or status >= 500) and bool(_TOOL_CALL_PARSE.search(detail))
+
+
+def tool_call_raw_text(body: Any, detail: str) -> str | None:
+    """The model's own text in a tool-call parse error, where the server returned it."""
+    error = body.get("error") if isinstance(body, Mapping) else None
+    for source in (error, body):
+        if isinstance(source, Mapping):
+            for key in ("raw_output", "generated_text", "text", "content", "output"):
+                if isinstance(source.get(key), str) and source[key]:
+                    return str(source[key])
+    match = _RAW_AFTER.search(detail)
+    return detail[match.end():] or None if match else None
 
 
 class Conversation(Protocol):
@@ -136,6 +181,9 @@ class RequestSettings(Protocol):
     @property
     def extra_body(self) -> Mapping[str, Any]: ...
 
+    @property
+    def token_ids(self) -> bool: ...
+
 
 def _merge(body: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
     """Extra fields win; an extra field set to null removes the field."""
@@ -145,6 +193,23 @@ def _merge(body: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
         else:
             body[key] = value
     return body
+
+
+def _token_data(answer: Mapping[str, Any], choice: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Token ids and logprobs where the server returned them (vLLM puts ``prompt_token_ids``
+    at the top and ``token_ids`` in the choice; ``logprobs.content`` is OpenAI's shape)."""
+    data: dict[str, Any] = {}
+    for key, source in (("prompt_token_ids", answer), ("prompt_token_ids", choice),
+                        ("token_ids", choice), ("token_ids", answer)):
+        if key not in data and isinstance(source.get(key), list):
+            data[key] = source[key]
+    logprobs = choice.get("logprobs")
+    content = logprobs.get("content") if isinstance(logprobs, Mapping) else None
+    if isinstance(content, list):
+        data["logprobs"] = [
+            {k: entry[k] for k in ("token", "logprob", "id") if k in entry}
+            for entry in content if isinstance(entry, Mapping)]
+    return data or None
 
 
 def _arguments(value: Any) -> str:
@@ -173,6 +238,9 @@ class ChatConversation:
             body["temperature"] = settings.temperature
         if settings.max_output_tokens is not None:
             body["max_completion_tokens"] = settings.max_output_tokens
+        if settings.token_ids:  # vLLM's return_token_ids; logprobs on every OpenAI-style server
+            body["logprobs"] = True
+            body["return_token_ids"] = True
         return _merge(body, settings.extra_body)
 
     def read(self, answer: Mapping[str, Any], turn: int) -> ModelTurn:
@@ -210,7 +278,8 @@ class ChatConversation:
         return ModelTurn(
             text=text, tool_calls=tuple(calls), usage=Usage.from_api(answer.get("usage")),
             finish_reason=choices[0].get("finish_reason"),
-            reasoning=reasoning if isinstance(reasoning, str) else None, history=(assistant,))
+            reasoning=reasoning if isinstance(reasoning, str) else None, history=(assistant,),
+            token_data=_token_data(answer, choices[0]))
 
     def add_turn(self, turn: ModelTurn) -> None:
         self.messages.extend(dict(item) for item in turn.history)
@@ -244,6 +313,8 @@ class ResponsesConversation:
             body["temperature"] = settings.temperature
         if settings.max_output_tokens is not None:
             body["max_output_tokens"] = settings.max_output_tokens
+        if settings.token_ids:
+            body["include"] = ["message.output_text.logprobs"]
         return _merge(body, settings.extra_body)
 
     def read(self, answer: Mapping[str, Any], turn: int) -> ModelTurn:
@@ -275,10 +346,14 @@ class ResponsesConversation:
             history.append(dict(item))
         details = answer.get("incomplete_details")
         finish = details.get("reason") if isinstance(details, Mapping) else answer.get("status")
+        logprobs = [lp for item in output if isinstance(item, Mapping)
+                    for part in item.get("content") or () if isinstance(part, Mapping)
+                    for lp in part.get("logprobs") or ()]
+        data = _token_data(answer, {"logprobs": {"content": logprobs}} if logprobs else {})
         return ModelTurn(
             text="".join(texts), tool_calls=tuple(calls), usage=Usage.from_api(answer.get("usage")),
             finish_reason=finish if isinstance(finish, str) else None,
-            reasoning="\n".join(reasoning) or None, history=tuple(history))
+            reasoning="\n".join(reasoning) or None, history=tuple(history), token_data=data)
 
     def add_turn(self, turn: ModelTurn) -> None:
         self.items.extend(dict(item) for item in turn.history)

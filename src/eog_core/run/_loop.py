@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import attrs
 
-from eog_core.errors import ContextOverflowError, JsonRpcError
+from eog_core.errors import ContextOverflowError, JsonRpcError, ToolCallParseError
 from eog_core.gym import TaskSession
 from eog_core.model_view import final_answer, tool_observation, tools_used
 from eog_core.run._apis import Usage
@@ -25,7 +25,12 @@ from eog_core.run._model import ModelClient
 
 __all__ = ["AgentRun", "StopReason", "iso_time", "model_tools", "run_agent"]
 
-StopReason = Literal["answered", "max_turns", "context_overflow"]
+StopReason = Literal["answered", "truncated", "max_turns", "context_overflow", "malformed_tool_call"]
+"""How the loop ended: an answer without tool calls (``truncated`` when the output-token limit
+cut it off), the turn cap, the context window, or a tool call the server could not parse."""
+
+_CUT_OFF = frozenset({"length", "max_output_tokens", "max_tokens", "incomplete"})
+"""``finish_reason`` (Chat) / ``incomplete_details.reason`` (Responses) of a cut-off answer."""
 
 
 def iso_time(epoch: float) -> str:
@@ -46,6 +51,8 @@ class AgentRun:
     tool_latency_ms: float
     tools_offered: int = 0
     overflow_detail: str | None = None
+    malformed_tool_call: ToolCallParseError | None = None
+    """With ``stop_reason == "malformed_tool_call"``: the server's error (status, detail, raw_text)."""
 
 
 def model_tools(session: TaskSession, client: ModelClient, *,
@@ -71,11 +78,15 @@ async def run_agent(session: TaskSession, client: ModelClient, *, max_turns: int
     model_ms = tool_ms = 0.0
     stop: StopReason = "max_turns"
     overflow: str | None = None
+    malformed: ToolCallParseError | None = None
     for number in range(1, max_turns + 1):
         try:
             reply = await client.ask(conversation, turn=number)
         except ContextOverflowError as exc:
             stop, overflow = "context_overflow", exc.detail
+            break
+        except ToolCallParseError as exc:
+            stop, malformed = "malformed_tool_call", exc
             break
         answer = reply.turn
         usage += answer.usage
@@ -86,10 +97,14 @@ async def run_agent(session: TaskSession, client: ModelClient, *, max_turns: int
             "model_latency_ms": round(reply.latency_ms, 3), "attempts": reply.attempts,
             "usage": answer.usage.to_dict(), "finish_reason": answer.finish_reason,
             "text": answer.text, "reasoning": answer.reasoning, "tool_calls": []}
+        if reply.repaired:
+            record["repaired_surrogates"] = reply.repaired
+        if answer.token_data is not None:
+            record["token_data"] = answer.token_data
         turns.append(record)
         if not answer.tool_calls:
             record["finished_at"] = iso_time(time.time())
-            stop = "answered"
+            stop = "truncated" if answer.finish_reason in _CUT_OFF else "answered"
             break
         for call in answer.tool_calls:
             called_at = time.time()
@@ -111,4 +126,4 @@ async def run_agent(session: TaskSession, client: ModelClient, *, max_turns: int
         turns=tuple(turns), stop_reason=stop, final_answer=final_answer(conversation.transcript),
         tools_used=tuple(tools_used(session.trajectory)), usage=usage,
         model_latency_ms=model_ms, tool_latency_ms=tool_ms, tools_offered=len(tools),
-        overflow_detail=overflow)
+        overflow_detail=overflow, malformed_tool_call=malformed)

@@ -3,9 +3,18 @@
 Retries 408/409/429/5xx answers, timeouts and connection failures with
 exponential backoff and jitter, honouring ``Retry-After`` (seconds or an HTTP
 date) and ``retry-after-ms``; a request that no longer fits the context window
-raises :class:`ContextOverflowError` at once; other 4xx raise
-:class:`ModelHTTPError`. The API key goes into the ``Authorization`` header
-and nowhere else: it is not in any repr, log line or error message.
+raises :class:`ContextOverflowError` at once; a tool call the server could not
+parse (llama.cpp's 500, vLLM's tool-parser errors) is retried once, then raises
+:class:`ToolCallParseError`; other 4xx raise :class:`ModelHTTPError`.
+
+A dead or hung endpoint is given up on quickly: a request that receives nothing
+for ``idle_timeout`` seconds is checked with a ``GET /models`` probe (a server
+still generating answers it; a hung or stopped one does not), and once every
+request has failed at the transport level for ``unreachable_after`` seconds the
+client stops retrying (:class:`ModelUnreachableError`) instead of backing off for
+minutes; a busy server (429, 5xx answers) keeps its full retries. The API key
+goes into the ``Authorization`` header and nowhere else: it is not in any repr,
+log line or error message.
 """
 
 from __future__ import annotations
@@ -22,13 +31,16 @@ from typing import Any
 import aiohttp
 import attrs
 
+from eog_core._json import dumps_utf8, repair_tree
 from eog_core._redact import redact_url
 from eog_core.errors import (
     ContextOverflowError,
     JudgeError,
     ModelError,
     ModelHTTPError,
+    ModelPreflightError,
     ModelUnreachableError,
+    ToolCallParseError,
     UsageError,
 )
 from eog_core.run._apis import (
@@ -36,7 +48,9 @@ from eog_core.run._apis import (
     Conversation,
     ModelTurn,
     is_context_overflow,
+    is_tool_call_parse_error,
     new_conversation,
+    tool_call_raw_text,
 )
 from eog_core.verify import JudgeRequest
 
@@ -85,6 +99,14 @@ class ModelSettings:
     backoff_initial: float = attrs.field(default=1.0, validator=_positive)
     backoff_max: float = attrs.field(default=60.0, validator=_positive)
     max_requests_per_second: float | None = attrs.field(default=None, validator=_positive)
+    idle_timeout: float | None = attrs.field(default=120.0, validator=_positive)
+    """Seconds a request may receive nothing before the endpoint is probed (``GET /models``);
+    no answer to the probe either and the request is given up as hung. None: never probe."""
+    unreachable_after: float = attrs.field(default=60.0, validator=_positive)
+    """Seconds of nothing but transport failures (refused, reset, hung) after which requests
+    stop retrying: the endpoint is down, not busy."""
+    token_ids: bool = False
+    """Ask for token ids and logprobs (vLLM's ``return_token_ids``, ``logprobs``) and record them."""
 
     def __attrs_post_init__(self) -> None:
         if self.api not in ("chat", "responses"):
@@ -94,7 +116,7 @@ class ModelSettings:
 
     def describe(self) -> dict[str, Any]:
         """The settings as recorded in outputs: everything except the key."""
-        return {"model": self.model, "base_url": self.base_url, "api": self.api,
+        return {"model": self.model, "base_url": redact_url(self.base_url), "api": self.api,
                 "temperature": self.temperature, "max_output_tokens": self.max_output_tokens,
                 "extra_body": dict(self.extra_body)}
 
@@ -107,6 +129,9 @@ class ModelReply:
     started_at: float
     latency_ms: float
     attempts: int
+    repaired: int = 0
+    """Lone surrogates (half an emoji) in the answer, replaced by U+FFFD so it can be sent and
+    written as UTF-8."""
 
 
 def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
@@ -162,6 +187,17 @@ class _RateLimiter:
             await asyncio.sleep(slot - now)
 
 
+class _Hung(Exception):
+    """A request received nothing for ``idle_timeout`` and the endpoint did not answer a probe."""
+
+
+@attrs.frozen
+class _Answer:
+    status: int
+    text: str
+    headers: Mapping[str, str]
+
+
 @attrs.define
 class ModelClient:
     """Asks one model; share one client across every rollout of a run (one connection pool)."""
@@ -170,6 +206,9 @@ class ModelClient:
     _session: aiohttp.ClientSession | None = attrs.field(default=None, init=False, repr=False)
     _limiter: _RateLimiter | None = attrs.field(default=None, init=False, repr=False)
     _closed: bool = attrs.field(default=False, init=False)
+    _failing_since: float | None = attrs.field(default=None, init=False, repr=False)
+    """When the current stretch of transport-only failures began (monotonic); None when the
+    endpoint last answered."""
 
     def __attrs_post_init__(self) -> None:
         if self.settings.max_requests_per_second:
@@ -188,12 +227,13 @@ class ModelClient:
         started = time.time()
         clock = time.perf_counter()
         answer, attempts = await self._post(conversation.endpoint, body)
+        answer, repaired = repair_tree(answer)
         try:
             parsed = conversation.read(answer, turn)
         except ValueError as exc:
             raise ModelUnreachableError(f"model answer could not be read: {exc}",
                                         status=200, attempts=attempts) from exc
-        return ModelReply(turn=parsed, started_at=started,
+        return ModelReply(turn=parsed, started_at=started, repaired=repaired,
                           latency_ms=(time.perf_counter() - clock) * 1000, attempts=attempts)
 
     def _open(self) -> aiohttp.ClientSession:
@@ -203,59 +243,172 @@ class ModelClient:
             headers = {"Content-Type": "application/json", "Accept": "application/json"}
             if self.settings.api_key:
                 headers["Authorization"] = f"Bearer {self.settings.api_key}"
+            timeout = self.settings.timeout
             self._session = aiohttp.ClientSession(
                 headers=headers, connector=aiohttp.TCPConnector(limit=0),
-                timeout=aiohttp.ClientTimeout(total=self.settings.timeout))
+                timeout=aiohttp.ClientTimeout(total=timeout, sock_connect=min(10.0, timeout)))
         return self._session
 
-    async def _post(self, endpoint: str, body: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+    async def _exchange(self, method: str, url: str, payload: bytes | None = None,
+                        seconds: float | None = None) -> _Answer:
         session = self._open()
+        limit = session.timeout if seconds is None else aiohttp.ClientTimeout(
+            total=seconds, sock_connect=min(10.0, seconds))
+        async with session.request(method, url, data=payload, timeout=limit) as response:
+            text = await response.text(errors="replace")
+            return _Answer(response.status, text, response.headers)
+
+    async def alive(self, seconds: float = 10.0) -> bool:
+        """Does the endpoint answer ``GET {base_url}/models`` (with any HTTP status) in time?"""
+        try:
+            await self._exchange("GET", self.settings.base_url + "/models", seconds=seconds)
+        except (aiohttp.ClientError, TimeoutError):
+            return False
+        return True
+
+    def _probe_timeout(self) -> float:
+        idle = self.settings.idle_timeout or 10.0
+        return min(10.0, idle)
+
+    async def _watched(self, url: str, payload: bytes) -> _Answer:
+        """POST, probing the endpoint each ``idle_timeout`` the answer is silent."""
+        idle = self.settings.idle_timeout
+        if idle is None:
+            return await self._exchange("POST", url, payload)
+        request = asyncio.ensure_future(self._exchange("POST", url, payload))
+        try:
+            while True:
+                done, _ = await asyncio.wait({request}, timeout=idle)
+                if done:
+                    return request.result()
+                if not await self.alive(self._probe_timeout()):
+                    raise _Hung(f"no answer for {idle:g}s and GET /models unanswered")
+        finally:
+            if not request.done():
+                request.cancel()
+                await asyncio.gather(request, return_exceptions=True)
+
+    def _transport_failed(self, since: float) -> bool:
+        """Note a transport failure; True when the endpoint has failed long enough to give up."""
+        if self._failing_since is None:
+            self._failing_since = since
+        return time.monotonic() - self._failing_since >= self.settings.unreachable_after
+
+    async def _post(self, endpoint: str, body: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
         settings = self.settings
         url = settings.base_url + endpoint
-        payload = json.dumps(body, ensure_ascii=False).encode()
+        payload, replaced = dumps_utf8(body)
+        if replaced:
+            log.warning("replaced %d lone surrogate(s) in a model request with U+FFFD", replaced)
         status: int | None = None
         reason = ""
+        parse_failures = 0
         for attempt in range(1, settings.max_retries + 2):
             if self._limiter is not None:
                 await self._limiter.wait()
             wait: float | None = None
+            sent = time.monotonic()
+            give_up = False
             try:
-                async with session.post(url, data=payload) as response:
-                    status = response.status
-                    text = await response.text(errors="replace")
-                    wait = retry_after_seconds(response.headers)
-            except (aiohttp.ClientError, TimeoutError) as exc:
+                if self._failing_since is not None and not await self.alive(self._probe_timeout()):
+                    raise _Hung("the endpoint did not answer GET /models")
+                answer = await self._watched(url, payload)
+            except (aiohttp.ClientError, TimeoutError, _Hung) as exc:
                 status, reason = None, f"{type(exc).__name__}: {exc}".rstrip(": ")
+                if isinstance(exc, _Hung):
+                    reason = f"hung: {exc}"
+                # a hung request was silent since it was sent; a timeout or a refusal counts
+                # from now, so one slow generation alone never reads as an outage
+                give_up = self._transport_failed(sent if isinstance(exc, _Hung) else time.monotonic())
             else:
+                self._failing_since = None
+                status = answer.status
+                wait = retry_after_seconds(answer.headers)
                 if 200 <= status < 300:
                     try:
-                        answer = json.loads(text)
+                        parsed = json.loads(answer.text)
                     except ValueError:
-                        answer = None
-                    if isinstance(answer, dict) and not answer.get("error"):
-                        return answer, attempt
-                    reason = f"HTTP {status} with an unreadable body: {text[:200]!r}"
+                        parsed = None
+                    if isinstance(parsed, dict) and not parsed.get("error"):
+                        return parsed, attempt
+                    reason = f"HTTP {status} with an unreadable body: {answer.text[:200]!r}"
                 else:
-                    detail = _detail(text)
+                    detail = _detail(answer.text)
                     if is_context_overflow(status, detail):
                         raise ContextOverflowError(f"context window exceeded: {detail}",
                                                    status=status, detail=detail, attempts=attempt)
-                    if status not in _RETRY_STATUSES and status < 500:
+                    if is_tool_call_parse_error(status, detail):
+                        parse_failures += 1
+                        if parse_failures > 1 or attempt > settings.max_retries:
+                            raise ToolCallParseError(
+                                f"the server could not parse the model's tool call (HTTP {status}): "
+                                f"{detail}", status=status, detail=detail, attempts=attempt,
+                                raw_text=tool_call_raw_text(_json_or_none(answer.text), detail))
+                        wait = 0.0  # a sampled answer may parse on a second try; at once
+                    elif status not in _RETRY_STATUSES and status < 500:
                         raise ModelHTTPError(f"model endpoint answered HTTP {status}: {detail}",
                                              status=status, detail=detail, attempts=attempt)
                     reason = f"HTTP {status}: {detail}"
+            if give_up:
+                down = time.monotonic() - (self._failing_since or sent)
+                raise ModelUnreachableError(
+                    f"model endpoint {redact_url(url)} unreachable for {down:.0f}s "
+                    f"({attempt} attempt(s)); last: {reason}", status=status, attempts=attempt)
             if attempt > settings.max_retries:
                 break
             if wait is None:
                 backoff = min(settings.backoff_max, settings.backoff_initial * 2 ** (attempt - 1))
                 wait = backoff * random.uniform(0.5, 1.0)
             wait = min(wait, _MAX_RETRY_AFTER)
+            if self._failing_since is not None:  # never sleep past the give-up point
+                left = settings.unreachable_after - (time.monotonic() - self._failing_since)
+                wait = max(0.0, min(wait, left))
             log.warning("model request failed (%s); retry %d of %d in %.2fs",
                         reason, attempt, settings.max_retries, wait)
             await asyncio.sleep(wait)
         raise ModelUnreachableError(
             f"model endpoint {redact_url(url)} gave no usable answer after {settings.max_retries + 1} "
             f"attempts; last: {reason}", status=status, attempts=settings.max_retries + 1)
+
+    async def preflight(self) -> str:
+        """Check the endpoint before a run seeds anything: it answers, takes the key, knows the
+        model. Returns what was checked; raises :class:`ModelPreflightError` in one line.
+
+        ``GET /models`` first (a listed model name is enough); when the list does not name the
+        model (llama.cpp serves any name) or the route is missing, one tiny request.
+        """
+        settings = self.settings
+        where = redact_url(settings.base_url)
+        timeout = min(30.0, settings.timeout)
+        try:
+            answer = await self._exchange("GET", settings.base_url + "/models", seconds=timeout)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            hung = isinstance(exc, TimeoutError)
+            raise ModelPreflightError(
+                f"no model server answers at {where}: " + (
+                    f"GET /models got no answer in {timeout:g}s" if hung else
+                    f"{type(exc).__name__}: {exc}".rstrip(": "))) from None
+        if answer.status in (401, 403):
+            raise ModelPreflightError(f"{where} refused the API key (HTTP {answer.status}: "
+                                      f"{_detail(answer.text)})", status=answer.status)
+        listed = _model_ids(answer.text) if answer.status == 200 else None
+        if listed is not None and settings.model in listed:
+            return f"{where}: model {settings.model!r} listed by GET /models"
+        conversation = self.conversation("", "Say OK.", [])
+        body = conversation.body(attrs.evolve(settings, max_output_tokens=16, token_ids=False))
+        payload, _ = dumps_utf8(body)
+        try:
+            answer = await self._watched(settings.base_url + conversation.endpoint, payload)
+        except (aiohttp.ClientError, TimeoutError, _Hung) as exc:
+            raise ModelPreflightError(f"{where} did not answer a one-line request: "
+                                      f"{type(exc).__name__}: {exc}".rstrip(": ")) from None
+        if answer.status < 300 or answer.status in _RETRY_STATUSES or answer.status >= 500:
+            return f"{where}: a one-line request answered HTTP {answer.status}"
+        detail = _detail(answer.text)
+        known = f"; the server lists {', '.join(sorted(listed)[:5])}" if listed else ""
+        raise ModelPreflightError(
+            f"{where} refused a one-line request for model {settings.model!r} (HTTP "
+            f"{answer.status}: {detail}){known}", status=answer.status)
 
     async def aclose(self) -> None:
         """Close the connection pool. Idempotent."""
@@ -269,6 +422,26 @@ class ModelClient:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _json_or_none(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _model_ids(text: str) -> set[str] | None:
+    """The model names of a ``GET /models`` answer (OpenAI's ``data[].id``), None if unreadable."""
+    body = _json_or_none(text)
+    data = body.get("data", body.get("models")) if isinstance(body, dict) else None
+    if not isinstance(data, list):
+        return None
+    names: set[str] = set()
+    for entry in data:
+        if isinstance(entry, Mapping):
+            names.update(str(entry[k]) for k in ("id", "name", "model") if isinstance(entry.get(k), str))
+    return names
 
 
 @attrs.frozen

@@ -1,19 +1,24 @@
 """Where a run writes: ``rollouts.jsonl`` (appended, flushed, resumable) and ``upstream/``.
 
 Resuming reads the existing ``rollouts.jsonl``: evaluated rollouts are kept and
-skipped; a torn last line (a run killed mid-write) and records of rollouts that
-could not be evaluated are dropped, so those rollouts run again. The file is
-rewritten (atomically) only when something was dropped.
+skipped; a torn last line (a run killed mid-write, even inside a multi-byte
+character) and records of rollouts that could not be evaluated are dropped, so
+those rollouts run again. The file is rewritten (atomically) only when something
+was dropped. Every record is one line of valid UTF-8 JSON (:func:`dumps_line`: no
+raw line separator, lone surrogates escaped), whatever text the model wrote.
 
 ``upstream/run_<repeat+1>/results_<mode>__<domain>__<task_id>.json`` holds one
 file per evaluated rollout in upstream's result format, scored with the parity
 verdict, so upstream's ``compute_score.py`` and ``eog-core score`` read it.
 Rollouts that could not be evaluated get no file: upstream would average them
-in as 0.
+in as 0. The upstream file is written before its record is appended, and a
+resumed run writes the file of any kept record that lacks one, so a kill at any
+instant leaves a consistent folder.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -23,11 +28,13 @@ from typing import IO, Any
 
 import attrs
 
+from eog_core._json import dumps_line
 from eog_core.errors import UsageError
 from eog_core.run._records import RolloutKey, record_key, safe_file_part
 from eog_core.tasks import Task
 
-__all__ = ["ROLLOUTS_FILE", "UPSTREAM_DIR", "RolloutLog", "upstream_result", "write_upstream_result"]
+__all__ = ["ROLLOUTS_FILE", "UPSTREAM_DIR", "RolloutLog", "upstream_path", "upstream_result",
+           "write_upstream_result"]
 
 ROLLOUTS_FILE = "rollouts.jsonl"
 UPSTREAM_DIR = "upstream"
@@ -35,7 +42,7 @@ UPSTREAM_DIR = "upstream"
 
 def _atomic_write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".partial-", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(text)
@@ -60,9 +67,9 @@ class RolloutLog:
         """Read what an earlier run left, drop what must run again, open for appending."""
         out_dir.mkdir(parents=True, exist_ok=True)
         path = out_dir / ROLLOUTS_FILE
-        text = path.read_text(encoding="utf-8") if path.exists() else ""
-        lines = text.split("\n")
-        torn = lines.pop() != ""  # text after the last newline never finished writing
+        raw = path.read_bytes() if path.exists() else b""
+        lines = raw.split(b"\n")
+        torn = lines.pop() != b""  # bytes after the last newline never finished writing
         kept: list[str] = []
         finished: dict[RolloutKey, dict[str, Any]] = {}
         dropped = int(torn)
@@ -70,7 +77,7 @@ class RolloutLog:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                record = json.loads(line.decode("utf-8"))
                 key = record_key(record)
             except (ValueError, KeyError, TypeError) as exc:
                 raise UsageError(f"{path}:{number}: not a rollout record ({exc}); "
@@ -82,7 +89,7 @@ class RolloutLog:
                 dropped += 1
                 continue
             finished[key] = record
-            kept.append(line)
+            kept.append(line.decode("utf-8"))
         if dropped:
             _atomic_write(path, "".join(f"{line}\n" for line in kept))
         log = cls(path=path, finished=finished, dropped=dropped)
@@ -93,7 +100,7 @@ class RolloutLog:
         """Write one record as one line and flush it to the file."""
         if self._out is None:
             raise UsageError("the rollout log is closed")
-        self._out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        self._out.write(dumps_line(record) + "\n")
         self._out.flush()
 
     def close(self) -> None:
@@ -178,13 +185,26 @@ def upstream_result(task: Task, record: Mapping[str, Any], *, model: str,
         "runs": [run], "statistics": _statistics(run, record["tools_used"] if "tools_used" in run else [])}
 
 
+_MAX_NAME_BYTES = 255  # NAME_MAX of Linux and macOS file systems
+
+
+def upstream_path(out_dir: Path, record: Mapping[str, Any]) -> Path:
+    """``out_dir/upstream/run_<repeat+1>/results_<mode>__<domain>__<task_id>.json``; a name too
+    long for the file system keeps its head and gets a hash of the whole (upstream's scorer
+    reads every ``results_*.json`` and takes the task from inside the file)."""
+    name = "results_{}__{}__{}.json".format(*(safe_file_part(str(record[k]))
+                                             for k in ("mode", "domain", "task_id")))
+    if len(name.encode()) > _MAX_NAME_BYTES:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:16]
+        name = f"{name[:_MAX_NAME_BYTES - len(digest) - 7]}~{digest}.json"
+    return out_dir / UPSTREAM_DIR / f"run_{int(record['repeat']) + 1}" / name
+
+
 def write_upstream_result(out_dir: Path, task: Task, record: Mapping[str, Any], *,
                           tools_available: int) -> Path:
     """Write (atomically) the upstream-format file of one evaluated rollout; returns its path."""
-    name = "results_{}__{}__{}.json".format(*(safe_file_part(str(record[k]))
-                                             for k in ("mode", "domain", "task_id")))
-    path = out_dir / UPSTREAM_DIR / f"run_{int(record['repeat']) + 1}" / name
+    path = upstream_path(out_dir, record)
     body = upstream_result(task, record, model=str(record["model"]), tools_available=tools_available)
     # compact: the C encoder (indent would take the pure-Python one, ~5x the CPU)
-    _atomic_write(path, json.dumps(body, ensure_ascii=False, default=str))
+    _atomic_write(path, dumps_line(body))
     return path

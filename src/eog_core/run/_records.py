@@ -32,7 +32,8 @@ RECORD_FORMAT = "eog_core.rollout/1"
 
 #: Why a rollout could not be evaluated (besides the verifier engine's own kinds).
 IncompleteKind = Literal["gym_unreachable", "gym_error", "seed_failed", "model_unreachable", "model_error",
-                         "config_error", "verifier_error", "judge_error", "no_verifiers"]
+                         "malformed_tool_call", "config_error", "verifier_error", "judge_error",
+                         "no_verifiers"]
 
 #: (mode, domain, task_id, repeat): what resumption skips when already evaluated.
 RolloutKey = tuple[str, str, str, int]
@@ -71,7 +72,11 @@ def _agent_fields(agent: AgentRun | None) -> dict[str, Any]:
                 "num_turns": 0,
                 "num_tool_calls": 0, "usage": None, "model_latency_ms": None,
                 "tool_latency_ms": None, "turns": []}
-    return {"stop_reason": agent.stop_reason, "context_overflow": agent.overflow_detail,
+    fields: dict[str, Any] = {}
+    if (error := agent.malformed_tool_call) is not None:
+        fields["malformed_tool_call"] = {"status": error.status, "detail": error.detail,
+                                         "raw_text": error.raw_text, "attempts": error.attempts}
+    return fields | {"stop_reason": agent.stop_reason, "context_overflow": agent.overflow_detail,
             "final_answer": agent.final_answer, "tools_used": list(agent.tools_used),
             "tools_offered": agent.tools_offered,
             "num_turns": len(agent.turns),

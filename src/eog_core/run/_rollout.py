@@ -28,6 +28,7 @@ from eog_core.errors import (
     ModelUnreachableError,
     SeedError,
     SeedFileError,
+    ToolCallParseError,
 )
 from eog_core.gym import GymDirectory, Janitor, TaskSession, Timeouts
 from eog_core.run._loop import AgentRun, run_agent
@@ -75,6 +76,8 @@ def classify_failure(error: EogError) -> tuple[IncompleteKind, bool]:
         return "gym_unreachable", True
     if isinstance(error, GymError):
         return "gym_error", True
+    if isinstance(error, ToolCallParseError):
+        return "malformed_tool_call", False
     if isinstance(error, ModelUnreachableError):
         return "model_unreachable", True
     if isinstance(error, ModelHTTPError):
@@ -126,6 +129,8 @@ class _PolicyQueries:
 
 async def _attempt(task: Task, client: ModelClient, directory: GymDirectory, janitor: Janitor,
                    options: RolloutOptions) -> tuple[AgentRun, Any, Any]:
+    """One try: seed, loop, verify (not after a malformed tool call: the rollout is recorded
+    incomplete with the model's text), delete."""
     async with TaskSession.start(
         task, directory=directory, seed_root=options.seed_root,
         tool_snapshots=options.tool_snapshots, janitor=janitor,
@@ -133,6 +138,8 @@ async def _attempt(task: Task, client: ModelClient, directory: GymDirectory, jan
     ) as session:
         agent = await run_agent(session, client, max_turns=options.max_turns,
                                 raw_schemas=options.raw_schemas)
+        if agent.malformed_tool_call is not None:
+            return agent, None, None
         shared = SharedQueries(session.sql_runner(read_only=True), session.sql_runner())
         strict, parity = await asyncio.gather(
             *(session.verify(policy=policy, final_response=agent.final_answer, judge=options.judge,
@@ -155,6 +162,11 @@ async def run_rollout(task: Task, repeat: int, *, client: ModelClient, directory
             kind, retry = classify_failure(exc)
             reason = f"{type(exc).__name__}: {exc}"
         else:
+            if agent.malformed_tool_call is not None:  # the model's doing: no whole-rollout retry
+                error = agent.malformed_tool_call
+                return incomplete_record(task, repeat, model=model, kind="malformed_tool_call",
+                                         reason=f"{type(error).__name__}: {error}", agent=agent,
+                                         attempts=attempt, started=started, finished=time.time())
             if strict.failure_kind != "gym_unreachable" or attempt == attempts:
                 return evaluated_record(task, repeat, model=model, agent=agent, strict=strict,
                                         parity=parity, attempts=attempt, started=started,

@@ -1,9 +1,15 @@
 """A whole evaluation: tasks x repeats, ``concurrency`` rollouts in flight, one writer.
 
 Rollouts run repeat by repeat (every task's repeat 0, then repeat 1...), so a
-run stopped half way has balanced repeats. Each finished rollout is appended to
-``rollouts.jsonl`` and, when evaluated, written to ``upstream/`` before the next
-one is taken. Cancelling :func:`run_evaluation` (Ctrl-C in the CLI) takes no new
+run stopped half way has balanced repeats; they are planned lazily, so memory
+does not grow with ``repeats``. Each finished rollout, when evaluated, is written
+to ``upstream/`` and then appended to ``rollouts.jsonl``.
+
+Before anything is seeded the model endpoint is checked (:meth:`ModelClient.preflight`):
+a wrong URL, key or model name raises :class:`ModelPreflightError`. After
+``max_consecutive_unreachable`` rollouts in a row end ``model_unreachable`` the
+run stops taking work and raises :class:`ModelOutageError`; what was recorded
+stays, and resuming runs the rest. Cancelling :func:`run_evaluation` (Ctrl-C in the CLI) takes no new
 work, cancels the rollouts in flight (each deletes its databases on the way
 out), lets the janitor retry any deletion that failed, and leaves every output
 file valid; the rollouts that were cancelled simply run on the next resume.
@@ -15,24 +21,29 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from eog_core.errors import UsageError
+from eog_core.errors import EogError, ModelOutageError, UsageError
 from eog_core.gym import GymDirectory, Janitor
 from eog_core.run._model import ModelClient, ModelJudge, ModelSettings
-from eog_core.run._output import RolloutLog, write_upstream_result
+from eog_core.run._output import RolloutLog, upstream_path, write_upstream_result
 from eog_core.run._ray import run_on_ray
 from eog_core.run._records import RolloutKey, rollout_key
 from eog_core.run._rollout import RolloutOptions, run_rollout
 from eog_core.tasks import Task
 
-__all__ = ["RunProgress", "RunReport", "run_evaluation"]
+__all__ = ["MAX_CONCURRENCY", "MAX_REPEATS", "RunProgress", "RunReport", "run_evaluation"]
 
 log = logging.getLogger("eog_core.run")
+
+MAX_REPEATS = 100_000
+"""More repeats than any evaluation needs; a bigger number is a typo (``--repeats 10**20``)."""
+MAX_CONCURRENCY = 4_096
+"""Each rollout in flight holds connections and file descriptors on this machine and the gyms."""
 
 
 @attrs.define(kw_only=True)
@@ -103,6 +114,8 @@ async def run_evaluation(
     on_record: Callable[[Mapping[str, Any]], None] | None = None,
     ray_address: str | None = None,
     ray_actors: int | None = None,
+    preflight: bool = True,
+    max_consecutive_unreachable: int | None = 3,
 ) -> RunReport:
     """Evaluate ``settings.model`` on ``tasks`` x ``repeats``; resumes what ``out_dir`` holds.
 
@@ -110,19 +123,30 @@ async def run_evaluation(
     (``judge_model`` names another model on it), as upstream judges with the agent's client.
     ``ray_address`` shards the rollouts over Ray actors (``docs/run.md``); records
     still stream back to this one writer, so the output is the same as a local run's.
+    ``preflight`` checks the endpoint first; ``max_consecutive_unreachable`` (None: never)
+    stops the run after that many ``model_unreachable`` rollouts in a row.
     """
-    if repeats < 1 or concurrency < 1:
-        raise UsageError(f"repeats and concurrency must be at least 1, got {repeats} and {concurrency}")
-    _check_unique(tasks)
+    _check_plan(tasks, repeats, concurrency, max_consecutive_unreachable)
     out = Path(out_dir)
     rollouts = RolloutLog.open(out, model=settings.model)
-    planned: dict[RolloutKey, Task] = {rollout_key(task, r): task
-                                       for r in range(repeats) for task in tasks}
-    pending = [(task, key[3]) for key, task in planned.items() if key not in rollouts.finished]
+    by_identity = {rollout_key(task, 0)[:3]: task for task in tasks}
+    kept = {key: record for key, record in rollouts.finished.items()
+            if key[3] < repeats and key[:3] in by_identity}
     progress = progress if progress is not None else RunProgress()
-    progress.total, progress.skipped = len(planned), len(planned) - len(pending)
+    progress.total, progress.skipped = len(tasks) * repeats, len(kept)
+    pending_count = progress.total - progress.skipped
     new: list[Mapping[str, Any]] = []
-    work = iter(pending)
+    outage = _OutageWatch(max_consecutive_unreachable)
+
+    def plan() -> Iterator[tuple[Task, int]]:
+        for repeat in range(repeats):
+            for task in tasks:
+                if outage.tripped is not None:
+                    return
+                if rollout_key(task, repeat) not in kept:
+                    yield task, repeat
+
+    work = plan()
     directory = directory if directory is not None else GymDirectory()
     options = options or RolloutOptions()
 
@@ -131,17 +155,18 @@ async def run_evaluation(
 
     def finished(task: Task, record: Mapping[str, Any]) -> None:
         progress.in_flight -= 1
-        rollouts.append(record)
-        if record["status"] == "evaluated":
+        if record["status"] == "evaluated":  # first: a kill now leaves a rollout to run again
             write_upstream_result(out, task, record, tools_available=record["tools_offered"])
             progress.evaluated += 1
             progress.passed += bool(record["success"])
         else:
             progress.incomplete += 1
+        rollouts.append(record)
         progress.done += 1
         new.append(record)
         if on_record is not None:
             on_record(record)
+        outage.saw(record)
 
     async def worker(client: ModelClient, janitor: Janitor, rollout_options: RolloutOptions) -> None:
         for task, repeat in work:
@@ -153,26 +178,84 @@ async def run_evaluation(
                 progress.in_flight -= 1
                 raise
             finished(task, record)
+            if outage.tripped is not None:
+                raise outage.tripped  # cancels the rollouts in flight: they run on resume
 
     try:
+        for key, kept_record in kept.items():  # a kill between the two writes of an old version
+            if not upstream_path(out, kept_record).exists():
+                write_upstream_result(out, by_identity[key[:3]], kept_record,
+                                      tools_available=kept_record["tools_offered"])
+        if preflight and pending_count:  # before anything is seeded
+            async with ModelClient(settings) as probe:
+                log.info("model endpoint: %s", await probe.preflight())
         if ray_address is not None:
-            leaks = await run_on_ray(pending, settings, directory.replicas, options,
+            leaks = await run_on_ray(list(work), settings, directory.replicas, options,
                                      address=ray_address, concurrency=concurrency,
                                      num_actors=ray_actors, judge_model=judge_model,
                                      on_start=started, on_record=finished)
             for leak in leaks:
                 log.error("database left on a gym by a Ray worker: %s", leak)
         else:
-            await _run_here(settings, directory, options, judge_model, concurrency, len(pending),
-                            worker)
+            await _run_here(settings, directory, options, judge_model, concurrency,
+                            pending_count, worker)
     finally:
         rollouts.close()
-    records: dict[RolloutKey, Mapping[str, Any]] = {**rollouts.finished}
+    records: dict[RolloutKey, Mapping[str, Any]] = {**kept}
     for record in new:
         records[(record["mode"], record["domain"], record["task_id"], record["repeat"])] = record
-    ordered = tuple(records[key] for key in planned if key in records)
-    return RunReport(out_dir=out, records=ordered, planned=len(planned),
+    order = {key: index for index, key in enumerate(by_identity)}
+    ordered = tuple(records[key] for key in sorted(records, key=lambda k: (k[3], order[k[:3]])))
+    return RunReport(out_dir=out, records=ordered, planned=progress.total,
                      skipped=progress.skipped, ran=len(new))
+
+
+def _check_plan(tasks: Sequence[Task], repeats: int, concurrency: int,
+                max_consecutive_unreachable: int | None) -> None:
+    if not tasks:
+        raise UsageError("no tasks to run (the task paths held none)")
+    for name, value, most in (("repeats", repeats, MAX_REPEATS),
+                              ("concurrency", concurrency, MAX_CONCURRENCY)):
+        if not 1 <= value <= most:
+            raise UsageError(f"{name} must be between 1 and {most:,}, got {value}")
+    if max_consecutive_unreachable is not None and max_consecutive_unreachable < 1:
+        raise UsageError("max_consecutive_unreachable must be at least 1 (or None), got "
+                         f"{max_consecutive_unreachable}")
+    _check_unique(tasks)
+
+
+@attrs.define
+class _OutageWatch:
+    """Counts rollouts in a row that found the model unreachable; trips at ``limit``."""
+
+    limit: int | None
+    in_a_row: int = 0
+    tripped: ModelOutageError | None = None
+
+    def saw(self, record: Mapping[str, Any]) -> None:
+        if record.get("failure_kind") != "model_unreachable":
+            self.in_a_row = 0
+            return
+        self.in_a_row += 1
+        if self.limit is not None and self.in_a_row >= self.limit and self.tripped is None:
+            self.tripped = ModelOutageError(
+                f"{self.in_a_row} rollouts in a row found the model endpoint unreachable; the run "
+                f"stopped taking work (last: {record.get('failure_reason')}); rerun the same "
+                "command to resume", rollouts=self.in_a_row)
+
+
+def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The error a caller should see from a task group: the first that is not a cancellation,
+    EogErrors first, nested groups opened."""
+    leaves: list[BaseException] = []
+    stack: list[BaseException] = [group]
+    while stack:
+        item = stack.pop(0)
+        if isinstance(item, BaseExceptionGroup):
+            stack[:0] = list(item.exceptions)
+        elif not isinstance(item, asyncio.CancelledError):
+            leaves.append(item)
+    return next((e for e in leaves if isinstance(e, EogError)), leaves[0] if leaves else group)
 
 
 async def _run_here(settings: ModelSettings, directory: GymDirectory, options: RolloutOptions,
@@ -184,6 +267,9 @@ async def _run_here(settings: ModelSettings, directory: GymDirectory, options: R
     async with ModelClient(settings) as client, directory, Janitor() as janitor:
         if options.judge is None:
             options = attrs.evolve(options, judge=ModelJudge(client, judge_model))
-        async with asyncio.TaskGroup() as group:
-            for _ in range(min(concurrency, pending)):
-                group.create_task(worker(client, janitor, options))
+        try:
+            async with asyncio.TaskGroup() as group:
+                for _ in range(min(concurrency, pending)):
+                    group.create_task(worker(client, janitor, options))
+        except BaseExceptionGroup as errors:  # the typed error, not a group of them
+            raise _first_error(errors) from None
