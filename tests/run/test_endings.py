@@ -115,6 +115,14 @@ async def test_an_answer_cut_off_by_the_output_limit_is_truncated(
     assert record["turns"][-1]["finish_reason"] in ("length", "max_output_tokens")
 
 
+async def test_an_answer_that_used_every_allowed_token_is_truncated(
+        gym: LocalGym, model: ScriptedModel, tmp_path: Path) -> None:
+    """llama.cpp's Responses API says ``completed`` for a cut-off answer; the usage tells."""
+    await evaluate(gym, model, tmp_path, name="demo-answer", api="responses",
+                   settings={"max_output_tokens": 20})  # the scripted answers use 20 tokens
+    assert only(tmp_path)["stop_reason"] == "truncated"
+
+
 async def test_a_complete_answer_is_answered(gym: LocalGym, model: ScriptedModel,
                                             tmp_path: Path) -> None:
     await evaluate(gym, model, tmp_path, name="demo-correct", api="responses")

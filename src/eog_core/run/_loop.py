@@ -20,7 +20,7 @@ import attrs
 from eog_core.errors import ContextOverflowError, JsonRpcError, ToolCallParseError
 from eog_core.gym import TaskSession
 from eog_core.model_view import final_answer, tool_observation, tools_used
-from eog_core.run._apis import Usage
+from eog_core.run._apis import ModelTurn, Usage
 from eog_core.run._model import ModelClient
 
 __all__ = ["AgentRun", "StopReason", "iso_time", "model_tools", "run_agent"]
@@ -53,6 +53,15 @@ class AgentRun:
     overflow_detail: str | None = None
     malformed_tool_call: ToolCallParseError | None = None
     """With ``stop_reason == "malformed_tool_call"``: the server's error (status, detail, raw_text)."""
+
+
+def _cut_off(answer: ModelTurn, limit: int | None) -> bool:
+    """Did the output-token limit end this answer? The server says so (``finish_reason``
+    ``length``, Responses ``incomplete``), or it used every token allowed (llama.cpp's
+    Responses API reports a cut-off answer as ``completed``)."""
+    if answer.finish_reason in _CUT_OFF:
+        return True
+    return limit is not None and answer.usage.output_tokens >= limit
 
 
 def model_tools(session: TaskSession, client: ModelClient, *,
@@ -104,7 +113,7 @@ async def run_agent(session: TaskSession, client: ModelClient, *, max_turns: int
         turns.append(record)
         if not answer.tool_calls:
             record["finished_at"] = iso_time(time.time())
-            stop = "truncated" if answer.finish_reason in _CUT_OFF else "answered"
+            stop = "truncated" if _cut_off(answer, client.settings.max_output_tokens) else "answered"
             break
         for call in answer.tool_calls:
             called_at = time.time()

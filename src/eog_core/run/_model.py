@@ -379,7 +379,7 @@ class ModelClient:
         """
         settings = self.settings
         where = redact_url(settings.base_url)
-        timeout = min(30.0, settings.timeout)
+        timeout = min(10.0, settings.timeout)  # a live server lists its models at once
         try:
             answer = await self._exchange("GET", settings.base_url + "/models", seconds=timeout)
         except (aiohttp.ClientError, TimeoutError) as exc:
