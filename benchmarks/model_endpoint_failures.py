@@ -18,11 +18,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import socket
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 from eog_core.local import LocalGym, ScriptedModel, demo_paths
 
@@ -42,12 +44,13 @@ async def silent_server() -> tuple[asyncio.Server, str]:
 
 
 async def run_cli(gym: LocalGym, base_url: str, *extra: str, env: dict[str, str] | None = None,
-                  model: str = "demo") -> tuple[float, int, str]:
+                  model: str = "demo", out: str | None = None) -> tuple[float, int, str]:
     paths = demo_paths()
-    with tempfile.TemporaryDirectory() as out:
+    with tempfile.TemporaryDirectory() as scratch:
         argv = [sys.executable, "-m", "eog_core", "run", str(paths.task), "--seed-root",
                 str(paths.directory), "--gym", f"{gym.name}={gym.url}", "--base-url", base_url,
-                "--model", model, "--repeats", "6", "--concurrency", "2", "--out", out, *extra]
+                "--model", model, "--repeats", "100", "--concurrency", "2",
+                "--out", out or scratch, *extra]
         started = time.monotonic()
         process = await asyncio.create_subprocess_exec(
             *argv, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
@@ -66,8 +69,12 @@ async def mid_run(gym: LocalGym, hang: bool) -> tuple[float, int, str]:
         stdout=asyncio.subprocess.PIPE)
     assert server.stdout is not None
     announced = json.loads(await server.stdout.readline())
-    task = asyncio.create_task(run_cli(gym, announced["base_url"]))
-    await asyncio.sleep(1.0)  # past the preflight
+    out = Path(tempfile.mkdtemp())
+    task = asyncio.create_task(run_cli(gym, announced["base_url"], out=str(out)))
+    rollouts = out / "rollouts.jsonl"
+    # polling a file another process writes
+    while not (rollouts.exists() and rollouts.read_bytes().count(b"\n")):  # noqa: ASYNC110
+        await asyncio.sleep(0.05)
     if hang:
         os.kill(server.pid, signal.SIGSTOP)
     else:
@@ -78,6 +85,7 @@ async def mid_run(gym: LocalGym, hang: bool) -> tuple[float, int, str]:
         if hang:
             os.kill(server.pid, signal.SIGKILL)
         await server.wait()
+        shutil.rmtree(out, ignore_errors=True)
 
 
 async def main(names: list[str]) -> None:
