@@ -84,4 +84,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INPUT
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # a defect of ours: still one line and exit 3, never 1 ("failed")
+        if getattr(args, "verbose", 0):
+            raise
+        print(f"eog-core {args.command}: internal error: {type(exc).__name__}: {exc} (rerun with "
+              "-v for the traceback, and please report it)", file=sys.stderr)
+        return EXIT_INPUT
     return code
