@@ -114,6 +114,11 @@ def _record_key(record: Mapping[str, Any]) -> TaskKey:
     return (str(record.get("mode")), str(record.get("domain")), str(record.get("task_id")))
 
 
+def _rollout_order(record: Mapping[str, Any]) -> tuple[str, str, str, int]:
+    repeat = record.get("repeat")
+    return (*_record_key(record), repeat if isinstance(repeat, int) else -1)
+
+
 def _run_view(index: int, source: RunSource, prices: Mapping[str, Price]) -> RunView:
     summary = corrected_summary(source.inputs)
     policies = {p: view for p in POLICIES if (view := _policy_view(source, summary, p)) is not None}
@@ -150,7 +155,7 @@ def _task_rows(run: RunView) -> list[dict[str, Any]]:
 def _rollouts(run: RunView, prices: Mapping[str, Price], tasks: Mapping[str, Any],
               rows: list[dict[str, Any]], details: list[dict[str, Any] | None]) -> None:
     if run.source.records:
-        for record in run.source.records:
+        for record in sorted(run.source.records, key=_rollout_order):
             usage = RolloutUsage.from_record(record)
             cost = (rollout_cost(usage, prices[usage.model])
                     if usage.model is not None and usage.model in prices else None)
