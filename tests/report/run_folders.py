@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from eog_core.local import LocalGym, demo_paths
@@ -45,8 +46,12 @@ async def _make(root: Path) -> dict[str, Path]:
 
 
 def make_run_folders(root: Path) -> dict[str, Path]:
-    """``{"correct": DIR, "nothing": DIR}``, each holding ``rollouts.jsonl`` and ``upstream/``."""
-    return asyncio.run(_make(root))
+    """``{"correct": DIR, "nothing": DIR}``, each holding ``rollouts.jsonl`` and ``upstream/``.
+
+    The servers run on an event loop of their own thread, so a caller that has a loop
+    running (Playwright's sync API does) can call this too."""
+    with ThreadPoolExecutor(max_workers=1) as worker:
+        return worker.submit(asyncio.run, _make(root)).result(timeout=4 * DEADLINE)
 
 
 HOSTILE = "</script><script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 2\">"

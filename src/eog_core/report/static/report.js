@@ -61,7 +61,7 @@
     values.filter(function (v, i, a) { return v !== null && v !== undefined && a.indexOf(v) === i; }).sort()
       .forEach(function (v) { select.appendChild(el("option", { value: v, text: v })); });
   }
-  function table(boxId, tableId, pagerId, items, matches, cells, onRow) {
+  function table(boxId, tableId, pagerId, items, matches, cells, onRow, onUpdate) {
     var box = document.getElementById(boxId), body = document.querySelector("#" + tableId + " tbody");
     var pager = document.getElementById(pagerId), page = 0, shown = items;
     function filters() {
@@ -84,7 +84,13 @@
       next.addEventListener("click", function () { page++; draw(); });
       pager.replaceChildren(prev, el("span", { text: " page " + (page + 1) + " of " + pages + " · " + shown.length + " of " + items.length + " " }), next);
     }
-    function update() { var f = filters(); shown = items.filter(function (item, i) { return matches(item, f, i); }); page = 0; draw(); return shown; }
+    function update() {
+      var f = filters();
+      shown = items.filter(function (item, i) { return matches(item, f, i); });
+      page = 0; draw();
+      if (onUpdate) onUpdate(shown);
+      return shown;
+    }
     var timer = null;
     box.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(update, 120); });
     box.addEventListener("change", update);
@@ -119,13 +125,9 @@
       el("td", { text: r.failure_kind || "" }), el("td", { text: r.stop_reason || "" }), el("td", { text: num(r.turns) }),
       el("td", { text: num(r.calls) }), el("td", { text: num(r.tokens) }), el("td", { text: money(r.cost) }),
       el("td", { text: r.duration_ms === undefined ? "-" : (r.duration_ms / 1000).toFixed(2) + " s" })];
-  }, function (r) { location.hash = "rollout=" + encodeURIComponent(r.id); });
-  var originalUpdate = rolloutView.update;
-  rolloutView.update = function () {
-    var shown = originalUpdate();
+  }, function (r) { location.hash = "rollout=" + encodeURIComponent(r.id); }, function (shown) {
     document.getElementById("rollout-count").textContent = shown.length + " of " + rows.length + " rollouts";
-    return shown;
-  };
+  });
 
   var taskBox = document.getElementById("task-filters");
   options(taskBox, "domain", tasks.map(function (t) { return t.domain; }));
