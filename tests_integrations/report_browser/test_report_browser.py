@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.report.run_folders import HOSTILE, hostile_copy, make_run_folders
 
 from eog_core.local import demo_paths
 from eog_core.metrics._table import percent
-from tests.report.run_folders import HOSTILE, hostile_copy, make_run_folders
 from tests_integrations.report_browser.browser import Recorder, browser
 
 DEADLINE = 120.0
@@ -116,7 +116,7 @@ def test_filtering_to_failures_shows_only_failures(chromium: Any, report: Path, 
     assert set(page.locator("#rollout-table tbody tr td:nth-child(1)").all_inner_texts()) == {"nothing (demo-answer)"}
     page.select_option('#rollout-filters [data-filter="outcome"]', "pass")
     count_is(page, "3 of 6")
-    assert set(cells.nth(i).get_attribute("data-outcome") for i in range(cells.count())) == {"pass"}
+    assert {cells.nth(i).get_attribute("data-outcome") for i in range(cells.count())} == {"pass"}
     page.goto(report.as_uri() + "#rollouts?outcome=fail")  # the same filter as a deep link
     count_is(page, "3 of 6")
     page.screenshot(path=str(SCREENSHOTS / "failures.png"))
