@@ -49,13 +49,20 @@ def add_parser(commands: Any) -> None:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from eog_core.report import bands_document, build_content, load_run, render_html, require_extra
+    from eog_core.report import (
+        bands_document,
+        build_content,
+        load_run,
+        paused_gc,
+        render_html,
+        require_extra,
+    )
 
     require_extra()
     tasks = {task.task_id: task for task in load_tasks(args.tasks) if task.task_id} if args.tasks else None
-    with busy("reading runs"):
+    with paused_gc(), busy("reading runs"):
         sources = [load_run(path) for path in args.runs]
-    with busy("building the report"):
+    with paused_gc(), busy("building the report"):
         content = build_content(sources, title=args.title, prices=args.price, tasks=tasks)
         page = render_html(content)
     args.output.write_text(page, encoding="utf-8")

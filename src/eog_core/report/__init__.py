@@ -23,6 +23,7 @@ from eog_core.report._build import (
     bands_document,
     build_content,
 )
+from eog_core.report._fastjson import paused_gc
 from eog_core.report._load import RunSource, load_run
 from eog_core.report._render import INSTALL_HINT, MissingExtraError, render_html, require_extra
 from eog_core.report._transcript import OBSERVATION_LIMIT
@@ -41,6 +42,7 @@ __all__ = [
     "build_content",
     "build_report",
     "load_run",
+    "paused_gc",
     "render_html",
     "require_extra",
 ]
@@ -49,5 +51,6 @@ __all__ = [
 def build_report(paths: Sequence[str | Path], *, title: str = "EOG evaluation report",
                  prices: Sequence[Price] = (), tasks: Mapping[str, Any] | None = None) -> tuple[str, ReportContent]:
     """Read the runs at ``paths`` and return the HTML page and the content it shows."""
-    content = build_content([load_run(path) for path in paths], title=title, prices=prices, tasks=tasks)
-    return render_html(content), content
+    with paused_gc():
+        content = build_content([load_run(path) for path in paths], title=title, prices=prices, tasks=tasks)
+        return render_html(content), content

@@ -24,6 +24,7 @@ from eog_core.metrics import (
     Price,
     RateIntervals,
     RolloutUsage,
+    RunRecord,
     TaskBand,
     TaskOutcome,
     TaskWins,
@@ -96,7 +97,7 @@ class ReportContent:
     prices: tuple[Price, ...]
 
 
-def _policy_view(source: RunSource, summary: CorrectedSummary, policy: PolicyName) -> PolicyView | None:
+def _policy_view(runs: Sequence[RunRecord], summary: CorrectedSummary, policy: PolicyName) -> PolicyView | None:
     overall = summary.overall.policy(policy)
     if overall is None:
         return None
@@ -105,7 +106,7 @@ def _policy_view(source: RunSource, summary: CorrectedSummary, policy: PolicyNam
         stats = group.policy(policy)
         if stats is not None:
             intervals[group.name] = rate_intervals(stats)
-    outcomes = task_outcomes(source.inputs, policy)
+    outcomes = task_outcomes(runs, policy)
     return PolicyView(policy=policy, intervals=intervals, pass_hat=pass_hat_at(outcomes, summary.ks),
                       flip_rate=mean_flip_rate(outcomes), outcomes=outcomes, bands=task_bands(outcomes))
 
@@ -120,8 +121,9 @@ def _rollout_order(record: Mapping[str, Any]) -> tuple[str, str, str, int]:
 
 
 def _run_view(index: int, source: RunSource, prices: Mapping[str, Price]) -> RunView:
-    summary = corrected_summary(source.inputs)
-    policies = {p: view for p in POLICIES if (view := _policy_view(source, summary, p)) is not None}
+    runs, _ = as_run_records(source.inputs)  # once: every metric below takes the run records
+    summary = corrected_summary(runs)
+    policies = {p: view for p in POLICIES if (view := _policy_view(runs, summary, p)) is not None}
     usages = [RolloutUsage.from_record(r) for r in source.records]
     by_task: dict[TaskKey, list[RolloutUsage]] = defaultdict(list)
     for record, usage in zip(source.records, usages, strict=True):

@@ -23,6 +23,7 @@ from eog_core.metrics import (
     parse_verdict,
     read_upstream_results,
 )
+from eog_core.report._fastjson import loads
 
 __all__ = ["ROLLOUTS_FILE", "RunSource", "load_run"]
 
@@ -53,7 +54,7 @@ def _read_rollouts(path: Path) -> tuple[list[VerdictRecord], list[Mapping[str, A
         if not raw.strip():
             continue
         try:
-            data = json.loads(raw)
+            data = loads(raw)
         except json.JSONDecodeError as exc:
             raise MetricsError(f"invalid JSON at column {exc.colno}: {exc.msg}",
                                source=str(path), line=number) from exc

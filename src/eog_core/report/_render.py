@@ -10,7 +10,6 @@ page at a time, from the embedded JSON.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from importlib import resources
 from typing import Any
@@ -20,6 +19,7 @@ from eog_core.errors import EogError
 from eog_core.metrics import RolloutUsage, histogram
 from eog_core.metrics._table import percent
 from eog_core.report._build import ReportContent, RunView, bands_document
+from eog_core.report._fastjson import dumps_for_script
 from eog_core.report._svg import PALETTE, Bar, bar_chart, histogram_chart, line_chart
 
 __all__ = ["INSTALL_HINT", "MissingExtraError", "render_html", "require_extra", "script_json"]
@@ -55,7 +55,7 @@ def _static(name: str) -> str:
 
 def script_json(data: Any) -> str:
     """JSON safe inside ``<script type="application/json">``: no ``<`` survives as itself."""
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str).replace("<", "\\u003c")
+    return dumps_for_script(data)
 
 
 def _interval(ci: tuple[float, float] | None) -> str:

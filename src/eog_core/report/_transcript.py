@@ -16,9 +16,7 @@ from eog_core.metrics import RolloutUsage
 
 __all__ = ["OBSERVATION_LIMIT", "rollout_detail", "rollout_id", "rollout_row"]
 
-OBSERVATION_LIMIT = 4000
-_VERDICT_KEYS = ("name", "kind", "gym", "query", "expected", "actual", "comparison_type", "passed",
-                 "counted", "error", "details", "failure_kind")
+OBSERVATION_LIMIT = 2000
 
 
 def _text(value: Any) -> str | None:
@@ -67,42 +65,55 @@ def rollout_row(run: int, record: Mapping[str, Any], usage: RolloutUsage | None,
     return row
 
 
-def _call(call: Any) -> dict[str, Any] | None:
-    if not isinstance(call, Mapping):
-        return None
-    return {"name": _text(call.get("name")), "arguments": _cut(call.get("arguments")),
-            "observation": _cut(call.get("observation")), "latency_ms": _number(call.get("latency_ms")),
-            "is_error": call.get("is_error") is True, "gym": _text(call.get("gym")),
-            "refused": _text(call.get("refused"))}
+def _short(value: Any) -> Any:
+    """Long text cut (:func:`_cut`); anything else as it is."""
+    return _cut(value) if type(value) is str and len(value) > OBSERVATION_LIMIT else value
 
 
-def _turn(turn: Any) -> dict[str, Any] | None:
-    if not isinstance(turn, Mapping):
-        return None
-    calls = turn.get("tool_calls")
-    return {"turn": turn.get("turn"), "text": _cut(turn.get("text")),
-            "reasoning": _cut(turn.get("reasoning")), "finish_reason": _text(turn.get("finish_reason")),
-            "model_latency_ms": _number(turn.get("model_latency_ms")),
-            "usage": turn.get("usage") if isinstance(turn.get("usage"), Mapping) else None,
-            "tool_calls": [c for c in map(_call, calls if isinstance(calls, list) else []) if c]}
+# The known keys only, as dict literals (the fastest way CPython builds them): a newer
+# record's per-turn ``token_ids`` or ``logprobs`` stay out of the page.
+def _call(c: Mapping[str, Any]) -> dict[str, Any]:
+    return {"name": c.get("name"), "arguments": _short(c.get("arguments")),
+            "observation": _short(c.get("observation")), "latency_ms": c.get("latency_ms"),
+            "is_error": c.get("is_error"), "gym": c.get("gym")}
+
+
+def _turns(turns: Any) -> list[dict[str, Any]]:
+    found = []
+    for turn in turns if isinstance(turns, list) else ():
+        if not isinstance(turn, dict):
+            continue
+        calls = turn.get("tool_calls")
+        found.append({"turn": turn.get("turn"), "text": _short(turn.get("text")),
+                      "reasoning": _short(turn.get("reasoning")), "finish_reason": turn.get("finish_reason"),
+                      "model_latency_ms": turn.get("model_latency_ms"), "usage": turn.get("usage"),
+                      "tool_calls": [_call(c) for c in (calls if isinstance(calls, list) else ())
+                                     if isinstance(c, dict)]})
+    return found
+
+
+def _result(r: Mapping[str, Any]) -> dict[str, Any]:
+    return {"name": r.get("name"), "kind": r.get("kind"), "gym": r.get("gym"), "query": _short(r.get("query")),
+            "expected": _short(r.get("expected")), "actual": _short(r.get("actual")),
+            "comparison_type": r.get("comparison_type"), "passed": r.get("passed"), "counted": r.get("counted"),
+            "error": _short(r.get("error")), "details": _short(r.get("details")),
+            "failure_kind": r.get("failure_kind")}
 
 
 def _verdicts(policy: Any) -> list[dict[str, Any]]:
     results = policy.get("results") if isinstance(policy, Mapping) else None
     if not isinstance(results, list):
         return []
-    return [{key: result.get(key) for key in _VERDICT_KEYS}
-            for result in results if isinstance(result, Mapping)]
+    return [_result(result) for result in results if isinstance(result, dict)]
 
 
 def rollout_detail(record: Mapping[str, Any], task: Any = None) -> dict[str, Any]:
     """The transcript: prompts (from the task when given), turns, final answer, both verdict tables."""
-    turns = record.get("turns")
     parity = record.get("parity")
     return {
         "system_prompt": _text(getattr(task, "system_prompt", None)),
         "user_prompt": _text(getattr(task, "user_prompt", None)),
-        "turns": [t for t in map(_turn, turns if isinstance(turns, list) else []) if t],
+        "turns": _turns(record.get("turns")),
         "final_answer": _cut(record.get("final_answer")),
         "failure_reason": _cut(record.get("failure_reason")),
         "context_overflow": _text(record.get("context_overflow")),
