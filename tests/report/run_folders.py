@@ -54,6 +54,7 @@ def make_run_folders(root: Path) -> dict[str, Path]:
         return worker.submit(asyncio.run, _make(root)).result(timeout=4 * DEADLINE)
 
 
+BIG_INTEGER = 123456789012345678901234567890
 HOSTILE = "</script><script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 2\">"
 
 
@@ -70,6 +71,7 @@ def hostile_copy(source: Path, target: Path) -> Path:
     second["stop_reason"] = "truncated"
     second["turns"][0] |= {"token_ids": [1, 2, 3], "logprobs": [-0.1, -0.2, -0.3]}
     second["surrogates_replaced"] = [{"turn": 1, "count": 2}]
+    second["results"][0]["actual"] = BIG_INTEGER  # past 64 bits: must stay exact
     for verdict in (third, third["parity"]):
         verdict |= {"evaluation_completed": False, "success": False, "failure_kind": "malformed_tool_call"}
     third["status"] = "incomplete"

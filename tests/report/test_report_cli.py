@@ -12,7 +12,7 @@ import pytest
 from eog_core.local import demo_paths
 from tests.report.conftest import cli, score_json
 from tests.report.page import as_number, json_block, metric_cells
-from tests.report.run_folders import HOSTILE, hostile_copy
+from tests.report.run_folders import BIG_INTEGER, HOSTILE, hostile_copy
 
 RATES = ("run_success_rate", "task_success_rate", "macro_success_rate", "verifier_pass_rate")
 COUNTS = ("tasks_scored", "runs_scored", "runs_errored")
@@ -175,6 +175,7 @@ def test_hostile_model_text_stays_text_and_newer_record_fields_are_shown(
     details = json_block(html, "eog-details")
     assert details[0]["final_answer"] == HOSTILE
     assert details[0]["turns"][0]["tool_calls"][0]["observation"] == HOSTILE
+    assert details[1]["verdicts"]["strict"][0]["actual"] == BIG_INTEGER
     rows = json_block(html, "eog-rows")
     assert [r["stop_reason"] for r in rows] == ["answered", "truncated", "answered"]
     assert [(r["strict"], r["failure_kind"]) for r in rows][2] == (None, "malformed_tool_call")

@@ -1,9 +1,11 @@
 """JSON for large runs: orjson when installed (the ``report`` extra brings it), else the standard library.
 
 orjson reads and writes several times faster, which is most of the build time of
-a report of thousands of rollouts. It refuses what the standard library accepts
-(lone surrogates, ``NaN``, integers past 64 bits): then the standard library
-does the line or the document, so both give the same result on every input.
+a report of thousands of rollouts. It refuses some of what the standard library accepts
+(lone surrogates, ``NaN``): then the standard library reads the document. One
+difference is silent: orjson reads an integer past 64 bits as a float, so a
+caller that must keep such values exact checks with :func:`may_hold_big_integer`
+and reads again with :func:`exact_loads`.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["dumps_for_script", "loads", "paused_gc"]
+__all__ = ["dumps_for_script", "exact_loads", "loads", "may_hold_big_integer", "paused_gc"]
+
+_BIG = float(2**63)
 
 _orjson: Any
 try:
@@ -31,6 +35,16 @@ def loads(text: str) -> Any:
         except _orjson.JSONDecodeError:
             pass
     return json.loads(text)
+
+
+def exact_loads(text: str) -> Any:
+    """The standard library's reading (every integer exact)."""
+    return json.loads(text)
+
+
+def may_hold_big_integer(value: Any) -> bool:
+    """True when ``value`` is a float as large as an integer orjson could not keep exact."""
+    return type(value) is float and abs(value) >= _BIG
 
 
 def dumps_for_script(data: Any) -> str:

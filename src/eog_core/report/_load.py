@@ -23,7 +23,7 @@ from eog_core.metrics import (
     parse_verdict,
     read_upstream_results,
 )
-from eog_core.report._fastjson import loads
+from eog_core.report._fastjson import exact_loads, loads, may_hold_big_integer
 
 __all__ = ["ROLLOUTS_FILE", "RunSource", "load_run"]
 
@@ -43,6 +43,21 @@ class RunSource:
     """The decoded rollout records, in file order (empty for an upstream folder)."""
 
 
+def _big_verdict_value(data: Any) -> bool:
+    """A verifier's expected or actual value that the fast reader may have turned into a float
+    (SQL integers can be that large; every other number of a record is small)."""
+    if not isinstance(data, dict):
+        return False
+    verdicts = [data, data.get("parity")]
+    for verdict in verdicts:
+        results = verdict.get("results") if isinstance(verdict, dict) else None
+        for result in results if isinstance(results, list) else ():
+            if isinstance(result, dict) and (may_hold_big_integer(result.get("expected"))
+                                             or may_hold_big_integer(result.get("actual"))):
+                return True
+    return False
+
+
 def _read_rollouts(path: Path) -> tuple[list[VerdictRecord], list[Mapping[str, Any]]]:
     try:
         text = path.read_text(encoding="utf-8")
@@ -55,6 +70,8 @@ def _read_rollouts(path: Path) -> tuple[list[VerdictRecord], list[Mapping[str, A
             continue
         try:
             data = loads(raw)
+            if _big_verdict_value(data):
+                data = exact_loads(raw)
         except json.JSONDecodeError as exc:
             raise MetricsError(f"invalid JSON at column {exc.colno}: {exc.msg}",
                                source=str(path), line=number) from exc
