@@ -73,6 +73,8 @@ class RunView:
     usage: UsageStats
     task_usage: Mapping[TaskKey, UsageStats]
     priced: bool
+    usages: tuple[RolloutUsage, ...] = attrs.field(default=(), repr=False)
+    """Each record's effort, in the order of ``source.records``."""
 
 
 @attrs.frozen(kw_only=True)
@@ -131,7 +133,7 @@ def _run_view(index: int, source: RunSource, prices: Mapping[str, Price]) -> Run
     return RunView(index=index, source=source, summary=summary, policies=policies,
                    usage=usage_stats(usages, prices),
                    task_usage={key: usage_stats(u, prices) for key, u in by_task.items()},
-                   priced=bool(usages) and all(u.model in prices for u in usages))
+                   priced=bool(usages) and all(u.model in prices for u in usages), usages=tuple(usages))
 
 
 def _task_rows(run: RunView) -> list[dict[str, Any]]:
@@ -157,8 +159,9 @@ def _task_rows(run: RunView) -> list[dict[str, Any]]:
 def _rollouts(run: RunView, prices: Mapping[str, Price], tasks: Mapping[str, Any],
               rows: list[dict[str, Any]], details: list[dict[str, Any] | None]) -> None:
     if run.source.records:
-        for record in sorted(run.source.records, key=_rollout_order):
-            usage = RolloutUsage.from_record(record)
+        order = sorted(range(len(run.source.records)), key=lambda i: _rollout_order(run.source.records[i]))
+        for index in order:
+            record, usage = run.source.records[index], run.usages[index]
             cost = (rollout_cost(usage, prices[usage.model])
                     if usage.model is not None and usage.model in prices else None)
             rows.append(rollout_row(run.index, record, usage, cost))

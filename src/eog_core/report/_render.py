@@ -16,7 +16,7 @@ from typing import Any
 
 from eog_core import __version__
 from eog_core.errors import EogError
-from eog_core.metrics import RolloutUsage, histogram
+from eog_core.metrics import histogram
 from eog_core.metrics._table import percent
 from eog_core.report._build import ReportContent, RunView, bands_document
 from eog_core.report._fastjson import dumps_for_script
@@ -99,7 +99,7 @@ def _plots(content: ReportContent) -> dict[str, str]:
 
 
 def _distributions(run: RunView) -> dict[str, str]:
-    usages = [RolloutUsage.from_record(r) for r in run.source.records]
+    usages = run.usages
     if not usages:
         return {}
     return {"turns": histogram_chart(histogram([u.turns for u in usages], 20), label="turns per rollout"),
@@ -109,9 +109,9 @@ def _distributions(run: RunView) -> dict[str, str]:
 
 def render_html(content: ReportContent) -> str:
     """The whole self-contained page."""
+    environment = _environment()  # first: says what to install when Jinja2 is missing
     from markupsafe import Markup
 
-    environment = _environment()
     environment.filters["pct"] = percent
     environment.filters["ci"] = _interval
     template = environment.get_template("report.html.j2")
