@@ -104,7 +104,22 @@ def _distributions(run: RunView) -> dict[str, str]:
         return {}
     return {"turns": histogram_chart(histogram([u.turns for u in usages], 20), label="turns per rollout"),
             "latency": histogram_chart(histogram([u.duration_ms / 1000 for u in usages], 20),
-                                       label="rollout duration", unit=" s")}
+                                       label="rollout duration", unit=" s"),
+            **({"tools": histogram_chart(histogram(latencies, 20), label="tool call latency", unit=" ms")}
+               if (latencies := _tool_latencies(run)) else {})}
+
+
+def _tool_latencies(run: RunView) -> list[float]:
+    found = []
+    for record in run.source.records:
+        turns = record.get("turns")
+        for turn in turns if isinstance(turns, list) else ():
+            calls = turn.get("tool_calls") if isinstance(turn, dict) else None
+            for call in calls if isinstance(calls, list) else ():
+                latency = call.get("latency_ms") if isinstance(call, dict) else None
+                if isinstance(latency, int | float) and not isinstance(latency, bool):
+                    found.append(float(latency))
+    return found
 
 
 def render_html(content: ReportContent) -> str:
