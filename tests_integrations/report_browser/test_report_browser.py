@@ -172,3 +172,18 @@ def test_hostile_model_text_is_shown_as_text_and_never_runs(chromium: Any, runs:
     assert recorder.errors == []
     assert [url.split("#")[0] for url in recorder.requests] == [path.as_uri()]
     page.close()
+
+
+def test_tasks_tab_deep_link_and_a_task_opens_its_rollouts(chromium: Any, report: Path) -> None:
+    from playwright.sync_api import expect
+
+    page, recorder = open_page(chromium, report, "#tasks?band=never")
+    rows = page.locator("#task-table tbody tr")
+    expect(rows).to_have_count(1)
+    assert rows.first.locator("td:nth-child(1)").inner_text() == "nothing (demo-answer)"
+    assert rows.first.locator(".dot.fail").count() == 3
+    rows.first.click()
+    count_is(page, "3 of 6")
+    assert set(page.locator("#rollout-table tbody tr td:nth-child(1)").all_inner_texts()) == {"nothing (demo-answer)"}
+    assert recorder.errors == []
+    page.close()
