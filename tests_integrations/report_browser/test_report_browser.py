@@ -151,6 +151,7 @@ def test_a_transcript_opens_and_shows_every_tool_call_and_both_verdicts(
         assert rows.count() == len(expected)
         assert rows.nth(0).locator("td:nth-child(4)").inner_text() == str(expected[0]["expected"])
     assert "Harbor Lane" in page.locator("#transcript").inner_text()  # the user prompt (--tasks)
+    page.mouse.wheel(0, -100_000)  # at the top, the sticky header stays where it belongs
     page.screenshot(path=str(SCREENSHOTS / "transcript.png"), full_page=True)
     page.reload()  # the deep link opens the same rollout
     page.wait_for_selector("#transcript:not([hidden]) .call")

@@ -214,6 +214,7 @@
       parts.push(el("h4", { text: "Final answer" }), el("pre", { cls: "text final", text: d.final_answer || "∅" }));
       parts.push(verdictTable("strict", d.verdicts.strict, d.pass_rate.strict), verdictTable("parity", d.verdicts.parity, d.pass_rate.parity));
     }
+    document.querySelectorAll("#rollout-table tbody tr").forEach(function (tr) { tr.classList.toggle("selected", tr.dataset.id === id); });
     box.replaceChildren.apply(box, parts.filter(function (p) { return p; }));
     box.hidden = false;
     box.scrollIntoView();
