@@ -184,3 +184,13 @@ def test_hostile_model_text_stays_text_and_newer_record_fields_are_shown(
     assert corrected["overall"]["strict"]["runs_errored"] == int(cells[("0", "strict", "overall:all", "runs_errored")]) == 1
     assert corrected["overall"]["strict"]["errors_by_kind"] == [["malformed_tool_call", 1]]
     assert '<span class="kind" data-kind="malformed_tool_call">malformed_tool_call 1</span>' in html
+
+
+def test_bootstrap_settings_reach_the_comparison(run_folders: dict[str, Path], tmp_path: Path) -> None:
+    a, b = run_folders["correct"] / "rollouts.jsonl", run_folders["nothing"] / "rollouts.jsonl"
+    done = cli("report", a, b, "-o", tmp_path / "r.html", "--n-boot", "300", "--seed", "7")
+    assert done.returncode == 0, done.stderr
+    html = (tmp_path / "r.html").read_text()
+    expected = json.loads(cli("compare", a, b, "--json", "--policy", "strict", "--n-boot", "300", "--seed", "7").stdout)
+    assert f'data-metric="ci95" data-value="{expected["ci95"][0]},{expected["ci95"][1]}"' in html
+    assert "300 resamples, seed 7" in html
