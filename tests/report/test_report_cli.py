@@ -194,3 +194,21 @@ def test_bootstrap_settings_reach_the_comparison(run_folders: dict[str, Path], t
     expected = json.loads(cli("compare", a, b, "--json", "--policy", "strict", "--n-boot", "300", "--seed", "7").stdout)
     assert f'data-metric="ci95" data-value="{expected["ci95"][0]},{expected["ci95"][1]}"' in html
     assert "300 resamples, seed 7" in html
+
+
+def test_written_page_equals_rendered_page_and_lone_surrogates_do_not_stop_it(
+        run_folders: dict[str, Path], tmp_path: Path) -> None:
+    from eog_core.report import build_content, load_run, render_html, write_html
+
+    run = hostile_copy(run_folders["correct"], tmp_path / "run")
+    lines = (run / "rollouts.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    first["turns"][0]["text"] = "half a pair: \ud800"
+    lines[0] = json.dumps(first)  # written as the escape \\ud800, which json reads back
+    (run / "rollouts.jsonl").write_text("\n".join(lines) + "\n")
+    content = build_content([load_run(run)], title="t")
+    size = write_html(content, tmp_path / "r.html")
+    written = (tmp_path / "r.html").read_bytes()
+    assert size == len(written)
+    assert written.decode("utf-8") == render_html(content)
+    assert json_block(written.decode("utf-8"), "eog-details")[0]["turns"][0]["text"] == "half a pair: \ud800"

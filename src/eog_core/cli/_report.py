@@ -58,8 +58,8 @@ def run_report(args: argparse.Namespace) -> int:
         build_content,
         load_run,
         paused_gc,
-        render_html,
         require_extra,
+        write_html,
     )
 
     require_extra()
@@ -69,8 +69,7 @@ def run_report(args: argparse.Namespace) -> int:
     with paused_gc(), busy("building the report"):
         content = build_content(sources, title=args.title, prices=args.price, tasks=tasks,
                                 n_boot=args.n_boot, seed=args.seed)
-        page = render_html(content)
-    args.output.write_text(page, encoding="utf-8")
+        write_html(content, args.output)
     if args.bands_json:
         args.bands_json.write_text(json.dumps(bands_document(content), indent=2, ensure_ascii=False) + "\n",
                                    encoding="utf-8")

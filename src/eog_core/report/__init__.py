@@ -25,7 +25,13 @@ from eog_core.report._build import (
 )
 from eog_core.report._fastjson import paused_gc
 from eog_core.report._load import RunSource, load_run
-from eog_core.report._render import INSTALL_HINT, MissingExtraError, render_html, require_extra
+from eog_core.report._render import (
+    INSTALL_HINT,
+    MissingExtraError,
+    render_html,
+    require_extra,
+    write_html,
+)
 from eog_core.report._transcript import OBSERVATION_LIMIT
 
 __all__ = [
@@ -45,7 +51,18 @@ __all__ = [
     "paused_gc",
     "render_html",
     "require_extra",
+    "write_html",
+    "write_report",
 ]
+
+
+def write_report(paths: Sequence[str | Path], output: str | Path, *, title: str = "EOG evaluation report",
+                 prices: Sequence[Price] = (), tasks: Mapping[str, Any] | None = None) -> ReportContent:
+    """Read the runs at ``paths`` and write the page to ``output`` (as ``eog-core report``)."""
+    with paused_gc():
+        content = build_content([load_run(path) for path in paths], title=title, prices=prices, tasks=tasks)
+        write_html(content, output)
+        return content
 
 
 def build_report(paths: Sequence[str | Path], *, title: str = "EOG evaluation report",

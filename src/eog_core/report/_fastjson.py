@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["dumps_for_script", "exact_loads", "loads", "may_hold_big_integer", "paused_gc"]
+__all__ = ["dumps_for_script", "dumps_for_script_bytes", "exact_loads", "loads", "may_hold_big_integer", "paused_gc"]
 
 _BIG = float(2**63)
 
@@ -47,16 +47,23 @@ def may_hold_big_integer(value: Any) -> bool:
     return type(value) is float and abs(value) >= _BIG
 
 
-def dumps_for_script(data: Any) -> str:
-    """Compact JSON in which no ``<`` appears as itself (safe in a ``<script>`` element)."""
+def dumps_for_script_bytes(data: Any) -> bytes:
+    """Compact UTF-8 JSON in which no ``<`` appears as itself (safe in a ``<script>`` element)."""
     if _orjson is not None:
         try:
             raw: bytes = _orjson.dumps(data, default=str)
         except TypeError:
             pass
         else:
-            return raw.replace(b"<", b"\\u003c").decode("utf-8")
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str).replace("<", "\\u003c")
+            return raw.replace(b"<", b"\\u003c")
+    # ASCII: a lone surrogate is written as its escape, which UTF-8 could not hold
+    text = json.dumps(data, ensure_ascii=True, separators=(",", ":"), default=str).replace("<", "\\u003c")
+    return text.encode("ascii")
+
+
+def dumps_for_script(data: Any) -> str:
+    """:func:`dumps_for_script_bytes` as text."""
+    return dumps_for_script_bytes(data).decode("utf-8")
 
 
 @contextlib.contextmanager

@@ -10,6 +10,7 @@ page at a time, from the embedded JSON.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from importlib import resources
 from typing import Any
@@ -19,10 +20,10 @@ from eog_core.errors import EogError
 from eog_core.metrics import histogram
 from eog_core.metrics._table import percent
 from eog_core.report._build import ReportContent, RunView, bands_document
-from eog_core.report._fastjson import dumps_for_script
+from eog_core.report._fastjson import dumps_for_script, dumps_for_script_bytes
 from eog_core.report._svg import PALETTE, Bar, bar_chart, histogram_chart, line_chart
 
-__all__ = ["INSTALL_HINT", "MissingExtraError", "render_html", "require_extra", "script_json"]
+__all__ = ["INSTALL_HINT", "MissingExtraError", "render_html", "require_extra", "script_json", "write_html"]
 
 INSTALL_HINT = "pip install 'eog-core[report]'"
 
@@ -122,8 +123,27 @@ def _tool_latencies(run: RunView) -> list[float]:
     return found
 
 
+_DETAILS_SLOT = "\x00eog-details\x00"  # no rendered text holds a NUL: JSON escapes it
+
+
 def render_html(content: ReportContent) -> str:
     """The whole self-contained page."""
+    return _render(content, dumps_for_script(content.details))
+
+
+def write_html(content: ReportContent, path: str | os.PathLike[str]) -> int:
+    """Write the page to ``path`` without building it as one string (the transcripts, most of
+    a large page, go to the file as the bytes they were encoded to); returns its size in bytes."""
+    head, tail = _render(content, _DETAILS_SLOT).split(_DETAILS_SLOT)
+    details = dumps_for_script_bytes(content.details)
+    parts = [head.encode("utf-8", "replace"), details, tail.encode("utf-8", "replace")]
+    with open(path, "wb") as out:
+        for part in parts:
+            out.write(part)
+    return sum(map(len, parts))
+
+
+def _render(content: ReportContent, details_json: str) -> str:
     environment = _environment()  # first: says what to install when Jinja2 is missing
     from markupsafe import Markup
 
@@ -143,5 +163,5 @@ def render_html(content: ReportContent) -> str:
         rows_json=Markup(script_json(content.rows)),
         tasks_json=Markup(script_json(content.tasks)),
         bands_json=Markup(script_json(bands_document(content))),
-        details_json=Markup(script_json(content.details)),
+        details_json=Markup(details_json),
         svg=Markup))
