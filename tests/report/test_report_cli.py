@@ -212,3 +212,21 @@ def test_written_page_equals_rendered_page_and_lone_surrogates_do_not_stop_it(
     assert size == len(written)
     assert written.decode("utf-8") == render_html(content)
     assert json_block(written.decode("utf-8"), "eog-details")[0]["turns"][0]["text"] == "half a pair: \ud800"
+
+
+def test_a_run_with_nothing_evaluated_still_reports_its_gaps(run_folders: dict[str, Path], tmp_path: Path) -> None:
+    records = [json.loads(line) for line in (run_folders["nothing"] / "rollouts.jsonl").read_text().splitlines()]
+    for record in records:
+        for verdict in (record, record["parity"]):
+            verdict |= {"evaluation_completed": False, "success": False, "failure_kind": "gym_unreachable"}
+        record["status"] = "incomplete"
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "rollouts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    done = cli("report", tmp_path / "run", "-o", tmp_path / "r.html")
+    assert done.returncode == 0, done.stderr
+    html = (tmp_path / "r.html").read_text()
+    cells = metric_cells(html)
+    assert cells[("0", "strict", "overall:all", "runs_errored")] == "3"
+    assert cells[("0", "strict", "overall:all", "run_success_rate")] == "None"
+    assert '<span class="kind" data-kind="gym_unreachable">gym_unreachable 3</span>' in html
+    assert "-%" not in html

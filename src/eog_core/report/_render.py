@@ -148,6 +148,7 @@ def _render(content: ReportContent, details_json: str) -> str:
     from markupsafe import Markup
 
     environment.filters["pct"] = percent
+    environment.filters["pct_sign"] = lambda value: "-" if value is None else f"{percent(value)}%"
     environment.filters["ci"] = _interval
     template = environment.get_template("report.html.j2")
     meta = {"title": content.title, "version": __version__,
