@@ -137,6 +137,19 @@ def test_upstream_folder_gives_the_numbers_of_score(run_folders: dict[str, Path]
     for metric in RATES:
         assert corrected["overall"]["parity"][metric] == as_number(cells[("0", "parity", "overall:all", metric)])
     assert [r["parity"] for r in json_block(html, "eog-rows")] == [True, True, True]
+    records = sorted((json.loads(line) for line in (run_folders["correct"] / "rollouts.jsonl").read_text().splitlines()),
+                     key=lambda r: r["repeat"])
+    details = json_block(html, "eog-details")
+    for record, detail in zip(records, details, strict=True):  # the transcripts of upstream's files
+        calls = [c for t in record["turns"] for c in t["tool_calls"]]
+        shown = [c for t in detail["turns"] for c in t["tool_calls"]]
+        assert [(c["name"], json.loads(c["arguments"])) for c in shown] == [
+            (c["name"], json.loads(c["arguments"])) for c in calls]
+        assert all(c["observation"] and c["gym"] == "demo-csm-server" for c in shown)
+        assert detail["final_answer"] == record["final_answer"]
+        assert [v["expected"] for v in detail["verdicts"]["parity"]] == [
+            v["expected"] for v in record["parity"]["verification_results"].values()]
+        assert detail["user_prompt"] and "Harbor Lane" in detail["user_prompt"]
 
 
 @pytest.mark.parametrize(("argv", "code", "words"), [

@@ -43,6 +43,7 @@ from eog_core.metrics import (
 )
 from eog_core.report._load import RunSource
 from eog_core.report._transcript import rollout_detail, rollout_row
+from eog_core.report._upstream import UpstreamFiles
 
 __all__ = ["BANDS_FORMAT", "ComparisonView", "PolicyView", "ReportContent", "RunView", "bands_document",
            "build_content"]
@@ -168,6 +169,7 @@ def _rollouts(run: RunView, prices: Mapping[str, Price], tasks: Mapping[str, Any
             details.append(rollout_detail(record, tasks.get(str(record.get("task_id")))))
         return
     scored, _ = as_run_records(run.source.inputs)
+    files = UpstreamFiles()
     for run_record in scored:
         primary = run_record.primary
         row = rollout_row(run.index, {
@@ -181,7 +183,7 @@ def _rollouts(run: RunView, prices: Mapping[str, Price], tasks: Mapping[str, Any
             if outcome is not None and not outcome.completed:
                 row["failure_kind"] = outcome.failure_kind
         rows.append(row)
-        details.append(None)
+        details.append(files.detail(run_record))
 
 
 def build_content(sources: Sequence[RunSource], *, title: str, prices: Sequence[Price] = (),

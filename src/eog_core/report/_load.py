@@ -4,7 +4,8 @@ A rollout record is read once: the same decoded object gives the metrics their
 verdict (:func:`eog_core.metrics.parse_verdict`) and the transcript viewer its
 turns. Unknown keys are ignored and ``stop_reason`` / ``failure_kind`` are open
 strings, so records written by newer versions still load. An upstream folder
-(``run_<i>/results_*.json``) gives numbers and verdicts but no transcripts.
+(``run_<i>/results_*.json``) gives its files to the metrics; the transcripts are read
+from the files later (``_upstream``), a file at a time.
 """
 
 from __future__ import annotations

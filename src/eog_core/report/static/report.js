@@ -193,7 +193,7 @@
         row.stop_reason ? " · stop: " + row.stop_reason : "", row.failure_kind ? " · failure: " + row.failure_kind : "",
         " · ", el("a", { href: "#rollout=" + encodeURIComponent(row.id), text: "link to this rollout" })])];
     if (!d) {
-      parts.push(el("p", { text: "This run is an upstream result folder: no transcript was recorded here." }));
+      parts.push(el("p", { text: "No transcript was recorded for this rollout." }));
     } else {
       if (d.failure_reason) parts.push(el("p", { cls: "failure", text: "Incomplete: " + d.failure_reason }));
       parts.push(block("System prompt", d.system_prompt, false), block("User prompt", d.user_prompt, true));
