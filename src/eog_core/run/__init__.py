@@ -18,7 +18,7 @@ from eog_core.run._apis import (
     is_context_overflow,
     new_conversation,
 )
-from eog_core.run._loop import AgentRun, StopReason, model_tools, run_agent
+from eog_core.run._loop import AgentRun, StopReason, iso_time, model_tools, run_agent
 from eog_core.run._model import (
     ModelClient,
     ModelJudge,
@@ -33,8 +33,21 @@ from eog_core.run._output import (
     upstream_result,
     write_upstream_result,
 )
-from eog_core.run._records import RECORD_FORMAT, IncompleteKind, RolloutKey
-from eog_core.run._rollout import RolloutOptions, SharedQueries, classify_failure, run_rollout
+from eog_core.run._records import (
+    RECORD_FORMAT,
+    IncompleteKind,
+    RolloutKey,
+    evaluated_record,
+    incomplete_record,
+    rollout_key,
+)
+from eog_core.run._rollout import (
+    RolloutOptions,
+    SharedQueries,
+    classify_failure,
+    run_rollout,
+    verify_both,
+)
 from eog_core.run._runner import RunProgress, RunReport, run_evaluation
 
 __all__ = [
@@ -62,13 +75,18 @@ __all__ = [
     "ToolCall",
     "Usage",
     "classify_failure",
+    "evaluated_record",
+    "incomplete_record",
     "is_context_overflow",
+    "iso_time",
     "model_tools",
     "new_conversation",
     "retry_after_seconds",
+    "rollout_key",
     "run_agent",
     "run_evaluation",
     "run_rollout",
     "upstream_result",
+    "verify_both",
     "write_upstream_result",
 ]
