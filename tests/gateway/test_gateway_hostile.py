@@ -1,0 +1,271 @@
+"""Hostile agents: every way out of the rollout is refused with a clear error, nothing leaks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from eog_core.errors import UsageError
+from eog_core.gateway import Gateway
+from eog_core.local import LocalGym, read_demo_seed
+from tests.gateway.conftest import Records, make_gateway
+
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "hostile", "version": "6.6.6"}}}
+
+
+async def open_rollout(http: aiohttp.ClientSession, gateway: Gateway) -> dict[str, Any]:
+    async with http.post(f"{gateway.url}/rollouts", json={}) as response:
+        assert response.status == 201, await response.text()
+        rollout: dict[str, Any] = await response.json()
+    return rollout
+
+
+async def initialize(http: aiohttp.ClientSession, mcp_url: str, **headers: str) -> str:
+    async with http.post(mcp_url, json=INIT, headers={**ACCEPT, **headers}) as response:
+        assert response.status == 200, await response.text()
+        body = await response.json()
+        assert body["result"]["protocolVersion"] == "2025-06-18"
+        session_id = response.headers["mcp-session-id"]
+    return session_id
+
+
+async def rpc(http: aiohttp.ClientSession, url: str, session_id: str | None, message: Any, *,
+              raw: bytes | None = None, **headers: str) -> tuple[int, Any]:
+    sent = {**ACCEPT, "Content-Type": "application/json", **headers}
+    if session_id is not None:
+        sent["mcp-session-id"] = session_id
+    data = raw if raw is not None else json.dumps(message).encode()
+    async with http.post(url, data=data, headers=sent) as response:
+        text = await response.text()
+        return response.status, json.loads(text) if text else None
+
+
+def call(name: str, arguments: dict[str, Any], request_id: int = 2) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}}
+
+
+def everything_said(gateway_answers: list[Any]) -> str:
+    return json.dumps(gateway_answers)
+
+
+@pytest.mark.parametrize("path", [
+    "/api/sql-runner", "/api/seed-database", "/api/delete-database", "/health", "/mcp",
+    "/rollouts/../api/sql-runner", "/rollouts/x/api/sql-runner", "/rollouts/x/mcp/../../api/sql-runner",
+])
+async def test_gym_routes_are_not_reachable(gateway: Gateway, gym: LocalGym,
+                                            http: aiohttp.ClientSession, path: str) -> None:
+    rollout = await open_rollout(http, gateway)
+    database_id = gym.database_ids()[0]
+    body = {"database_id": database_id, "query": "SELECT * FROM cases", "sql_content": "SELECT 1"}
+    async with http.post(f"{gateway.url}{path}", json=body) as response:
+        assert response.status == 404
+        answer = await response.json()
+    assert answer["error"]["code"] in {"not_found", "unknown_rollout"}
+    assert gym.request_counts.get("/api/sql-runner", 0) == 0
+    assert gym.database_ids() == [database_id]
+    text = json.dumps(answer) + json.dumps(rollout)
+    assert database_id not in text and gym.url not in text and gym.url.rsplit(":", 1)[1] not in text
+
+
+async def test_nothing_of_the_gym_leaks_in_answers(gateway: Gateway, gym: LocalGym,
+                                                   http: aiohttp.ClientSession) -> None:
+    rollout = await open_rollout(http, gateway)
+    database_id = gym.database_ids()[0]
+    url = rollout["mcp_url"]
+    session_id = await initialize(http, url)
+    answers = [rollout]
+    for message in ({"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                    call("find_account", {"name": "Harbor Lane"}),
+                    call("find_account", {"name": 7}),
+                    call("nope", {})):
+        status, body = await rpc(http, url, session_id, message)
+        assert status == 200
+        answers.append(body)
+    async with http.get(f"{gateway.url}/rollouts") as response:
+        answers.append(await response.json())
+    said = everything_said(answers)
+    seed = read_demo_seed()
+    assert database_id not in said
+    assert gym.url not in said and ":" + gym.url.rsplit(":", 1)[1] not in said
+    assert "INSERT INTO" not in said and seed[:60] not in said
+    assert "sql-runner" not in said
+
+
+async def test_forged_rollout_ids_are_refused(gateway: Gateway, http: aiohttp.ClientSession) -> None:
+    await open_rollout(http, gateway)
+    for path, method in (("/rollouts/forged/mcp", "POST"), ("/rollouts/forged/finish", "POST"),
+                         ("/rollouts/forged", "DELETE"), ("/rollouts/%2e%2e/mcp", "POST")):
+        async with http.request(method, f"{gateway.url}{path}", json=INIT) as response:
+            assert response.status == 404, path
+            assert (await response.json())["error"]["code"] in {"unknown_rollout", "not_found"}
+    assert len(gateway.rollouts()) == 1
+
+
+async def test_one_rollouts_session_cannot_touch_another(gateway: Gateway, gym: LocalGym,
+                                                         http: aiohttp.ClientSession) -> None:
+    first, second = await open_rollout(http, gateway), await open_rollout(http, gateway)
+    first_session = await initialize(http, first["mcp_url"])
+    status, body = await rpc(http, second["mcp_url"], first_session,
+                             call("find_account", {"name": "Harbor Lane"}))
+    assert status == 404
+    assert body["error"]["message"] == "Session not found on this rollout"
+    status, body = await rpc(http, second["mcp_url"], None, call("find_account", {"name": "x"}))
+    assert status == 400 and "Missing session ID" in body["error"]["message"]
+    assert gym.tool_executions == {}
+    # each rollout writes to its own database only
+    status, body = await rpc(http, first["mcp_url"], first_session, call("update_entitlement", {
+        "entitlement_id": "ent_002", "status": "active", "end_date": "2027-06-30"}))
+    assert status == 200 and body["result"]["isError"] is False
+    mine = gateway.rollouts()[0].session.database_ids[gym.name]
+    dates = {database: gym.query(database, "SELECT end_date FROM entitlement WHERE sys_id = 'ent_002'")
+             [0]["end_date"] for database in gym.database_ids()}
+    assert dates.pop(mine) == "2027-06-30"
+    assert list(dates.values()) == ["2025-06-30"]
+    assert len(gateway.rollouts()[1].calls) == 0
+
+
+async def test_malformed_and_oversized_json_rpc(gym: LocalGym, tmp_path: Path,
+                                                http: aiohttp.ClientSession) -> None:
+    async with make_gateway(gym, tmp_path / "out", max_request_bytes=4096) as gateway:
+        rollout = await open_rollout(http, gateway)
+        url = rollout["mcp_url"]
+        session_id = await initialize(http, url)
+        cases: list[tuple[bytes | None, Any, int, str]] = [
+            (b"{not json", None, 400, "Parse error"),
+            (b"\xff\xfe", None, 400, "Parse error"),
+            (None, [call("find_account", {"name": "x"})], 400, "batches"),
+            (None, {"id": 3, "method": "tools/list"}, 400, "JSON-RPC 2.0"),
+            (None, {"jsonrpc": "2.0", "id": 3, "method": 12}, 400, "'method'"),
+            (None, {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": [1]}, 400, "params"),
+        ]
+        for raw, message, status, text in cases:
+            got, body = await rpc(http, url, session_id, message, raw=raw)
+            assert (got, text in body["error"]["message"]) == (status, True), (raw, message, body)
+        got, body = await rpc(http, url, session_id, {"jsonrpc": "2.0", "id": 4, "method": "resources/read"})
+        assert got == 200 and body["error"]["code"] == -32601
+        got, body = await rpc(http, url, session_id,
+                              {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": 5}})
+        assert got == 200 and body["error"]["code"] == -32602
+        got, body = await rpc(http, url, session_id, call("find_account", {"name": "x" * 10_000}))
+        assert got == 413 and body["error"]["code"] == "too_large"
+        got, body = await rpc(http, url, session_id, call("find_account", {"name": "Harbor Lane"}),
+                              **{"mcp-protocol-version": "1999-01-01"})
+        assert got == 400 and "Unsupported protocol version" in body["error"]["message"]
+        # arguments that are not an object: answered by the task session, never sent
+        got, body = await rpc(http, url, session_id, call("find_account", "not an object"))  # type: ignore[arg-type]
+        assert got == 200 and body["result"]["isError"] is True
+        assert gym.tool_executions == {}
+
+
+async def test_requests_after_finish_are_refused(gateway: Gateway, gym: LocalGym,
+                                                 http: aiohttp.ClientSession, records: Records) -> None:
+    rollout = await open_rollout(http, gateway)
+    url = rollout["mcp_url"]
+    session_id = await initialize(http, url)
+    async with http.post(f"{gateway.url}/rollouts/{rollout['rollout_id']}/finish", json={}) as response:
+        assert response.status == 200
+    status, body = await rpc(http, url, session_id, call("find_account", {"name": "Harbor Lane"}))
+    assert status == 410 and body["error"]["code"] == "rollout_finished"
+    for method, path in (("POST", "/finish"), ("DELETE", "")):
+        async with http.request(method, f"{gateway.url}/rollouts/{rollout['rollout_id']}{path}",
+                                json={}) as response:
+            assert response.status == 410
+    assert len(await records.wait_for(1)) == 1
+    assert gym.database_ids() == [] and gym.tool_executions == {}
+
+
+async def test_abandoning_records_incomplete_and_deletes(gateway: Gateway, gym: LocalGym,
+                                                         http: aiohttp.ClientSession,
+                                                         records: Records) -> None:
+    rollout = await open_rollout(http, gateway)
+    async with http.delete(f"{gateway.url}/rollouts/{rollout['rollout_id']}") as response:
+        assert response.status == 200
+        record = await response.json()
+    assert (record["status"], record["failure_kind"], record["evaluation_completed"]) == (
+        "incomplete", "abandoned", False)
+    assert gym.database_ids() == []
+    assert await records.wait_for(1) == [record]
+    # abandoned work goes back to the queue: the next rollout is that task x repeat again
+    again = await open_rollout(http, gateway)
+    assert (again["task_id"], again["repeat"]) == (rollout["task_id"], rollout["repeat"])
+
+
+async def test_idle_rollouts_are_abandoned_after_the_ttl(gym: LocalGym, tmp_path: Path,
+                                                         http: aiohttp.ClientSession) -> None:
+    records = Records()
+    async with make_gateway(gym, tmp_path / "out", rollout_ttl=0.2, on_record=records) as gateway:
+        rollout = await open_rollout(http, gateway)
+        [record] = await records.wait_for(1)
+        assert record["rollout_id"] == rollout["rollout_id"]
+        assert record["failure_kind"] == "abandoned" and "TTL" in record["failure_reason"]
+        assert gym.database_ids() == []
+        status, body = await rpc(http, rollout["mcp_url"], "x", call("find_account", {}))
+        assert status == 410 and body["error"]["code"] == "rollout_abandoned"
+
+
+async def test_bearer_token(gym: LocalGym, tmp_path: Path, http: aiohttp.ClientSession) -> None:
+    token = "s3cret-token-0123456789"
+    async with make_gateway(gym, tmp_path / "out", token=token) as gateway:
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": token}):
+            async with http.post(f"{gateway.url}/rollouts", json={}, headers=headers) as response:
+                assert response.status == 401
+                assert (await response.json())["error"]["code"] == "unauthorized"
+        auth = {"Authorization": f"Bearer {token}"}
+        async with http.post(f"{gateway.url}/rollouts", json={}, headers=auth) as response:
+            assert response.status == 201
+            rollout = await response.json()
+        status, _ = await rpc(http, rollout["mcp_url"], None, INIT)
+        assert status == 401
+        assert await initialize(http, rollout["mcp_url"], **auth)
+        assert len(gym.database_ids()) == 1
+    assert gym.database_ids() == []
+
+
+async def test_loopback_only_unless_told_and_foreign_origins(gym: LocalGym, tmp_path: Path,
+                                                             http: aiohttp.ClientSession) -> None:
+    with pytest.raises(UsageError, match="not a loopback address"):
+        await make_gateway(gym, tmp_path / "out", host="0.0.0.0").start()
+    assert gym.database_ids() == []
+    async with make_gateway(gym, tmp_path / "out") as gateway:
+        async with http.post(f"{gateway.url}/rollouts", json={},
+                             headers={"Origin": "http://evil.example"}) as response:
+            assert response.status == 403
+        assert gym.database_ids() == []
+
+
+async def test_header_injection_in_context_is_refused(gym: LocalGym, tmp_path: Path,
+                                                      http: aiohttp.ClientSession,
+                                                      demo_task: Any) -> None:
+    import attrs
+
+    gyms = tuple(attrs.evolve(g, context={"user_email": "a@b.example\r\nx-database-id: other"})
+                 for g in demo_task.gym_servers)
+    task = attrs.evolve(demo_task, gym_servers=gyms)
+    async with make_gateway(gym, tmp_path / "out", tasks=[task]) as gateway:
+        rollout = await open_rollout(http, gateway)
+        session_id = await initialize(http, rollout["mcp_url"])
+        status, body = await rpc(http, rollout["mcp_url"], session_id,
+                                 call("find_account", {"name": "Harbor\r\nx-database-id: x"}))
+        assert status == 200 and body["result"]["isError"] is True
+        assert "cannot be sent" in body["result"]["content"][0]["text"]
+        assert gym.tool_executions == {}
+
+
+async def test_sse_when_the_client_asks(gateway: Gateway, http: aiohttp.ClientSession) -> None:
+    rollout = await open_rollout(http, gateway)
+    session_id = await initialize(http, rollout["mcp_url"])
+    headers = {"Accept": "text/event-stream", "mcp-session-id": session_id}
+    async with http.post(rollout["mcp_url"], json={"jsonrpc": "2.0", "id": 9, "method": "ping"},
+                         headers=headers) as response:
+        assert response.headers["Content-Type"].startswith("text/event-stream")
+        text = await response.text()
+    data = [line[6:] for line in text.splitlines() if line.startswith("data: ")]
+    assert [json.loads(d) for d in data] == [{"jsonrpc": "2.0", "id": 9, "result": {}}]
