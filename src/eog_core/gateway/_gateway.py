@@ -100,7 +100,7 @@ class Gateway:
     _runner: web.AppRunner | None = attrs.field(default=None, init=False)
     _reaper: asyncio.Task[None] | None = attrs.field(default=None, init=False)
     _bound: tuple[str, int] | None = attrs.field(default=None, init=False)
-    _seeding: int = attrs.field(default=0, init=False)
+    _done: asyncio.Event = attrs.field(factory=asyncio.Event, init=False)
 
     # -- lifetime ---------------------------------------------------------------------------
 
@@ -118,6 +118,8 @@ class Gateway:
         self._log = RolloutLog.open(self.out_dir, model=self.model)
         try:
             self._plan = RunPlan.build(self.tasks, self.repeats, self._log.finished)
+            if self._plan.complete:
+                self._done.set()
             self._janitor = Janitor()
             await self._janitor.__aenter__()
             app = self._build_app()
@@ -174,6 +176,10 @@ class Gateway:
             raise UsageError("the gateway is not started")
         return self._plan
 
+    async def wait_done(self) -> None:
+        """Wait until every task x repeat of the run is evaluated."""
+        await self._done.wait()
+
     def rollouts(self) -> list[GatewayRollout]:
         """The rollouts out with agents now."""
         return list(self._rollouts.values())
@@ -185,7 +191,6 @@ class Gateway:
         """Seed the next pending task x repeat (or the one asked for); raises WorkRefused or EogError."""
         plan = self.plan
         task, number = plan.claim(task_id, repeat)
-        self._seeding += 1
         try:
             session = await TaskSession.start(
                 task, directory=self.directory, seed_root=self.seed_root,
@@ -193,8 +198,6 @@ class Gateway:
         except BaseException:
             plan.release(rollout_key(task, number), evaluated=False)
             raise
-        finally:
-            self._seeding -= 1
         rollout = GatewayRollout(rollout_id=secrets.token_urlsafe(18), task=task, repeat=number,
                                  session=session)
         self._rollouts[rollout.rollout_id] = rollout
@@ -263,6 +266,8 @@ class Gateway:
                                       tools_available=record["tools_offered"])
         if self.on_record is not None:
             self.on_record(record)
+        if self.plan.complete:
+            self._done.set()
         return record
 
     async def _reap(self) -> None:

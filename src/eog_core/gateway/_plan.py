@@ -55,6 +55,11 @@ class RunPlan:
     def total(self) -> int:
         return len(self.order)
 
+    @property
+    def complete(self) -> bool:
+        """Every task x repeat is evaluated."""
+        return len(self.evaluated) == len(self.order)
+
     def pending(self) -> int:
         return sum(1 for key in self.order if key not in self.evaluated and key not in self.out)
 
