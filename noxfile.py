@@ -1,6 +1,6 @@
 """Developer sessions: tests, lint, typecheck, bench, chaos, demo, and one per adapter.
 
-The adapter sessions (``nemo_gym``, ``stirrup``, ``inspect``, ``ray``) each build
+The adapter sessions (``nemo_gym``, ``stirrup``, ``inspect``, ``ray``, ``gateway_agents``) each build
 their own virtualenv: the frameworks' dependencies conflict with each other and
 with the test extra. Under ``CI=true`` a missing interpreter is an error.
 """
@@ -110,3 +110,11 @@ def ray(session: nox.Session) -> None:
     """Scoring and rollouts sharded over Ray actors on a local ``ray.init()``."""
     session.install("-e", ".[ray,test]", "pyarrow")
     adapter_tests(session, "ray")
+
+
+@nox.session(name="gateway_agents", python=interpreter("3.12"))
+def gateway_agents(session: nox.Session) -> None:
+    """The MCP gateway driven by an agent framework's own MCP client: the OpenAI Agents SDK's
+    ``MCPServerStreamableHttp`` with the scripted model (the gateway itself needs no extra)."""
+    session.install("-e", ".[test]", "openai-agents>=0.24")
+    adapter_tests(session, "gateway_agents")

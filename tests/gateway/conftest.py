@@ -38,8 +38,8 @@ class Records:
         self.items.append(record)
         self._changed.set()
 
-    async def wait_for(self, count: int, timeout: float = 10.0) -> list[Mapping[str, Any]]:
-        async with asyncio.timeout(timeout):
+    async def wait_for(self, count: int) -> list[Mapping[str, Any]]:
+        async with asyncio.timeout(10.0):
             while len(self.items) < count:
                 self._changed.clear()
                 await self._changed.wait()

@@ -55,10 +55,10 @@ async def test_cli_serves_a_whole_run_and_exits_when_done(gym: LocalGym, tmp_pat
         info = await announced(process)
         assert (info["planned"], info["pending"], info["token_required"]) == (1, 1, True)
         auth = {"Authorization": f"Bearer {TOKEN}"}
-        async with aiohttp.ClientSession(headers=auth) as http:
-            async with http.post(f"{info['rollouts_url']}", json={}) as response:
-                assert response.status == 201
-                rollout = await response.json()
+        async with (aiohttp.ClientSession(headers=auth) as http,
+                    http.post(f"{info['rollouts_url']}", json={}) as response):
+            assert response.status == 201
+            rollout = await response.json()
         async with mcp_session(rollout["mcp_url"], headers=auth) as agent:
             assert "finish" in {t.name for t in (await agent.list_tools()).tools}
             for step in load_demo_trajectory():
@@ -113,7 +113,7 @@ async def test_cli_bad_input_is_one_line(gym: LocalGym, tmp_path: Path) -> None:
     ]
     for extra, expected, text in cases:
         process = await spawn(command(gym, tmp_path / "out", *extra))
-        code, out, err = await ended(process)
+        code, _out, err = await ended(process)
         assert (code, text in err, len(err.strip().splitlines())) == (expected, True, 1), (extra, err)
         assert "Traceback" not in err
     process = await spawn([sys.executable, "-m", "eog_core", "gateway", str(tmp_path / "missing.json"),

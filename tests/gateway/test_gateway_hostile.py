@@ -32,8 +32,7 @@ async def initialize(http: aiohttp.ClientSession, mcp_url: str, **headers: str) 
         assert response.status == 200, await response.text()
         body = await response.json()
         assert body["result"]["protocolVersion"] == "2025-06-18"
-        session_id = response.headers["mcp-session-id"]
-    return session_id
+        return response.headers["mcp-session-id"]
 
 
 async def rpc(http: aiohttp.ClientSession, url: str, session_id: str | None, message: Any, *,
