@@ -192,6 +192,10 @@ async def measure(gym_url: str, control: str, rounds: int, calls: int) -> dict[s
 
 async def idle_memory(control: str, pid: int, count: int) -> dict[str, float]:
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=32)) as http:
+        warm = GatewayAgent(http, control)  # one rollout opened and ended: every module loaded
+        await warm.open()
+        await warm.call()
+        await warm.abandon()
         before = rss_mb(pid)
         agents = [GatewayAgent(http, control) for _ in range(count)]
         started = time.perf_counter()
@@ -214,24 +218,27 @@ def main() -> None:
     parser.add_argument("--idle", type=int, default=1000, help="idle rollouts held for the memory figure")
     args = parser.parse_args()
     gym, gym_url = spawn_gym()
-    with tempfile.TemporaryDirectory() as out:
-        gateway, control = spawn_gateway(gym_url, Path(out), repeats=args.idle + 64)
-        try:
+    processes = [gym]
+    try:
+        with tempfile.TemporaryDirectory() as out:
+            gateway, control = spawn_gateway(gym_url, Path(out) / "calls", repeats=64)
+            processes.append(gateway)
             figures = asyncio.run(measure(gym_url, control, args.rounds, args.calls))
             print(f"\nmedian over {args.rounds} rounds: c=1 direct {figures['direct_ms']:.3f} ms, "
                   f"gateway {figures['gateway_ms']:.3f} ms, extra {figures['extra_ms']:+.3f} ms "
                   f"(target <= +1 ms); c=16 direct {figures['direct_per_s']:.0f}/s, gateway "
                   f"{figures['gateway_per_s']:.0f}/s, ratio {figures['ratio']:.2f}x (target >= 0.5x)")
-            if args.idle:
+            if args.idle:  # a fresh gateway: the first one's heap holds the calls' records
+                gateway, control = spawn_gateway(gym_url, Path(out) / "idle", repeats=args.idle + 1)
+                processes.append(gateway)
                 memory = asyncio.run(idle_memory(control, gateway.pid, args.idle))
                 print(f"{memory['rollouts']:.0f} idle rollouts: gateway RSS {memory['rss_before_mb']:.1f}"
                       f" -> {memory['rss_after_mb']:.1f} MB (+{memory['delta_mb']:.1f} MB; target "
                       f"< 100 MB), opened in {memory['open_seconds']:.1f} s")
-        finally:
-            for process in (gateway, gym):
-                process.terminate()
-                process.wait(timeout=30)
-
+    finally:
+        for process in reversed(processes):
+            process.terminate()
+            process.wait(timeout=30)
 
 if __name__ == "__main__":
     main()

@@ -143,6 +143,7 @@ async def test_malformed_and_oversized_json_rpc(gym: LocalGym, tmp_path: Path,
             (None, [call("find_account", {"name": "x"})], 400, "batches"),
             (None, {"id": 3, "method": "tools/list"}, 400, "JSON-RPC 2.0"),
             (None, {"jsonrpc": "2.0", "id": 3, "method": 12}, 400, "'method'"),
+            (None, {"jsonrpc": "2.0", "id": {"forged": 1}, "method": "ping"}, 400, "'id'"),
             (None, {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": [1]}, 400, "params"),
         ]
         for raw, message, status, text in cases:

@@ -51,6 +51,7 @@ log = logging.getLogger("eog_core.gateway")
 
 DEFAULT_MODEL_LABEL = "mcp-gateway"
 MAX_REQUEST_BYTES = 1 << 20
+SHUTDOWN_SECONDS = 10.0  # how long closing waits for requests in flight (a finish verifying)
 _LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 
 
@@ -121,9 +122,9 @@ class Gateway:
             if self._plan.complete:
                 self._done.set()
             self._janitor = Janitor()
-            await self._janitor.__aenter__()
             app = self._build_app()
-            runner = web.AppRunner(app, access_log=None, handle_signals=False)
+            runner = web.AppRunner(app, access_log=None, handle_signals=False,
+                                   shutdown_timeout=SHUTDOWN_SECONDS)
             await runner.setup()
             self._runner = runner
             await web.TCPSite(runner, self.host, self.port).start()
@@ -136,20 +137,24 @@ class Gateway:
             raise
 
     async def aclose(self) -> None:
-        """Abandon every rollout still out (recorded, databases deleted), stop listening. Idempotent."""
+        """Stop listening (requests in flight finish first), abandon every rollout still out
+        (recorded, databases deleted), close the gyms' connections. Idempotent."""
         if self._reaper is not None:
             self._reaper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reaper
             self._reaper = None
-        for rollout in list(self._rollouts.values()):
-            await self.abandon(rollout, "the gateway stopped")
         if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+            runner, self._runner = self._runner, None
+            await runner.cleanup()
+        for rollout in [r for r in self._rollouts.values() if r.state == "active"]:
+            try:
+                await self.abandon(rollout, "the gateway stopped")
+            except EogError as exc:  # the janitor retries the deletion
+                log.warning("abandoning rollout %s: %s", rollout.rollout_id, exc)
         if self._janitor is not None:
-            await self._janitor.__aexit__(None, None, None)
-            self._janitor = None
+            janitor, self._janitor = self._janitor, None
+            await janitor.aclose()
         await self.directory.aclose()
         if self._log is not None:
             self._log.close()

@@ -100,6 +100,9 @@ class McpHandler:
             return error_response(None, INVALID_REQUEST,
                                   "Invalid Request: not a JSON-RPC 2.0 message", status=400)
         request_id = message.get("id")
+        if "id" in message and (type(request_id) not in (str, int)):
+            return error_response(None, INVALID_REQUEST,
+                                  "Invalid Request: 'id' must be a string or an integer", status=400)
         method = message.get("method")
         if method is None and "id" in message and ("result" in message or "error" in message):
             return web.Response(status=202)  # the client answering a server request: none sent
