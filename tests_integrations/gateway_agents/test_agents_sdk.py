@@ -9,12 +9,10 @@ rollout is then finished through the control API and scored.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-import pytest
 from agents import Agent, OpenAIChatCompletionsModel, Runner, set_tracing_disabled
 from agents.mcp import MCPServerStreamableHttp
 from openai import AsyncOpenAI
@@ -26,18 +24,6 @@ from eog_core.gym import GymDirectory
 from eog_core.local import LocalGym, demo_paths, load_demo_trajectory
 
 set_tracing_disabled(True)  # nothing leaves the machine
-
-
-@pytest.fixture
-async def gym() -> AsyncIterator[LocalGym]:
-    async with LocalGym.demo() as server:
-        yield server
-
-
-@pytest.fixture
-async def model() -> AsyncIterator[ScriptedModel]:
-    async with ScriptedModel() as server:
-        yield server
 
 
 async def rollout_with_agents_sdk(gateway: Gateway, model: ScriptedModel, script: str,

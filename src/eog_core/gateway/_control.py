@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -34,6 +35,9 @@ def json_error(status: int, code: str, message: str, *,
                headers: dict[str, str] | None = None) -> web.Response:
     return web.json_response({"error": {"code": code, "message": message}}, status=status,
                              headers=headers, dumps=dumps)
+
+
+_RolloutHandler = Callable[[web.Request, GatewayRollout], Awaitable[web.StreamResponse]]
 
 
 class _BadBody(Exception):
@@ -63,11 +67,21 @@ class ControlApi:
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post("/rollouts", self.create)
         app.router.add_get("/rollouts", self.list)
-        app.router.add_post("/rollouts/{rollout_id}/finish", self.finish)
-        app.router.add_delete("/rollouts/{rollout_id}", self.delete)
-        app.router.add_post("/rollouts/{rollout_id}/mcp", self.mcp_post)
-        app.router.add_get("/rollouts/{rollout_id}/mcp", self.mcp_get)
-        app.router.add_delete("/rollouts/{rollout_id}/mcp", self.mcp_delete)
+        app.router.add_post("/rollouts/{rollout_id}/finish", self._on_rollout(self.finish))
+        app.router.add_delete("/rollouts/{rollout_id}", self._on_rollout(self.delete))
+        app.router.add_post("/rollouts/{rollout_id}/mcp", self._on_rollout(self.mcp_post))
+        app.router.add_get("/rollouts/{rollout_id}/mcp", self._on_rollout(self.mcp_get))
+        app.router.add_delete("/rollouts/{rollout_id}/mcp", self._on_rollout(self.mcp_delete))
+
+    def _on_rollout(self, handler: _RolloutHandler) -> Callable[[web.Request],
+                                                               Awaitable[web.StreamResponse]]:
+        """``handler`` called with the active rollout the path names; refusals answered here."""
+        async def resolved(request: web.Request) -> web.StreamResponse:
+            found = self._rollout(request)
+            if isinstance(found, web.Response):
+                return found
+            return await handler(request, found)
+        return resolved
 
     def _rollout(self, request: web.Request) -> GatewayRollout | web.Response:
         rollout_id = request.match_info["rollout_id"]
@@ -117,10 +131,7 @@ class ControlApi:
             "planned": plan.total, "evaluated": len(plan.evaluated), "pending": plan.pending()},
             dumps=dumps)
 
-    async def finish(self, request: web.Request) -> web.Response:
-        found = self._rollout(request)
-        if isinstance(found, web.Response):
-            return found
+    async def finish(self, request: web.Request, found: GatewayRollout) -> web.Response:
         try:
             body = await _json_object(request)
         except _BadBody as exc:
@@ -134,33 +145,21 @@ class ControlApi:
             return json_error(409, "rollout_not_active", str(exc))
         return web.json_response(record, dumps=dumps)
 
-    async def delete(self, request: web.Request) -> web.Response:
-        found = self._rollout(request)
-        if isinstance(found, web.Response):
-            return found
+    async def delete(self, request: web.Request, found: GatewayRollout) -> web.Response:
         try:
             record = await self.gateway.abandon(found, "abandoned by the agent (DELETE)")
         except UsageError as exc:
             return json_error(409, "rollout_not_active", str(exc))
         return web.json_response(record, dumps=dumps)
 
-    async def mcp_post(self, request: web.Request) -> web.StreamResponse:
-        found = self._rollout(request)
-        if isinstance(found, web.Response):
-            return found
+    async def mcp_post(self, request: web.Request, found: GatewayRollout) -> web.StreamResponse:
         body = await request.read()
         return await self.mcp.post(request, found, body)
 
-    async def mcp_get(self, request: web.Request) -> web.StreamResponse:
-        found = self._rollout(request)
-        if isinstance(found, web.Response):
-            return found
+    async def mcp_get(self, request: web.Request, found: GatewayRollout) -> web.StreamResponse:
         return json_error(405, "method_not_allowed",
                           "this endpoint opens no server-to-client stream; POST requests",
                           headers={"Allow": "POST, DELETE"})
 
-    async def mcp_delete(self, request: web.Request) -> web.StreamResponse:
-        found = self._rollout(request)
-        if isinstance(found, web.Response):
-            return found
+    async def mcp_delete(self, request: web.Request, found: GatewayRollout) -> web.StreamResponse:
         return self.mcp.delete(request, found)
