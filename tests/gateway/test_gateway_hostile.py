@@ -269,3 +269,37 @@ async def test_sse_when_the_client_asks(gateway: Gateway, http: aiohttp.ClientSe
         text = await response.text()
     data = [line[6:] for line in text.splitlines() if line.startswith("data: ")]
     assert [json.loads(d) for d in data] == [{"jsonrpc": "2.0", "id": 9, "result": {}}]
+
+
+async def test_mcp_sessions_per_rollout_are_bounded(gateway: Gateway,
+                                                    http: aiohttp.ClientSession) -> None:
+    from eog_core.gateway._mcp import MAX_SESSIONS
+
+    rollout = await open_rollout(http, gateway)
+    sessions = [await initialize(http, rollout["mcp_url"]) for _ in range(MAX_SESSIONS)]
+    status, body = await rpc(http, rollout["mcp_url"], None, INIT)
+    assert status == 400 and "MCP sessions open" in body["error"]["message"]
+    async with http.delete(rollout["mcp_url"], headers={"mcp-session-id": sessions[0]}) as response:
+        assert response.status == 200
+    assert await initialize(http, rollout["mcp_url"])
+    status, _ = await rpc(http, rollout["mcp_url"], sessions[0], {"jsonrpc": "2.0", "id": 5,
+                                                                  "method": "ping"})
+    assert status == 404  # the ended session is gone
+
+
+async def test_finish_tool(gym: LocalGym, tmp_path: Path, http: aiohttp.ClientSession) -> None:
+    records = Records()
+    async with make_gateway(gym, tmp_path / "out", finish_tool=True, on_record=records) as gateway:
+        rollout = await open_rollout(http, gateway)
+        session_id = await initialize(http, rollout["mcp_url"])
+        _, listed = await rpc(http, rollout["mcp_url"], session_id,
+                              {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        assert listed["result"]["tools"][-1]["name"] == "finish"
+        _, body = await rpc(http, rollout["mcp_url"], session_id, call("finish", {"answer": 3}))
+        assert body["result"]["isError"] is True and not records.items
+        _, body = await rpc(http, rollout["mcp_url"], session_id, call("finish", {"answer": "ok"}))
+        assert body["result"]["isError"] is False
+        [record] = await records.wait_for(1)
+        assert (record["final_answer"], record["status"], record["num_tool_calls"]) == (
+            "ok", "evaluated", 0)
+        assert gym.database_ids() == []

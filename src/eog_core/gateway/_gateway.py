@@ -323,6 +323,10 @@ class Gateway:
             return json_error(exc.status, "not_found" if exc.status == 404 else "http_error",
                               f"no such route: {request.method} {request.path[:100]}"
                               if exc.status in (404, 405) else exc.reason)
+        except Exception:  # a bug of ours: one clear answer, the traceback in the log only
+            log.exception("gateway: %s %s failed", request.method, request.path[:100])
+            return json_error(500, "internal_error", "the gateway failed on this request; its "
+                              "log says why")
         return response
 
 

@@ -35,6 +35,7 @@ from eog_core._mcp_server import (
     rpc_error,
     sse_event,
 )
+from eog_core.errors import UsageError
 from eog_core.gateway._rollout import GatewayRollout, McpClientSession
 from eog_core.tasks import ToolSpec
 
@@ -48,6 +49,7 @@ FINISH_TOOL = {
         "answer": {"type": "string", "description": "Your final answer to the user."}},
         "required": ["answer"]},
 }
+MAX_SESSIONS = 16  # MCP sessions open at once on one rollout (each initialize opens one)
 _CLIENT_INFO_MAX = 512  # characters of a clientInfo kept in the record
 
 
@@ -143,6 +145,10 @@ class McpHandler:
 
     async def _initialize(self, request: web.Request, rollout: GatewayRollout, request_id: Any,
                           params: Mapping[str, Any]) -> web.StreamResponse:
+        if len(rollout.mcp_sessions) >= MAX_SESSIONS:
+            return error_response(request_id, BAD_SESSION, f"Bad Request: this rollout has "
+                                  f"{MAX_SESSIONS} MCP sessions open; end one with DELETE",
+                                  status=400)
         session = McpClientSession(session_id=secrets.token_hex(16),
                                    protocol_version=negotiate_version(params.get("protocolVersion")),
                                    client_info=_client_info(params))
@@ -191,7 +197,11 @@ class McpHandler:
                 if not isinstance(answer, str):
                     return {"content": [{"type": "text", "text": "Error: finish needs a string "
                                          "'answer'"}], "isError": True}
-                await self.finish(rollout, answer)
+                try:
+                    await self.finish(rollout, answer)
+                except UsageError:  # another request finished it meanwhile
+                    return {"content": [{"type": "text", "text": "Error: the rollout is already "
+                                         "finishing"}], "isError": True}
                 return {"content": [{"type": "text", "text": "The task is finished."}],
                         "isError": False}
             return await rollout.call_tool(name, arguments, request_id)

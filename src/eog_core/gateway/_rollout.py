@@ -80,6 +80,7 @@ class GatewayRollout:
         self._in_flight += 1
         self._idle.clear()
         called_at = time.time()
+        recorded = len(self.session.trajectory)
         observation: str
         try:
             result = await self.session.call_tool(name, arguments)
@@ -102,6 +103,8 @@ class GatewayRollout:
             if not self._in_flight:
                 self._idle.set()
             self.touch()
+        if len(self.session.trajectory) == recorded:  # refused before routing (a closed session)
+            return answer
         routed = self.session.trajectory[-1]
         if routed.local:
             self.refused += 1
