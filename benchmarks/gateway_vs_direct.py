@@ -23,6 +23,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import resource
 import socket
 import statistics
 import subprocess
@@ -70,6 +72,15 @@ def spawn_gateway(gym_url: str, out: Path, repeats: int) -> tuple[subprocess.Pop
          "--repeats", str(repeats), "--port", str(port)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return process, wait_for_port(process, port)
+
+
+def cpu_seconds(pid: int | None = None) -> float:
+    """User + system CPU time of a process (this one when ``pid`` is None)."""
+    if pid is None:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_mb(pid: int) -> float:
@@ -141,7 +152,8 @@ async def _throughput(calls: list[Call], total: int) -> float:
     return per_worker * len(calls) / (time.perf_counter() - started)
 
 
-async def measure(gym_url: str, control: str, rounds: int, calls: int) -> dict[str, Any]:
+async def measure(gym_url: str, control: str, rounds: int, calls: int,
+                  pids: dict[str, int]) -> dict[str, Any]:
     task = load_task(demo_paths().task)
     directory = GymDirectory({DEMO_SERVER_NAME: gym_url})
     janitor = Janitor()
@@ -174,7 +186,14 @@ async def measure(gym_url: str, control: str, rounds: int, calls: int) -> dict[s
                 row[f"{name}_ms"] = statistics.median(await _latencies(one, calls)) * 1000
             for name in order:
                 many = [direct(s) for s in sessions] if name == "direct" else [a.call for a in agents]
+                before = {k: cpu_seconds(p) for k, p in pids.items()} | {"agent": cpu_seconds()}
                 row[f"{name}_per_s"] = await _throughput(many, calls * 4)
+                spent = {k: cpu_seconds(p) for k, p in pids.items()} | {"agent": cpu_seconds()}
+                done = calls * 4
+                for process, seconds in spent.items():
+                    if name == "direct" and process == "gateway":
+                        continue
+                    row[f"{name}_cpu_us_{process}"] = (seconds - before[process]) / done * 1e6
             rows.append(row)
             print(f"round {number + 1}: c=1 direct {row['direct_ms']:.3f} ms gateway "
                   f"{row['gateway_ms']:.3f} ms (+{row['gateway_ms'] - row['direct_ms']:.3f}); c=16 "
@@ -185,6 +204,10 @@ async def measure(gym_url: str, control: str, rounds: int, calls: int) -> dict[s
         for agent in agents:
             await agent.abandon()
     med = {key: statistics.median(r[key] for r in rows) for key in rows[0]}
+    for name in ("direct", "gateway"):
+        parts = {k.rsplit("_", 1)[1]: v for k, v in med.items() if k.startswith(f"{name}_cpu_us_")}
+        print(f"CPU per call at c=16, {name}: " + ", ".join(f"{k} {v:.0f} us" for k, v in parts.items())
+              + f", total {sum(parts.values()):.0f} us")
     return {**med,
             "extra_ms": statistics.median(r["gateway_ms"] - r["direct_ms"] for r in rows),
             "ratio": statistics.median(r["gateway_per_s"] / r["direct_per_s"] for r in rows)}
@@ -223,7 +246,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as out:
             gateway, control = spawn_gateway(gym_url, Path(out) / "calls", repeats=64)
             processes.append(gateway)
-            figures = asyncio.run(measure(gym_url, control, args.rounds, args.calls))
+            figures = asyncio.run(measure(gym_url, control, args.rounds, args.calls,
+                                          {"gym": gym.pid, "gateway": gateway.pid}))
             print(f"\nmedian over {args.rounds} rounds: c=1 direct {figures['direct_ms']:.3f} ms, "
                   f"gateway {figures['gateway_ms']:.3f} ms, extra {figures['extra_ms']:+.3f} ms "
                   f"(target <= +1 ms); c=16 direct {figures['direct_per_s']:.0f}/s, gateway "

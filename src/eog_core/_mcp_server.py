@@ -59,9 +59,10 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def sse_event(payload: Mapping[str, Any]) -> bytes:
-    """One JSON-RPC message as an SSE ``message`` event."""
-    return f"event: message\ndata: {dumps(payload)}\n\n".encode()
+def sse_event(payload: Mapping[str, Any] | str) -> bytes:
+    """One JSON-RPC message (a mapping, or its JSON text) as an SSE ``message`` event."""
+    text = payload if isinstance(payload, str) else dumps(payload)
+    return f"event: message\ndata: {text}\n\n".encode()
 
 
 def rpc_error(request_id: Any, code: int, message: str) -> dict[str, Any]:

@@ -51,6 +51,7 @@ log = logging.getLogger("eog_core.gateway")
 
 DEFAULT_MODEL_LABEL = "mcp-gateway"
 MAX_REQUEST_BYTES = 1 << 20
+ENDED_KEPT = 65536  # ended rollout ids remembered, to answer late requests with 410
 SHUTDOWN_SECONDS = 10.0  # how long closing waits for requests in flight (a finish verifying)
 _LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 
@@ -262,6 +263,8 @@ class Gateway:
                    "refused_tool_calls": rollout.refused}
         self._rollouts.pop(rollout.rollout_id, None)
         self._ended[rollout.rollout_id] = how
+        if len(self._ended) > ENDED_KEPT:  # the oldest ids then answer 404 instead of 410
+            del self._ended[next(iter(self._ended))]
         evaluated = record["status"] == "evaluated"
         self.plan.release(rollout_key(rollout.task, rollout.repeat), evaluated=evaluated)
         if self._log is not None:

@@ -36,7 +36,7 @@ from eog_core._mcp_server import (
     sse_event,
 )
 from eog_core.errors import UsageError
-from eog_core.gateway._rollout import GatewayRollout, McpClientSession
+from eog_core.gateway._rollout import EncodedResult, GatewayRollout, McpClientSession
 from eog_core.tasks import ToolSpec
 
 __all__ = ["FINISH_TOOL", "McpHandler", "mcp_tools"]
@@ -131,10 +131,13 @@ class McpHandler:
         try:
             result = await self._dispatch(rollout, method, params or {}, request_id)
         except _RpcFailure as failure:
-            payload = rpc_error(request_id, failure.code, failure.message)
+            answer = dumps(rpc_error(request_id, failure.code, failure.message))
         else:
-            payload = {"jsonrpc": "2.0", "id": request_id, "result": result}
-        return await _answer(request, payload, found.session_id)
+            if isinstance(result, EncodedResult):
+                answer = f'{{"jsonrpc": "2.0", "id": {dumps(request_id)}, "result": {result.text}}}'
+            else:
+                answer = dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
+        return await _answer(request, answer, found.session_id)
 
     def delete(self, request: web.Request, rollout: GatewayRollout) -> web.Response:
         found = self._session(request, rollout, None)
@@ -160,7 +163,7 @@ class McpHandler:
                   "serverInfo": SERVER_INFO}
         if rollout.task.system_prompt:
             result["instructions"] = rollout.task.system_prompt
-        return await _answer(request, {"jsonrpc": "2.0", "id": request_id, "result": result},
+        return await _answer(request, dumps({"jsonrpc": "2.0", "id": request_id, "result": result}),
                              session.session_id)
 
     def _session(self, request: web.Request, rollout: GatewayRollout,
@@ -208,13 +211,14 @@ class McpHandler:
         raise _RpcFailure(METHOD_NOT_FOUND, f"Method not found: {method[:80]}")
 
 
-async def _answer(request: web.Request, payload: dict[str, Any], session_id: str) -> web.StreamResponse:
+async def _answer(request: web.Request, body: str, session_id: str) -> web.StreamResponse:
+    """One JSON-RPC answer (``body``, JSON text): plain JSON, or one SSE event."""
     headers = {SESSION_HEADER: session_id}
     if not _wants_sse(request):
-        return web.json_response(payload, headers=headers, dumps=dumps)
+        return web.Response(text=body, content_type="application/json", headers=headers)
     response = web.StreamResponse(status=200, headers={
         **headers, "Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
     await response.prepare(request)
-    await response.write(sse_event(payload))
+    await response.write(sse_event(body))
     await response.write_eof()
     return response

@@ -23,7 +23,7 @@ from eog_core.model_view import tool_observation, tools_used
 from eog_core.run import AgentRun, Usage, iso_time
 from eog_core.tasks import Task
 
-__all__ = ["GatewayRollout", "McpClientSession", "RolloutState"]
+__all__ = ["EncodedResult", "GatewayRollout", "McpClientSession", "RolloutState"]
 
 RolloutState = Literal["active", "finishing", "finished", "abandoned"]
 
@@ -38,8 +38,16 @@ class McpClientSession:
     initialized: bool = False
 
 
-def _result(text: str) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": text}], "isError": True}
+def _error_text(text: str) -> str:
+    return json.dumps({"content": [{"type": "text", "text": text}], "isError": True})
+
+
+@attrs.frozen
+class EncodedResult:
+    """An MCP result already encoded as JSON text (a gym's result is answered as the
+    observation text recorded for it: encoded once, not twice)."""
+
+    text: str
 
 
 @attrs.define(eq=False)
@@ -75,7 +83,7 @@ class GatewayRollout:
         """Wait until no tool call is in flight."""
         await self._idle.wait()
 
-    async def call_tool(self, name: str, arguments: Any, call_id: Any) -> dict[str, Any]:
+    async def call_tool(self, name: str, arguments: Any, call_id: Any) -> EncodedResult:
         """Route one ``tools/call``; returns the MCP result to answer (never raises EogError)."""
         self._in_flight += 1
         self._idle.clear()
@@ -85,26 +93,26 @@ class GatewayRollout:
         try:
             result = await self.session.call_tool(name, arguments)
         except JsonRpcError as exc:
-            answer = _result(f"Error: the gym answered the call with JSON-RPC error {exc.code}: "
+            answer = _error_text(f"Error: the gym answered the call with JSON-RPC error {exc.code}: "
                              f"{exc.rpc_message}")
             observation, is_error = tool_observation(exc), True
         except HeaderError as exc:
-            answer = _result(f"Error: the call was refused: header {exc.header!r} cannot be sent")
+            answer = _error_text(f"Error: the call was refused: header {exc.header!r} cannot be sent")
             observation, is_error = tool_observation(exc), True
         except EogError as exc:
-            answer = _result(f"Error: the gym could not complete the call ({gym_error_kind(exc)})")
+            answer = _error_text(f"Error: the gym could not complete the call ({gym_error_kind(exc)})")
             observation, is_error = tool_observation(exc), True
         else:
-            answer = dict(result.raw) if result.raw else {
-                "content": list(result.content), "isError": result.is_error}
             observation, is_error = tool_observation(result), result.is_error
+            answer = observation if result.raw else json.dumps(
+                {"content": list(result.content), "isError": result.is_error})
         finally:
             self._in_flight -= 1
             if not self._in_flight:
                 self._idle.set()
             self.touch()
         if len(self.session.trajectory) == recorded:  # refused before routing (a closed session)
-            return answer
+            return EncodedResult(answer)
         routed = self.session.trajectory[-1]
         if routed.local:
             self.refused += 1
@@ -114,7 +122,7 @@ class GatewayRollout:
             "started_at": iso_time(called_at), "latency_ms": round(routed.latency_ms, 3),
             "gym": routed.gym, "is_error": is_error, "refused": routed.local,
             "observation": observation, "finished_at": iso_time(time.time())})
-        return answer
+        return EncodedResult(answer)
 
     def agent_run(self, final_answer: str | None, *, answered: bool) -> AgentRun:
         """What the agent did, as ``eog-core run`` records a model's loop: one turn per tool
