@@ -193,6 +193,12 @@ async def test_abandoning_records_incomplete_and_deletes(gateway: Gateway, gym: 
         "incomplete", "abandoned", False)
     assert gym.database_ids() == []
     assert await records.wait_for(1) == [record]
+    async with http.get(f"{gateway.url}/rollouts") as response:
+        listing = await response.json()
+    assert listing["rollouts"] == []
+    assert listing["ended"] == [{"rollout_id": rollout["rollout_id"], "task_id": rollout["task_id"],
+                                 "repeat": rollout["repeat"], "state": "abandoned",
+                                 "status": "incomplete", "reward": None}]
     # abandoned work goes back to the queue: the next rollout is that task x repeat again
     again = await open_rollout(http, gateway)
     assert (again["task_id"], again["repeat"]) == (rollout["task_id"], rollout["repeat"])

@@ -128,6 +128,7 @@ class ControlApi:
         plan = self.gateway.plan
         return web.json_response({
             "rollouts": [r.describe() for r in self.gateway.rollouts()],
+            "ended": self.gateway.ended(),
             "planned": plan.total, "evaluated": len(plan.evaluated), "pending": plan.pending()},
             dumps=dumps)
 

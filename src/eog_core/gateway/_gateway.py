@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import hmac
 import ipaddress
+import itertools
 import logging
 import os
 import secrets
@@ -94,8 +95,9 @@ class Gateway:
     max_request_bytes: int = MAX_REQUEST_BYTES
     on_record: Callable[[Mapping[str, Any]], None] | None = None
     _rollouts: dict[str, GatewayRollout] = attrs.field(factory=dict, init=False)
-    _ended: dict[str, str] = attrs.field(factory=dict, init=False)
-    """Rollout id -> how it ended (``finished``, ``abandoned``), to answer late requests clearly."""
+    _ended: dict[str, dict[str, Any]] = attrs.field(factory=dict, init=False)
+    """Rollout id -> how it ended (``state``: ``finished``, ``abandoned``; its task, repeat,
+    status and reward), to answer late requests clearly and list recent ones."""
     _plan: RunPlan | None = attrs.field(default=None, init=False)
     _log: RolloutLog | None = attrs.field(default=None, init=False)
     _janitor: Janitor | None = attrs.field(default=None, init=False)
@@ -190,6 +192,10 @@ class Gateway:
         """The rollouts out with agents now."""
         return list(self._rollouts.values())
 
+    def ended(self, most: int = 100) -> list[dict[str, Any]]:
+        """The ``most`` rollouts that ended last (finished or abandoned), newest last."""
+        return list(itertools.islice(reversed(self._ended.values()), most))[::-1]
+
     # -- rollouts ---------------------------------------------------------------------------
 
     async def open_rollout(self, task_id: str | None = None,
@@ -211,7 +217,8 @@ class Gateway:
 
     def find(self, rollout_id: str) -> GatewayRollout | str | None:
         """The live rollout of that id, how it ended (a string), or None for an unknown id."""
-        return self._rollouts.get(rollout_id) or self._ended.get(rollout_id)
+        ended = self._ended.get(rollout_id)
+        return self._rollouts.get(rollout_id) or (ended["state"] if ended else None)
 
     async def finish(self, rollout: GatewayRollout, final_answer: str) -> dict[str, Any]:
         """Verify, delete the databases, record; returns the record."""
@@ -262,7 +269,10 @@ class Gateway:
         record |= {"rollout_id": rollout.rollout_id, "mcp_client": rollout.client_info,
                    "refused_tool_calls": rollout.refused}
         self._rollouts.pop(rollout.rollout_id, None)
-        self._ended[rollout.rollout_id] = how
+        self._ended[rollout.rollout_id] = {
+            "rollout_id": rollout.rollout_id, "task_id": rollout.task.task_id,
+            "repeat": rollout.repeat, "state": how, "status": record["status"],
+            "reward": record["reward"] if record["status"] == "evaluated" else None}
         if len(self._ended) > ENDED_KEPT:  # the oldest ids then answer 404 instead of 410
             del self._ended[next(iter(self._ended))]
         evaluated = record["status"] == "evaluated"
