@@ -309,3 +309,14 @@ async def test_finish_tool(gym: LocalGym, tmp_path: Path, http: aiohttp.ClientSe
         assert (record["final_answer"], record["status"], record["num_tool_calls"]) == (
             "ok", "evaluated", 0)
         assert gym.database_ids() == []
+
+
+def test_a_task_tool_called_finish_wins() -> None:
+    from eog_core.gateway import FINISH_TOOL, mcp_tools
+    from eog_core.tasks import ToolSpec
+
+    own = ToolSpec(name="finish", description="the task's own", input_schema={"type": "object"})
+    other = ToolSpec(name="find_account", description="", input_schema={"type": "object"})
+    assert [t["description"] for t in mcp_tools((own,), finish=True)] == ["the task's own"]
+    assert mcp_tools((other,), finish=True)[-1] == FINISH_TOOL
+    assert [t["name"] for t in mcp_tools((other,), finish=False)] == ["find_account"]

@@ -61,10 +61,13 @@ class _RpcFailure(Exception):
 
 
 def mcp_tools(tools: tuple[ToolSpec, ...], *, finish: bool) -> list[dict[str, Any]]:
-    """``tools/list``: each tool with the input schema upstream gives the model."""
+    """``tools/list``: each tool with the input schema upstream gives the model, then
+    ``finish`` when asked for (unless the task has a tool of that name: the task's wins)."""
     listed = [{"name": t.name, "description": t.description, "inputSchema": t.parameters()}
               for t in tools]
-    return [*listed, FINISH_TOOL] if finish else listed
+    if finish and all(t.name != FINISH_TOOL["name"] for t in tools):
+        listed.append(FINISH_TOOL)
+    return listed
 
 
 def _client_info(params: Mapping[str, Any]) -> dict[str, Any] | None:
