@@ -299,7 +299,7 @@ class Gateway:
                         and now - rollout.last_activity > ttl):
                     try:
                         await self.abandon(rollout, f"idle for more than {ttl:g} s (rollout TTL)")
-                    except EogError as exc:  # the janitor retries the deletion
+                    except (EogError, OSError) as exc:  # the janitor retries the deletion
                         log.warning("abandoning rollout %s: %s", rollout.rollout_id, exc)
 
     # -- HTTP -------------------------------------------------------------------------------
