@@ -179,6 +179,11 @@ async def measure(gym_url: str, control: str, rounds: int, calls: int,
         for session in sessions:
             await direct(session)()
         for number in range(rounds):
+            if number:  # fresh rollouts each round: a rollout's transcript stays rollout-sized
+                for agent in agents:
+                    await agent.abandon()
+                    await agent.open()
+                    await agent.call()
             row: dict[str, float] = {}
             order = ["direct", "gateway"] if number % 2 == 0 else ["gateway", "direct"]
             for name in order:
@@ -244,7 +249,8 @@ def main() -> None:
     processes = [gym]
     try:
         with tempfile.TemporaryDirectory() as out:
-            gateway, control = spawn_gateway(gym_url, Path(out) / "calls", repeats=64)
+            gateway, control = spawn_gateway(gym_url, Path(out) / "calls",
+                                             repeats=16 * (args.rounds + 1))
             processes.append(gateway)
             figures = asyncio.run(measure(gym_url, control, args.rounds, args.calls,
                                           {"gym": gym.pid, "gateway": gateway.pid}))

@@ -18,7 +18,7 @@ from typing import Any, Literal
 import attrs
 
 from eog_core.errors import EogError, JsonRpcError
-from eog_core.gym import HeaderError, TaskSession, gym_error_kind
+from eog_core.gym import HeaderError, TaskSession, ToolCallRecord, gym_error_kind
 from eog_core.model_view import tool_observation, tools_used
 from eog_core.run import AgentRun, Usage, iso_time
 from eog_core.tasks import Task
@@ -64,7 +64,9 @@ class GatewayRollout:
     mcp_sessions: dict[str, McpClientSession] = attrs.field(factory=dict)
     client_info: Mapping[str, Any] | None = None
     """The ``clientInfo`` of the first MCP client that initialized a session."""
-    calls: list[dict[str, Any]] = attrs.field(factory=list)
+    calls: list[tuple[Any, ToolCallRecord, float, float, bool, str]] = attrs.field(factory=list)
+    """Each routed call: its JSON-RPC id, the session's record, start and end times, whether
+    it answered an error, the observation upstream would show a model."""
     refused: int = 0
     _in_flight: int = 0
     _idle: asyncio.Event = attrs.field(factory=asyncio.Event)
@@ -116,24 +118,26 @@ class GatewayRollout:
         routed = self.session.trajectory[-1]
         if routed.local:
             self.refused += 1
-        arguments_text = json.dumps(routed.arguments, ensure_ascii=False, default=str)
-        self.calls.append({
-            "call_id": str(call_id), "name": name, "arguments": arguments_text,
-            "started_at": iso_time(called_at), "latency_ms": round(routed.latency_ms, 3),
-            "gym": routed.gym, "is_error": is_error, "refused": routed.local,
-            "observation": observation, "finished_at": iso_time(time.time())})
+        # kept raw; formatted once, when the record is built (the hot path stays lean)
+        self.calls.append((call_id, routed, called_at, time.time(), is_error, observation))
         return EncodedResult(answer)
 
     def agent_run(self, final_answer: str | None, *, answered: bool) -> AgentRun:
         """What the agent did, as ``eog-core run`` records a model's loop: one turn per tool
         call (the gateway sees calls, not the model's messages), then the final answer."""
         turns: list[dict[str, Any]] = []
-        for number, call in enumerate(self.calls, start=1):
-            entry = {k: v for k, v in call.items() if k != "finished_at"}
-            turns.append({"turn": number, "started_at": call["started_at"], "model_latency_ms": None,
+        for number, (call_id, routed, called_at, ended_at, is_error, observation) in enumerate(
+                self.calls, start=1):
+            started = iso_time(called_at)
+            entry = {"call_id": str(call_id), "name": routed.name,
+                     "arguments": json.dumps(routed.arguments, ensure_ascii=False, default=str),
+                     "started_at": started, "latency_ms": round(routed.latency_ms, 3),
+                     "gym": routed.gym, "is_error": is_error, "refused": routed.local,
+                     "observation": observation}
+            turns.append({"turn": number, "started_at": started, "model_latency_ms": None,
                           "attempts": 1, "usage": Usage().to_dict(), "finish_reason": "tool_calls",
                           "text": "", "reasoning": None, "tool_calls": [entry],
-                          "finished_at": call["finished_at"]})
+                          "finished_at": iso_time(ended_at)})
         if answered:
             now = iso_time(time.time())
             turns.append({"turn": len(turns) + 1, "started_at": now, "model_latency_ms": None,
