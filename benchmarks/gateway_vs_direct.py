@@ -126,6 +126,14 @@ class GatewayAgent:
             answer = json.loads(await response.read())
         assert answer["result"]["isError"] is False, answer
 
+    async def ping(self) -> None:
+        """An MCP ``ping``: the gateway's cost of serving a request that reaches no gym."""
+        self.ids += 1
+        body = {"jsonrpc": "2.0", "id": self.ids, "method": "ping"}
+        async with self.http.post(self.url, data=json.dumps(body), headers=self.headers) as response:
+            answer = json.loads(await response.read())
+        assert answer["result"] == {}, answer
+
     async def abandon(self) -> None:
         async with self.http.delete(f"{self.control}/rollouts/{self.rollout_id}") as response:
             await response.read()
@@ -204,6 +212,10 @@ async def measure(gym_url: str, control: str, rounds: int, calls: int,
                   f"{row['gateway_ms']:.3f} ms (+{row['gateway_ms'] - row['direct_ms']:.3f}); c=16 "
                   f"direct {row['direct_per_s']:.0f}/s gateway {row['gateway_per_s']:.0f}/s "
                   f"({row['gateway_per_s'] / row['direct_per_s']:.2f}x)", flush=True)
+        before = cpu_seconds(pids["gateway"])
+        await _throughput([a.ping for a in agents], calls * 4)
+        ping_us = (cpu_seconds(pids["gateway"]) - before) / (calls * 4) * 1e6
+        print(f"CPU per MCP ping at c=16 (no gym call), gateway: {ping_us:.0f} us")
         for session in sessions:
             await session.aclose()
         for agent in agents:
