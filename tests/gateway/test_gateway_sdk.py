@@ -153,3 +153,24 @@ async def test_resume_hands_out_only_what_is_not_evaluated(
         assert sorted(k[3] for k in log.finished) == [0, 1]
     finally:
         log.close()
+
+
+async def test_concurrent_sdk_agents_each_score_their_own_rollout(
+    gym: LocalGym, tmp_path: Any, http: aiohttp.ClientSession
+) -> None:
+    import asyncio
+
+    from tests.gateway.conftest import make_gateway
+
+    async def solve(gateway: Gateway, correct: bool) -> dict[str, Any]:
+        rollout = await start(http, gateway)
+        async with mcp_session(rollout["mcp_url"]) as agent:
+            for step in load_demo_trajectory() if correct else ():
+                assert (await agent.call_tool(step["name"], step["arguments"])).isError is False
+        return await finish(http, gateway, rollout["rollout_id"], "done")
+
+    async with make_gateway(gym, tmp_path / "out", repeats=4) as gateway:
+        records = await asyncio.gather(*(solve(gateway, n % 2 == 0) for n in range(4)))
+    assert sorted(r["repeat"] for r in records) == [0, 1, 2, 3]
+    assert [r["reward"] for r in records] == [1.0, 0.0, 1.0, 0.0]
+    assert gym.database_ids() == []
