@@ -77,6 +77,13 @@ async def test_cli_serves_a_whole_run_and_exits_when_done(gym: LocalGym, tmp_pat
         True, 1.0, "Renewed and opened the case.")
     assert json.loads(out.splitlines()[-1])["evaluated"] == 1
     assert gym.database_ids() == []
+    # `score` reads both outputs, as it reads `run`'s
+    for path in (tmp_path / "out" / ROLLOUTS_FILE, tmp_path / "out" / "upstream"):
+        scored = await spawn([sys.executable, "-m", "eog_core", "score", str(path), "--json"])
+        code, out, err = await ended(scored)
+        assert code == 0, err
+        overall = json.loads(out)["corrected"]["overall"]
+        assert overall["parity"]["run_success_rate"] == 1.0
     # resumed on a finished run: nothing to hand out, it says so and exits 0 at once
     again = await spawn(command(gym, tmp_path / "out"))
     info = await announced(again)
