@@ -114,6 +114,8 @@ async def test_cli_sigterm_abandons_and_exits_130(gym: LocalGym, tmp_path: Path)
 async def test_cli_bad_input_is_one_line(gym: LocalGym, tmp_path: Path) -> None:
     cases = [
         (["--token-env", "EOG_TEST_UNSET_VARIABLE_X"], 2, "--token-env EOG_TEST_UNSET_VARIABLE_X"),
+        (["--token-env", TOKEN_VAR, "--control-token-env", TOKEN_VAR], 2, "must differ"),
+        (["--control-token-env", "EOG_TEST_UNSET_Y"], 2, "--control-token-env EOG_TEST_UNSET_Y"),
         (["--host", "0.0.0.0"], 2, "not a loopback address"),
         (["--repeats", "0"], 2, "--repeats must be at least 1"),
         (["--gym", "no-equals-sign"], 2, "--gym takes NAME=URL"),

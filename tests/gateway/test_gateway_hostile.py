@@ -100,7 +100,8 @@ async def test_nothing_of_the_gym_leaks_in_answers(gateway: Gateway, gym: LocalG
 
 async def test_forged_rollout_ids_are_refused(gateway: Gateway, http: aiohttp.ClientSession) -> None:
     await open_rollout(http, gateway)
-    for path, method in (("/rollouts/forged/mcp", "POST"), ("/rollouts/forged/finish", "POST"),
+    for path, method in (("/mcp/forged", "POST"), ("/rollouts/forged/finish", "POST"),
+                         ("/rollouts/forged/mcp", "POST"),
                          ("/rollouts/forged", "DELETE"), ("/rollouts/%2e%2e/mcp", "POST")):
         async with http.request(method, f"{gateway.url}{path}", json=INIT) as response:
             assert response.status == 404, path
@@ -320,3 +321,69 @@ def test_a_task_tool_called_finish_wins() -> None:
     assert [t["description"] for t in mcp_tools((own,), finish=True)] == ["the task's own"]
     assert mcp_tools((other,), finish=True)[-1] == FINISH_TOOL
     assert [t["name"] for t in mcp_tools((other,), finish=False)] == ["find_account"]
+
+
+async def test_a_gym_failure_is_answered_by_its_kind_only(tmp_path: Path,
+                                                          http: aiohttp.ClientSession) -> None:
+    gym = LocalGym.demo()
+    await gym.start()
+    try:
+        gym_url = gym.url
+        async with make_gateway(gym, tmp_path / "out") as gateway:
+            rollout = await open_rollout(http, gateway)
+            session_id = await initialize(http, rollout["mcp_url"])
+            await gym.stop()  # the gym goes away mid-rollout
+            status, body = await rpc(http, rollout["mcp_url"], session_id,
+                                     call("find_account", {"name": "Harbor Lane"}))
+            assert status == 200 and body["result"]["isError"] is True
+            text = body["result"]["content"][0]["text"]
+            assert text == "Error: the gym could not complete the call (gym_unreachable)"
+            async with http.post(f"{gateway.url}/rollouts/{rollout['rollout_id']}/finish",
+                                 json={}) as response:
+                assert response.status == 200
+                record = await response.json()
+            assert record["evaluation_completed"] is False
+            assert record["failure_kind"] == "gym_unreachable"
+            [recorded] = [c for turn in record["turns"] for c in turn["tool_calls"]]
+            assert recorded["is_error"] is True and recorded["gym"] == gym.name
+            assert gym_url not in json.dumps(body)
+    finally:
+        await gym.stop()
+
+
+async def test_a_rollout_id_never_reaches_its_mcp_endpoint(gateway: Gateway,
+                                                           http: aiohttp.ClientSession) -> None:
+    mine, other = await open_rollout(http, gateway), await open_rollout(http, gateway)
+    async with http.get(f"{gateway.url}/rollouts") as response:
+        listing = await response.text()
+    other_key = other["mcp_url"].rsplit("/", 1)[1]
+    assert other["rollout_id"] in listing and other_key not in listing
+    assert other_key != other["rollout_id"]
+    for guess in (f"/mcp/{other['rollout_id']}", f"/rollouts/{other['rollout_id']}/mcp"):
+        status, _ = await rpc(http, f"{gateway.url}{guess}", None, INIT)
+        assert status == 404, guess
+    assert await initialize(http, mine["mcp_url"])
+
+
+async def test_a_control_token_keeps_agents_off_the_control_api(
+        gym: LocalGym, tmp_path: Path, http: aiohttp.ClientSession) -> None:
+    agent = {"Authorization": "Bearer agent-token-0123"}
+    boss = {"Authorization": "Bearer control-token-4567"}
+    async with make_gateway(gym, tmp_path / "out", token="agent-token-0123",
+                            control_token="control-token-4567") as gateway:
+        async with http.post(f"{gateway.url}/rollouts", json={}, headers=agent) as response:
+            assert response.status == 401
+        async with http.get(f"{gateway.url}/rollouts", headers=agent) as response:
+            assert response.status == 401
+        async with http.post(f"{gateway.url}/rollouts", json={}, headers=boss) as response:
+            assert response.status == 201
+            rollout = await response.json()
+        status, _ = await rpc(http, rollout["mcp_url"], None, INIT, **boss)
+        assert status == 401
+        assert await initialize(http, rollout["mcp_url"], **agent)
+        async with http.delete(f"{gateway.url}/rollouts/{rollout['rollout_id']}",
+                               headers=agent) as response:
+            assert response.status == 401
+    with pytest.raises(UsageError, match="must differ"):
+        await make_gateway(gym, tmp_path / "out", token="same", control_token="same").start()
+    assert gym.database_ids() == []

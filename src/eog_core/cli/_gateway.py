@@ -52,6 +52,9 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--repeats", type=int, default=1, metavar="K")
     parser.add_argument("--token-env", metavar="VAR",
                         help="every request needs 'Authorization: Bearer $VAR' (never printed)")
+    parser.add_argument("--control-token-env", metavar="VAR",
+                        help="the control API needs 'Authorization: Bearer $VAR' instead (then "
+                             "--token-env guards the MCP endpoints only: give agents that one)")
     parser.add_argument("--rollout-ttl", type=positive_seconds, metavar="SECONDS",
                         help="abandon a rollout idle this long (recorded incomplete, databases deleted)")
     parser.add_argument("--finish-tool", action="store_true",
@@ -78,6 +81,9 @@ def _check(args: argparse.Namespace, environ: Mapping[str, str]) -> str | None:
         raise UsageError("--judge-base-url and --judge-model go together")
     from eog_core.gateway import token_from_env
 
+    if args.control_token_env is not None:
+        args.control_token = token_from_env(args.control_token_env, environ,
+                                            flag="--control-token-env")
     return token_from_env(args.token_env, environ)
 
 
@@ -115,6 +121,7 @@ async def _serve(args: argparse.Namespace, token: str | None, environ: Mapping[s
         gateway = Gateway(
             tasks, args.out, directory=_directory(args), seed_root=args.seed_root,
             repeats=args.repeats, host=args.host, port=args.port, token=token,
+            control_token=getattr(args, "control_token", None),
             rollout_ttl=args.rollout_ttl, finish_tool=args.finish_tool, judge=judge,
             tool_snapshots=load_tool_snapshots(args.tools) if args.tools else None,
             timeouts=_timeouts(args.timeout), model=args.model, allow_remote=args.allow_remote)
@@ -127,7 +134,8 @@ async def _serve(args: argparse.Namespace, token: str | None, environ: Mapping[s
                 announce = {"url": gateway.url, "rollouts_url": f"{gateway.url}/rollouts",
                             "planned": plan.total, "evaluated": len(plan.evaluated),
                             "pending": plan.pending(), "out": str(args.out),
-                            "token_required": token is not None}
+                            "token_required": token is not None,
+                            "control_token_required": args.control_token_env is not None}
                 if args.json:
                     emit_json(announce, indent=None)
                 else:

@@ -69,13 +69,14 @@ class ControlApi:
         app.router.add_get("/rollouts", self.list)
         app.router.add_post("/rollouts/{rollout_id}/finish", self._on_rollout(self.finish))
         app.router.add_delete("/rollouts/{rollout_id}", self._on_rollout(self.delete))
-        app.router.add_post("/rollouts/{rollout_id}/mcp", self._on_rollout(self.mcp_post))
-        app.router.add_get("/rollouts/{rollout_id}/mcp", self._on_rollout(self.mcp_get))
-        app.router.add_delete("/rollouts/{rollout_id}/mcp", self._on_rollout(self.mcp_delete))
+        app.router.add_post("/mcp/{mcp_key}", self._on_rollout(self.mcp_post))
+        app.router.add_get("/mcp/{mcp_key}", self._on_rollout(self.mcp_get))
+        app.router.add_delete("/mcp/{mcp_key}", self._on_rollout(self.mcp_delete))
 
     def _on_rollout(self, handler: _RolloutHandler) -> Callable[[web.Request],
                                                                Awaitable[web.StreamResponse]]:
-        """``handler`` called with the active rollout the path names; refusals answered here."""
+        """``handler`` called with the active rollout the path names (by its id, or its MCP
+        URL's key); refusals answered here."""
         async def resolved(request: web.Request) -> web.StreamResponse:
             found = self._rollout(request)
             if isinstance(found, web.Response):
@@ -84,8 +85,9 @@ class ControlApi:
         return resolved
 
     def _rollout(self, request: web.Request) -> GatewayRollout | web.Response:
-        rollout_id = request.match_info["rollout_id"]
-        found = self.gateway.find(rollout_id)
+        info = request.match_info
+        found = (self.gateway.find_by_key(info["mcp_key"]) if "mcp_key" in info
+                 else self.gateway.find(info["rollout_id"]))
         if found is None:
             return json_error(404, "unknown_rollout", "no rollout of that id on this gateway")
         if isinstance(found, str):
@@ -118,7 +120,7 @@ class ControlApi:
             return json_error(503, kind, "the task's databases could not be seeded "
                               f"({kind}); the gateway's log says why")
         task = rollout.task
-        mcp_url = f"{request.url.origin()}/rollouts/{rollout.rollout_id}/mcp"
+        mcp_url = f"{request.url.origin()}/mcp/{rollout.mcp_key}"
         return web.json_response({
             "rollout_id": rollout.rollout_id, "task_id": task.task_id, "repeat": rollout.repeat,
             "mcp_url": mcp_url, "system_prompt": task.system_prompt or "",

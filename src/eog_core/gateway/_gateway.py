@@ -84,6 +84,9 @@ class Gateway:
     host: str = "127.0.0.1"
     port: int = 0
     token: str | None = attrs.field(default=None, repr=False)
+    control_token: str | None = attrs.field(default=None, repr=False)
+    """When set, the control API needs this token instead of ``token`` (which then guards
+    the MCP endpoints only): an agent given ``token`` cannot start, list or end rollouts."""
     rollout_ttl: float | None = None
     finish_tool: bool = False
     judge: Judge | None = None
@@ -95,6 +98,8 @@ class Gateway:
     max_request_bytes: int = MAX_REQUEST_BYTES
     on_record: Callable[[Mapping[str, Any]], None] | None = None
     _rollouts: dict[str, GatewayRollout] = attrs.field(factory=dict, init=False)
+    _by_key: dict[str, GatewayRollout] = attrs.field(factory=dict, init=False)
+    _ended_keys: dict[str, str] = attrs.field(factory=dict, init=False)
     _ended: dict[str, dict[str, Any]] = attrs.field(factory=dict, init=False)
     """Rollout id -> how it ended (``state``: ``finished``, ``abandoned``; its task, repeat,
     status and reward), to answer late requests clearly and list recent ones."""
@@ -117,8 +122,10 @@ class Gateway:
                              "(--allow-remote) to expose the gateway, and set a token")
         if self.rollout_ttl is not None and not self.rollout_ttl > 0:
             raise UsageError(f"rollout_ttl must be positive, got {self.rollout_ttl}")
-        if self.token is not None and not self.token:
+        if self.token == "" or self.control_token == "":
             raise UsageError("the token is empty")
+        if self.token is not None and self.token == self.control_token:
+            raise UsageError("the control token must differ from the MCP token")
         self._log = RolloutLog.open(self.out_dir, model=self.model)
         try:
             self._plan = RunPlan.build(self.tasks, self.repeats, self._log.finished)
@@ -210,15 +217,21 @@ class Gateway:
         except BaseException:
             plan.release(rollout_key(task, number), evaluated=False)
             raise
-        rollout = GatewayRollout(rollout_id=secrets.token_urlsafe(18), task=task, repeat=number,
+        rollout = GatewayRollout(rollout_id=secrets.token_urlsafe(18),
+                                 mcp_key=secrets.token_urlsafe(24), task=task, repeat=number,
                                  session=session)
         self._rollouts[rollout.rollout_id] = rollout
+        self._by_key[rollout.mcp_key] = rollout
         return rollout
 
     def find(self, rollout_id: str) -> GatewayRollout | str | None:
         """The live rollout of that id, how it ended (a string), or None for an unknown id."""
         ended = self._ended.get(rollout_id)
         return self._rollouts.get(rollout_id) or (ended["state"] if ended else None)
+
+    def find_by_key(self, mcp_key: str) -> GatewayRollout | str | None:
+        """The live rollout whose MCP URL carries ``mcp_key``, how it ended, or None."""
+        return self._by_key.get(mcp_key) or self._ended_keys.get(mcp_key)
 
     async def finish(self, rollout: GatewayRollout, final_answer: str) -> dict[str, Any]:
         """Verify, delete the databases, record; returns the record."""
@@ -269,6 +282,10 @@ class Gateway:
         record |= {"rollout_id": rollout.rollout_id, "mcp_client": rollout.client_info,
                    "refused_tool_calls": rollout.refused}
         self._rollouts.pop(rollout.rollout_id, None)
+        self._by_key.pop(rollout.mcp_key, None)
+        self._ended_keys[rollout.mcp_key] = how
+        if len(self._ended_keys) > ENDED_KEPT:
+            del self._ended_keys[next(iter(self._ended_keys))]
         self._ended[rollout.rollout_id] = {
             "rollout_id": rollout.rollout_id, "task_id": rollout.task.task_id,
             "repeat": rollout.repeat, "state": how, "status": record["status"],
@@ -313,10 +330,13 @@ class Gateway:
 
     @web.middleware
     async def _guard(self, request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
-        """Every request: the bearer token (when set) and a loopback Origin (DNS rebinding)."""
-        if self.token is not None:
+        """Every request: its bearer token (when set) and a loopback Origin (DNS rebinding)."""
+        token = self.token
+        if self.control_token is not None and not request.path.startswith("/mcp/"):
+            token = self.control_token
+        if token is not None:
             given = request.headers.get("Authorization", "")
-            expected = f"Bearer {self.token}"
+            expected = f"Bearer {token}"
             if not hmac.compare_digest(given.encode(), expected.encode()):
                 return json_error(401, "unauthorized",
                                   "this gateway needs 'Authorization: Bearer <token>'",
@@ -343,13 +363,14 @@ class Gateway:
         return response
 
 
-def token_from_env(variable: str | None, environ: Mapping[str, str] | None = None) -> str | None:
+def token_from_env(variable: str | None, environ: Mapping[str, str] | None = None, *,
+                   flag: str = "--token-env") -> str | None:
     """The bearer token held by environment variable ``variable`` (UsageError when unset)."""
     if variable is None:
         return None
     value = (environ if environ is not None else os.environ).get(variable)
     if not value:
-        raise UsageError(f"--token-env {variable}: that environment variable is not set")
+        raise UsageError(f"{flag} {variable}: that environment variable is not set")
     return value
 
 

@@ -55,6 +55,9 @@ class GatewayRollout:
     """A live rollout: the task session, the agent's calls so far, who connected."""
 
     rollout_id: str
+    mcp_key: str = attrs.field(repr=False)
+    """The secret in the rollout's MCP URL (``/mcp/{mcp_key}``): listed nowhere, so knowing
+    a rollout's id never reaches its MCP endpoint."""
     task: Task
     repeat: int
     session: TaskSession
