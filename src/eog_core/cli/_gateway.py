@@ -11,16 +11,18 @@ import argparse
 import asyncio
 import contextlib
 import os
-import signal
 import sys
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eog_core.cli._common import EXIT_OK, EXIT_USAGE, emit_json, port_number, positive_seconds
-from eog_core.cli._run import EXIT_INTERRUPTED, _directory, _load, _timeouts
+from eog_core.cli._run import EXIT_INTERRUPTED, _directory, _interrupts, _load, _timeouts
 from eog_core.errors import UsageError
 from eog_core.tasks import load_tool_snapshots
+
+if TYPE_CHECKING:
+    from eog_core.gateway import Gateway
 
 __all__ = ["add_parser", "run_gateway"]
 
@@ -116,7 +118,6 @@ async def _serve(args: argparse.Namespace, token: str | None, environ: Mapping[s
             stopped = True
             main.cancel()
 
-    loop = asyncio.get_running_loop()
     async with _judge(args, environ) as judge:
         gateway = Gateway(
             tasks, args.out, directory=_directory(args), seed_root=args.seed_root,
@@ -125,31 +126,12 @@ async def _serve(args: argparse.Namespace, token: str | None, environ: Mapping[s
             rollout_ttl=args.rollout_ttl, finish_tool=args.finish_tool, judge=judge,
             tool_snapshots=load_tool_snapshots(args.tools) if args.tools else None,
             timeouts=_timeouts(args.timeout), model=args.model, allow_remote=args.allow_remote)
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, stop)
         try:
-            async with gateway:
-                plan = gateway.plan
-                announce = {"url": gateway.url, "rollouts_url": f"{gateway.url}/rollouts",
-                            "planned": plan.total, "evaluated": len(plan.evaluated),
-                            "pending": plan.pending(), "out": str(args.out),
-                            "token_required": token is not None,
-                            "control_token_required": args.control_token_env is not None}
-                if args.json:
-                    emit_json(announce, indent=None)
-                else:
-                    print(f"eog-core gateway: serving {plan.pending()} of {plan.total} rollouts on "
-                          f"{gateway.url}/rollouts (POST to start one); Ctrl-C stops it", flush=True)
-                sys.stdout.flush()
-                await gateway.wait_done()
+            with _interrupts(stop):
+                await _serve_until_done(gateway, args, token)
         except asyncio.CancelledError:
             if not stopped:
                 raise
-        finally:
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                with contextlib.suppress(NotImplementedError, RuntimeError):
-                    loop.remove_signal_handler(sig)
     evaluated, total = len(gateway.plan.evaluated), gateway.plan.total
     if args.json:
         emit_json({"out": str(args.out), "interrupted": stopped, "planned": total,
@@ -159,6 +141,24 @@ async def _serve(args: argparse.Namespace, token: str | None, environ: Mapping[s
               f"{args.out / 'rollouts.jsonl'}" + ("" if not stopped else
                                                   " (stopped: rerun the same command to resume)"))
     return EXIT_INTERRUPTED if stopped else EXIT_OK
+
+
+async def _serve_until_done(gateway: Gateway, args: argparse.Namespace, token: str | None) -> None:
+    """Announce the gateway, then serve until every rollout is evaluated."""
+    async with gateway:
+        plan = gateway.plan
+        announce = {"url": gateway.url, "rollouts_url": f"{gateway.url}/rollouts",
+                    "planned": plan.total, "evaluated": len(plan.evaluated),
+                    "pending": plan.pending(), "out": str(args.out),
+                    "token_required": token is not None,
+                    "control_token_required": args.control_token_env is not None}
+        if args.json:
+            emit_json(announce, indent=None)
+        else:
+            print(f"eog-core gateway: serving {plan.pending()} of {plan.total} rollouts on "
+                  f"{gateway.url}/rollouts (POST to start one); Ctrl-C stops it", flush=True)
+        sys.stdout.flush()
+        await gateway.wait_done()
 
 
 def run_gateway(args: argparse.Namespace) -> int:
