@@ -1,6 +1,6 @@
 """Developer sessions: tests, lint, typecheck, bench, chaos, demo, one per adapter, report_browser.
 
-The adapter sessions (``nemo_gym``, ``stirrup``, ``inspect``, ``ray``) each build
+The adapter sessions (``nemo_gym``, ``stirrup``, ``inspect``, ``ray``, ``gateway_agents``) each build
 their own virtualenv: the frameworks' dependencies conflict with each other and
 with the test extra. Under ``CI=true`` a missing interpreter is an error.
 """
@@ -142,3 +142,11 @@ def report_browser(session: nox.Session) -> None:
     ensure_chromium(session)
     session.install("-e", ".[report-browser]")
     adapter_tests(session, "report_browser")
+
+
+@nox.session(name="gateway_agents", python=interpreter("3.12"))
+def gateway_agents(session: nox.Session) -> None:
+    """The MCP gateway driven by an agent framework's own MCP client: the OpenAI Agents SDK's
+    ``MCPServerStreamableHttp`` with the scripted model (the gateway itself needs no extra)."""
+    session.install("-e", ".[test]", "openai-agents>=0.24")
+    adapter_tests(session, "gateway_agents")

@@ -5,7 +5,8 @@
     EogError
     ├── SchemaError              a task, row, tool snapshot or gym directory is malformed (JSON path + source)
     ├── UsageError               an argument the caller passed is invalid (a bad URL, a margin of 0)
-    │   └── HeaderError          a header cannot be sent as given (eog_core.gym)
+    │   ├── HeaderError          a header cannot be sent as given (eog_core.gym)
+    │   └── WorkRefused          the MCP gateway has no such rollout to hand out (eog_core.gateway; status, code)
     ├── RequestError             a request could not be built (arguments not JSON-serialisable)
     ├── MetricsError             a result file or verdict line is malformed (eog_core.metrics)
     ├── VerificationError        the verifier engine was misused (e.g. no runner for a gym)

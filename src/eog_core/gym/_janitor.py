@@ -101,9 +101,6 @@ class Janitor:
     _wake: asyncio.Event | None = attrs.field(default=None, init=False, repr=False)
     _closing: bool = attrs.field(default=False, init=False, repr=False)
 
-    def _limits(self) -> dict[str, Timeouts]:
-        return {} if self.timeouts is None else {"timeouts": self.timeouts}
-
     def adopt(self, *, gym: str, url: str, database_id: str, error: str = "",
               auth: AuthConfig | None = None, after: asyncio.Future[Any] | None = None,
               may_still_land: bool = False) -> None:
@@ -195,7 +192,8 @@ class Janitor:
         watching = entry.watch_until is not None
         try:
             async with GymClient(entry.url, name=entry.gym, auth=entry.auth,
-                                 transport=self.transport, **self._limits()) as client:
+                                 transport=self.transport,
+                                 timeouts=self.timeouts or Timeouts()) as client:
                 deleted = await client.delete_database(entry.database_id, missing_ok=not watching)
         except GymHTTPError as exc:
             if not (watching and exc.status == 404):
