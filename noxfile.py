@@ -110,3 +110,19 @@ def ray(session: nox.Session) -> None:
     """Scoring and rollouts sharded over Ray actors on a local ``ray.init()``."""
     session.install("-e", ".[ray,test]", "pyarrow")
     adapter_tests(session, "ray")
+
+
+@nox.session
+def containers(session: nox.Session) -> None:
+    """The gym fleet on a real Podman (tests_integrations/containers): installs Podman and
+    runc from Debian's packages when missing, builds a registry-free test image, and runs
+    ``gyms up``, ``run --launch`` with restarts, SIGTERM/SIGKILL cleanup and ``gyms down``."""
+    import shutil
+
+    if shutil.which("podman") is None:
+        session.run("apt-get", "update", external=True)
+        session.run("apt-get", "install", "-y", "podman", "runc", external=True,
+                    env={"DEBIAN_FRONTEND": "noninteractive"})
+    session.install("-e", ".[test]")
+    session.run("python", "-m", "pytest", "tests_integrations/containers", "-p", "no:randomly",
+                *session.posargs)

@@ -89,6 +89,12 @@ def add_parser(commands: Any) -> None:
     run.add_argument("--gym", action="append", metavar="NAME=URL",
                      help="a gym replica (repeat for more replicas or gyms)")
     run.add_argument("--gyms", type=Path, metavar="FILE", help="a gym directory file (JSON or TOML)")
+    run.add_argument("--launch", metavar="docker|podman",
+                     help="start the gym containers the tasks need on this engine, remove them at "
+                          "the end (eog_core.fleet; docs/real-benchmark.md)")
+    run.add_argument("--max-lifecycles", type=int, metavar="N",
+                     help="with --launch: restart a gym container after N task lifecycles "
+                          "(default 150; the images leak file descriptors)")
     run.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
                      help="seconds to wait for each gym answer, seeding included (default: "
                           "upstream's limits: tool calls 300, SQL 60, seeding 1200 or more)")
@@ -160,6 +166,10 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError(f"--ray-actors must be at least 1, got {args.ray_actors}")
     if args.ray_actors is not None and not args.ray:
         raise UsageError("--ray-actors needs --ray ADDRESS")
+    if (args.gym or args.gyms) and args.launch:
+        raise UsageError("give --gym/--gyms or --launch, not both")
+    if args.max_lifecycles is not None and (not args.launch or args.max_lifecycles < 1):
+        raise UsageError("--max-lifecycles takes a positive number and needs --launch")
     if args.ray:
         try:
             import ray  # type: ignore[import-not-found]  # noqa: F401
@@ -216,6 +226,17 @@ def _interrupts(on_interrupt: Any) -> Iterator[None]:
             loop.remove_signal_handler(sig)
 
 
+def _gyms_for(args: argparse.Namespace, tasks: list[Task],
+              directory: GymDirectory) -> contextlib.AbstractAsyncContextManager[GymDirectory]:
+    """The directory given, or (``--launch``) the fleet's for the length of the run."""
+    if not args.launch:
+        return contextlib.nullcontext(directory)
+    from eog_core.fleet import DEFAULT_MAX_LIFECYCLES, launch, options_from_env
+
+    return launch(tasks, options_from_env(
+        engine_executable=args.launch, max_lifecycles=args.max_lifecycles or DEFAULT_MAX_LIFECYCLES))
+
+
 async def _run(args: argparse.Namespace, tasks: list[Task], settings: ModelSettings,
                directory: GymDirectory, options: RolloutOptions) -> tuple[RunReport | None, bool]:
     progress = RunProgress()
@@ -233,10 +254,11 @@ async def _run(args: argparse.Namespace, tasks: list[Task], settings: ModelSetti
     ticker = asyncio.create_task(_ticker(progress, sys.stderr)) if sys.stderr.isatty() else None
     try:
         with _interrupts(on_interrupt):
-            report = await run_evaluation(
-                tasks, settings, args.out, repeats=args.repeats, concurrency=args.concurrency,
-                directory=directory, options=options, judge_model=args.judge_model,
-                progress=progress, ray_address=args.ray, ray_actors=args.ray_actors)
+            async with _gyms_for(args, tasks, directory) as gyms:
+                report = await run_evaluation(
+                    tasks, settings, args.out, repeats=args.repeats, concurrency=args.concurrency,
+                    directory=gyms, options=options, judge_model=args.judge_model,
+                    progress=progress, ray_address=args.ray, ray_actors=args.ray_actors)
     except asyncio.CancelledError:
         if not interrupted:
             raise
