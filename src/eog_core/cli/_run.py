@@ -22,6 +22,7 @@ from typing import Any, TextIO
 import attrs
 
 from eog_core.cli._common import EXIT_INPUT, EXIT_OK, EXIT_USAGE, emit_json, positive_seconds, table
+from eog_core.cli._selection import add_selection_options, selected
 from eog_core.errors import UsageError
 from eog_core.gym import GymDirectory, Timeouts
 from eog_core.metrics import (
@@ -110,6 +111,7 @@ def add_parser(commands: Any) -> None:
     run.add_argument("--ray-actors", type=int, metavar="N",
                      help="Ray actors to shard over (default: the cluster's CPU count)")
     run.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_selection_options(parser)
     parser.set_defaults(handler=run_command)
 
 
@@ -305,7 +307,7 @@ def run_command(args: argparse.Namespace) -> int:
     except UsageError as exc:
         print(f"eog-core run: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    tasks = _load(args.tasks)
+    tasks = selected(_load(args.tasks), args)
     options = RolloutOptions.build(
         seed_root=args.seed_root, max_turns=args.max_turns, rollout_retries=args.rollout_retries,
         tool_snapshots=load_tool_snapshots(args.tools) if args.tools else None,
