@@ -108,3 +108,13 @@ def test_cli_unpack_for_tasks_names_the_missing_seed_files(
     out = capsys.readouterr().out
     assert code == 3
     assert "tasks' seed files missing:" in out and "NOT verified (--no-verify)" in out
+
+
+def test_validate_seed_root_names_the_missing_files_and_the_command(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(EXAMPLES / "tasks")]) == 0
+    capsys.readouterr()
+    assert main(["validate", str(EXAMPLES / "tasks"), "--seed-root", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert f"3 seed file(s) missing under {tmp_path} (eog-core seeds unpack gym_dbs.zip" in out
+    assert "  example/itsm/seed_incidents.sql" in out

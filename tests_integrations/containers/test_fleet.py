@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import shutil
 import signal
 import sys
 from collections.abc import AsyncIterator
@@ -157,4 +158,25 @@ async def test_a_container_that_dies_is_replaced_on_the_same_url(fleet_env: dict
             await asyncio.sleep(0.2)
         process.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(process.wait(), DEADLINE) == 0
+    assert our_containers() == []
+
+
+async def test_the_docker_path_is_the_same_code_through_a_docker_command(
+        fleet_env: dict[str, str], tmp_path: Path) -> None:
+    """``--engine docker`` with a ``docker`` command that is Podman (as the podman-docker
+    package installs it: a script that runs podman with the same arguments)."""
+    docker = tmp_path / "bin" / "docker"
+    docker.parent.mkdir()
+    docker.write_text(f'#!/bin/sh\nexec {shutil.which("podman")} "$@"\n')
+    docker.chmod(0o755)
+    env = {**fleet_env, "PATH": f"{docker.parent}:{fleet_env['PATH']}"}
+    env.pop("EOG_ENGINE")
+    code, out, err = await eog(env, "gyms", "up", "--engine", "docker", "--domains", "hr", "--json")
+    assert code == 0, err
+    [url] = json.loads(out)["gyms"]["sn-hr-internal"]
+    assert await lists_tools(url)
+    code, out, err = await eog(env, "gyms", "status", "--engine", "docker", "--json")
+    assert [r["domain"] for r in json.loads(out)["containers"]] == ["hr"], err
+    code, out, err = await eog(env, "gyms", "down", "--engine", "docker", "--json")
+    assert (code, json.loads(out)) == (0, {"removed": 1}), err
     assert our_containers() == []
