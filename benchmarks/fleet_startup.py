@@ -22,14 +22,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from eog_core.fleet import ContainerEngine, FleetOptions, GymFleet  # noqa: E402
-from tests_integrations.containers.conftest import (  # noqa: E402
+from tests_integrations.containers.conftest import (
     ENGINE_ARGS,
     IMAGE,
     _build_image,
     _mounts,
     our_containers,
 )
+
+from eog_core.fleet import ContainerEngine, FleetOptions, GymFleet
 
 
 async def one_round(replicas: int) -> tuple[float, list[float]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import shlex
 import shutil
 import signal
 import sys
@@ -179,4 +180,53 @@ async def test_the_docker_path_is_the_same_code_through_a_docker_command(
     assert [r["domain"] for r in json.loads(out)["containers"]] == ["hr"], err
     code, out, err = await eog(env, "gyms", "down", "--engine", "docker", "--json")
     assert (code, json.loads(out)) == (0, {"removed": 1}), err
+    assert our_containers() == []
+
+
+def with_entrypoint(env: dict[str, str], code: str) -> dict[str, str]:
+    """The test image with another command: ``code`` run by this Python."""
+    entrypoint = json.dumps([sys.executable, "-u", "-c", code], separators=(",", ":"))
+    return {**env, "EOG_FLEET_RUN_ARGS": f"{env['EOG_FLEET_RUN_ARGS']} --entrypoint "
+                                         f"{shlex.quote(entrypoint)}"}
+
+
+async def test_a_gym_that_exits_fails_up_with_its_log_tail(fleet_env: dict[str, str]) -> None:
+    env = with_entrypoint(fleet_env, "import sys; print('fatal: no database here'); sys.exit(1)")
+    code, _, err = await eog(env, "gyms", "up", "--domains", "email")
+    assert code == 3
+    assert "gym container for email" in err and "exited before answering" in err
+    assert "fatal: no database here" in err  # the log tail
+    assert our_containers() == []
+
+
+async def test_a_gym_that_never_answers_times_out_with_its_log_tail(
+        fleet_env: dict[str, str]) -> None:
+    env = with_entrypoint(fleet_env, "import time; print('still booting'); time.sleep(600)")
+    code, _, err = await eog(env, "gyms", "up", "--domains", "teams", "--health-timeout", "3")
+    assert code == 3
+    assert "did not answer at http://127.0.0.1:" in err and "within 3 s" in err
+    assert "still booting" in err
+    assert our_containers() == []
+
+
+async def test_sigterm_while_starting_removes_what_started_and_exits_130(
+        fleet_env: dict[str, str]) -> None:
+    env = with_entrypoint(fleet_env, "import time; time.sleep(600)")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "eog_core", "gyms", "up", "--domains", "csm,itsm", env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + DEADLINE
+        while len(podman("ps", "-q", "--filter", "label=io.eog-core.managed=1").split()) < 2:
+            assert loop.time() < deadline and process.returncode is None, "no container started"
+            await asyncio.sleep(0.1)
+        process.send_signal(signal.SIGTERM)
+        _, err = await asyncio.wait_for(process.communicate(), DEADLINE)
+        assert process.returncode == 130
+        assert "interrupted while starting" in err.decode()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
     assert our_containers() == []

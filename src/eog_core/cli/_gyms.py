@@ -35,6 +35,8 @@ from eog_core.tasks import load_tasks
 
 __all__ = ["add_parser", "default_engine"]
 
+EXIT_INTERRUPTED = 130
+
 def default_engine() -> str:
     """``$EOG_ENGINE``, else docker when installed, else podman."""
     return os.environ.get("EOG_ENGINE") or ("docker" if shutil.which("docker") else "podman")
@@ -156,35 +158,55 @@ def _up(args: argparse.Namespace) -> int:
 
 
 async def _hold(options: FleetOptions, args: argparse.Namespace) -> int:
+    """Start the fleet and report it; a signal while starting cancels the start (what
+    started is removed), a signal once up ends ``--foreground``."""
     fleet = GymFleet(options)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+
+    def on_signal() -> None:
+        if fleet.started:
+            stop.set()
+        elif main is not None:
+            main.cancel()
+
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(sig, on_signal)
     try:
-        async with fleet:
-            if args.write_directory:
-                fleet.write_directory(args.write_directory)
-            if args.json:
-                emit_json({"fleet": fleet.fleet_id, "gyms": fleet.table(),
-                           "containers": fleet.containers(),
-                           "healthy_after_seconds": fleet.startup_seconds},
-                          indent=None if args.foreground else 2)  # one line: a reader waits on it
-            else:
-                print(table(["domain", "replica", "container", "url"],
-                            [[c["domain"], c["replica"], c["name"], c["url"]]
-                             for c in fleet.containers()]))
-                if args.write_directory:
-                    print(f"gym directory: {args.write_directory} (eog-core run ... --gyms "
-                          f"{args.write_directory})")
-                print("stop with Ctrl-C" if args.foreground else "remove with: eog-core gyms down")
-            sys.stdout.flush()
+        try:
+            await fleet.start()
+        except asyncio.CancelledError:
+            print("eog-core gyms up: interrupted while starting; the containers it started are "
+                  "removed", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        try:
+            _report(fleet, args)
             if args.foreground:
                 await stop.wait()
+        finally:
+            await fleet.aclose()
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
     return EXIT_OK
+
+
+def _report(fleet: GymFleet, args: argparse.Namespace) -> None:
+    if args.write_directory:
+        fleet.write_directory(args.write_directory)
+    if args.json:
+        emit_json({"fleet": fleet.fleet_id, "gyms": fleet.table(), "containers": fleet.containers(),
+                   "healthy_after_seconds": fleet.startup_seconds},
+                  indent=None if args.foreground else 2)  # one line: a reader waits on it
+    else:
+        print(table(["domain", "replica", "container", "url"],
+                    [[c["domain"], c["replica"], c["name"], c["url"]] for c in fleet.containers()]))
+        if args.write_directory:
+            print(f"gym directory: {args.write_directory} (eog-core run ... --gyms "
+                  f"{args.write_directory})")
+        print("stop with Ctrl-C" if args.foreground else "remove with: eog-core gyms down")
+    sys.stdout.flush()
 
 
 def _status(args: argparse.Namespace) -> int:

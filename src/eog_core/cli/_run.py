@@ -172,6 +172,9 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError("give --gym/--gyms or --launch, not both")
     if args.max_lifecycles is not None and (not args.launch or args.max_lifecycles < 1):
         raise UsageError("--max-lifecycles takes a positive number and needs --launch")
+    if args.launch and args.ray:
+        raise UsageError("--launch counts lifecycles in this process, not in Ray actors: start "
+                         "the gyms with eog-core gyms up and pass --gyms FILE")
     if args.ray:
         try:
             import ray  # type: ignore[import-not-found]  # noqa: F401

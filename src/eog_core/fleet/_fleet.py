@@ -38,7 +38,7 @@ from eog_core.fleet._engine import (
     ContainerEngine,
     owner_alive,
 )
-from eog_core.fleet._health import wait_healthy
+from eog_core.fleet._health import exited_error, wait_healthy
 from eog_core.fleet._options import FleetOptions
 from eog_core.gym import GymDirectory, Replica
 from eog_core.tasks import Task
@@ -79,6 +79,11 @@ class GymFleet:
     _podman: bool = attrs.field(default=False, init=False, repr=False)
     _tasks: set[asyncio.Task[None]] = attrs.field(factory=set, init=False, repr=False)
     _closing: bool = attrs.field(default=False, init=False, repr=False)
+
+    @property
+    def started(self) -> bool:
+        """Every container answered; :attr:`directory` is ready."""
+        return self._directory is not None
 
     @property
     def directory(self) -> GymDirectory:
@@ -147,8 +152,11 @@ class GymFleet:
                                host_port=host_port, bind_host=self.options.bind_host,
                                environment=service.environment)
         member.container = (await engine.call(*args)).strip()
-        member.host_port = host_port or await engine.host_port(member.container,
-                                                               service.container_port)
+        try:
+            member.host_port = host_port or await engine.host_port(member.container,
+                                                                   service.container_port)
+        except FleetError:  # no published port: the container is already gone
+            raise await exited_error(engine, member.container, service.domain) from None
         member.url = f"http://{self.options.bind_host}:{member.host_port}"
 
     async def _healthy(self, member: _Member) -> float:

@@ -12,7 +12,7 @@ from eog_core.errors import FleetError, GymError
 from eog_core.fleet._engine import ContainerEngine
 from eog_core.gym import GymClient, Timeouts
 
-__all__ = ["wait_healthy"]
+__all__ = ["exited_error", "wait_healthy"]
 
 log = logging.getLogger("eog_core.fleet")
 
@@ -64,16 +64,28 @@ async def wait_healthy(engine: ContainerEngine, container: str, *, url: str, gym
         if now - last_state >= STATE_EVERY:
             last_state = now
             if await _state(engine, container) is False:
-                tail = await engine.logs(container)
-                raise FleetError(f"gym container for {domain} ({container[:12]}) exited before "
-                                 f"answering; its log ends:\n{tail.rstrip()}",
-                                 domain=domain, log_tail=tail)
+                raise await exited_error(engine, container, domain)
         if now - started > within:
             tail = await engine.logs(container)
             raise FleetError(f"gym container for {domain} ({container[:12]}) did not answer at "
                              f"{url} within {within:g} s ({why}); its log ends:\n{tail.rstrip()}",
                              domain=domain, log_tail=tail)
         await asyncio.sleep(STEP)
+
+
+async def exited_error(engine: ContainerEngine, container: str, domain: str) -> FleetError:
+    """The error for a gym container that stopped before answering, with its log tail."""
+    # The engine's log writer may still be flushing a container that has just exited
+    # (Podman 4.3 answers an empty log for a moment): look again for up to 2 s.
+    await engine.call("wait", container, limit=10.0, check=False)
+    tail = await engine.logs(container)
+    for _ in range(10):
+        if tail.strip():
+            break
+        await asyncio.sleep(0.2)
+        tail = await engine.logs(container)
+    return FleetError(f"gym container for {domain} ({container[:12]}) exited before answering; "
+                      f"its log ends:\n{tail.rstrip()}", domain=domain, log_tail=tail)
 
 
 async def _state(engine: ContainerEngine, container: str) -> bool | None:
