@@ -167,7 +167,7 @@ class GymFleet:
     def _exhausted(self, replica: Replica) -> None:
         """The directory drained a replica at its cap: replace its container."""
         member = next((m for m in self._members if m.url == replica.url), None)
-        if member is not None and not self._closing:
+        if member is not None and not member.planned and not self._closing:
             self._spawn(self._restart(member, planned=True))
 
     def _spawn(self, coroutine: Any) -> None:
