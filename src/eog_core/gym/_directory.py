@@ -35,6 +35,7 @@ import attrs
 from eog_core._redact import redact_url, redacted_url_repr
 from eog_core.errors import GymUnreachableError, SchemaError, UsageError
 from eog_core.gym._client import GymClient, Timeouts
+from eog_core.gym._seed_slot import SeedSlot
 from eog_core.gym._transport import Pool, Transport, lease_pool, release_pool
 from eog_core.tasks import DEFAULT_GYMS, AuthConfig
 
@@ -211,7 +212,7 @@ class GymDirectory:
             },
         }
 
-    def seed_slot(self, lease: Lease) -> _SeedSlot:
+    def seed_slot(self, lease: Lease) -> SeedSlot:
         """Hold one of the replica's ``max_concurrent_seeds`` seed slots for an
         ``async with`` block."""
         loop = asyncio.get_running_loop()
@@ -221,7 +222,7 @@ class GymDirectory:
         gate = gates.get((lease.gym, lease.url))
         if gate is None:
             gate = gates[(lease.gym, lease.url)] = asyncio.Semaphore(self.max_concurrent_seeds)
-        return _SeedSlot(gate, self._find(lease))
+        return SeedSlot(gate, self._find(lease))
 
     async def acquire(
         self, gym: str, fallback: str | None = None, *, auth: AuthConfig | None = None
@@ -399,29 +400,3 @@ class GymDirectory:
 def _wake(waiter: asyncio.Future[None]) -> None:
     if not waiter.done():
         waiter.set_result(None)
-
-
-class _SeedSlot:
-    """One seed slot of a replica, counted in its stats while waited for and held."""
-
-    __slots__ = ("_gate", "_replica")
-
-    def __init__(self, gate: asyncio.Semaphore, replica: Replica | None) -> None:
-        self._gate, self._replica = gate, replica
-
-    async def __aenter__(self) -> None:
-        replica = self._replica
-        if replica is None:
-            await self._gate.acquire()
-            return
-        replica.seeds_waiting += 1
-        try:
-            await self._gate.acquire()
-        finally:
-            replica.seeds_waiting -= 1
-        replica.seeding += 1
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self._replica is not None:
-            self._replica.seeding -= 1
-        self._gate.release()
