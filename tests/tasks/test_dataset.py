@@ -18,7 +18,7 @@ from eog_core.errors import SchemaError, UsageError
 from eog_core.local import demo_paths
 from eog_core.tasks import load_tasks, mode_from_path, sample_stratified, select_tasks
 from tests.conftest import require_eog_data
-from tests.datasets import REAL_SET, upstream_files
+from tests.datasets import EXAMPLES, REAL_SET, upstream_files
 
 JSON_COLUMNS = ("gym_servers_config", "verifiers")  # strings in the dataset's rows
 
@@ -108,6 +108,19 @@ def test_a_file_that_is_not_parquet_is_one_schema_error(tmp_path: Path) -> None:
     with pytest.raises(SchemaError, match="cannot read Parquet file") as caught:
         load_tasks(bad)
     assert caught.value.source == str(bad)
+
+
+def test_rows_without_mode_or_domain_take_them_from_the_hub_file_name(tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    source = sorted((EXAMPLES / "tasks").rglob("*.json"))[0]
+    row = {key: value for key, value in dataset_row(source).items() if key != "domain"}
+    from_gyms = load_task(source).domain  # a plain file's domain comes from its gym names
+    assert from_gyms == "csm"
+    for name, expected in (("hr-00000-of-00001.parquet", ("hr", None)),
+                           ("plus_10_tools-itsm-00000.parquet", ("itsm", "plus_10_tools")),
+                           ("train-00000-of-00001.parquet", (from_gyms, None))):
+        [task] = load_tasks(write_parquet(tmp_path / "data" / name, [row]))
+        assert (task.domain, task.mode) == expected, name
 
 
 def test_the_mode_comes_from_the_innermost_folder_or_file_name() -> None:

@@ -38,11 +38,14 @@ def mode_from_path(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
+_NOT_SPLITS = frozenset({*MODES, "train", "test", "validation", "data", "of"})
+
+
 def _split_from_name(path: Path) -> str | None:
-    """``csm-00000-of-00001.parquet`` -> ``csm`` (the split a Hub file is named for)."""
-    stem = path.name.split(".", 1)[0]
-    split = stem.split("-", 1)[0]
-    return split or None
+    """``csm-00000-of-00001.parquet`` or ``oracle-csm-00000.parquet`` -> ``csm`` (the split
+    a Hub file is named for): the first word of the name that is no mode and no number."""
+    words = path.name.split(".", 1)[0].split("-")
+    return next((w for w in words if w and not w.isdigit() and w not in _NOT_SPLITS), None)
 
 
 def parquet_rows(path: str | os.PathLike[str]) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -71,8 +74,7 @@ def task_from_row(row: dict[str, Any], *, where: str, path: Path) -> Task:
     changes: dict[str, Any] = {}
     if task.mode is None and (mode := mode_from_path(path.parent / path.stem)) is not None:
         changes["mode"] = mode
-    if task.domain is None and (split := _split_from_name(path)) is not None \
-            and split not in ("train", "test", "validation", "data"):
+    if task.domain is None and (split := _split_from_name(path)) is not None:
         changes["domain"] = split
     return attrs.evolve(task, **changes) if changes else task
 
