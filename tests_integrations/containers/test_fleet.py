@@ -13,6 +13,7 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
 from tests.run.scripted_model import ScriptedModel
 
 from eog_core.gym import GymClient
@@ -190,8 +191,11 @@ def with_entrypoint(env: dict[str, str], code: str) -> dict[str, str]:
                                          f"{shlex.quote(entrypoint)}"}
 
 
-async def test_a_gym_that_exits_fails_up_with_its_log_tail(fleet_env: dict[str, str]) -> None:
-    env = with_entrypoint(fleet_env, "import sys; print('fatal: no database here'); sys.exit(1)")
+@pytest.mark.parametrize("pause", [0, 1], ids=["before-its-port-is-read", "while-waited-for"])
+async def test_a_gym_that_exits_fails_up_with_its_log_tail(fleet_env: dict[str, str],
+                                                          pause: int) -> None:
+    env = with_entrypoint(fleet_env, "import sys, time; print('fatal: no database here'); "
+                                     f"time.sleep({pause}); sys.exit(1)")
     code, _, err = await eog(env, "gyms", "up", "--domains", "email")
     assert code == 3
     assert "gym container for email" in err and "exited before answering" in err
@@ -202,9 +206,9 @@ async def test_a_gym_that_exits_fails_up_with_its_log_tail(fleet_env: dict[str, 
 async def test_a_gym_that_never_answers_times_out_with_its_log_tail(
         fleet_env: dict[str, str]) -> None:
     env = with_entrypoint(fleet_env, "import time; print('still booting'); time.sleep(600)")
-    code, _, err = await eog(env, "gyms", "up", "--domains", "teams", "--health-timeout", "3")
+    code, _, err = await eog(env, "gyms", "up", "--domains", "teams", "--health-timeout", "6")
     assert code == 3
-    assert "did not answer at http://127.0.0.1:" in err and "within 3 s" in err
+    assert "did not answer at http://127.0.0.1:" in err and "within 6 s" in err
     assert "still booting" in err
     assert our_containers() == []
 

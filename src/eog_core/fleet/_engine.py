@@ -164,12 +164,15 @@ class ContainerEngine:
         raise FleetError(f"{self.executable} port {container}: no published port in {text!r}")
 
     async def logs(self, container: str, tail: int = 40) -> str:
-        argv = self.argv("logs", "--tail", str(tail), container)
+        """The last ``tail`` lines of the container's log (stdout and stderr). Cut here,
+        not with ``logs --tail``: Podman 4.3 sometimes answers that with nothing."""
+        argv = self.argv("logs", container)
         process = await asyncio.create_subprocess_exec(
             *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT)
         out, _ = await asyncio.wait_for(process.communicate(), COMMAND_TIMEOUT)
-        return out.decode(errors="replace")
+        lines = out.decode(errors="replace").splitlines(keepends=True)
+        return "".join(lines[-tail:]) if tail > 0 else ""
 
     def remove_now(self, ids: Sequence[str], *, podman: bool,
                    labels: Mapping[str, str] | None = None) -> None:

@@ -180,8 +180,15 @@ class GymFleet:
 
     async def _wait_exit(self, member: _Member) -> None:
         container = member.container
-        await self.options.engine.call("wait", container, limit=None, check=False)
+        engine = self.options.engine
+        await engine.call("wait", container, limit=None, check=False)
         if self._closing or member.planned or member.container != container:
+            return
+        state = await engine.call("inspect", "--format", "{{.State.Running}}", container,
+                                  check=False)
+        if state.strip().lower() == "true":  # the engine's wait failed, not the container
+            log.warning("cannot watch gym container %s; it is not replaced if it dies",
+                        member.name)
             return
         log.warning("gym container %s (%s replica %d) exited unplanned: replacing it",
                     member.name, member.service.domain, member.replica)
@@ -195,8 +202,9 @@ class GymFleet:
             try:
                 if member.watcher is not None and member.watcher is not asyncio.current_task():
                     member.watcher.cancel()
-                await engine.call(*engine.remove_args([member.container], podman=self._podman),
-                                  check=False)
+                # By name too: a run that failed may have left a created container.
+                await engine.call(*engine.remove_args([member.container, member.name],
+                                                      podman=self._podman), check=False)
                 await self._run(member, member.host_port)
                 await self._healthy(member)
                 break

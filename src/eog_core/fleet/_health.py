@@ -75,15 +75,8 @@ async def wait_healthy(engine: ContainerEngine, container: str, *, url: str, gym
 
 async def exited_error(engine: ContainerEngine, container: str, domain: str) -> FleetError:
     """The error for a gym container that stopped before answering, with its log tail."""
-    # The engine's log writer may still be flushing a container that has just exited
-    # (Podman 4.3 answers an empty log for a moment): look again for up to 2 s.
-    await engine.call("wait", container, limit=10.0, check=False)
+    await engine.call("wait", container, limit=10.0, check=False)  # its log complete
     tail = await engine.logs(container)
-    for _ in range(10):
-        if tail.strip():
-            break
-        await asyncio.sleep(0.2)
-        tail = await engine.logs(container)
     return FleetError(f"gym container for {domain} ({container[:12]}) exited before answering; "
                       f"its log ends:\n{tail.rstrip()}", domain=domain, log_tail=tail)
 
