@@ -150,3 +150,17 @@ def gateway_agents(session: nox.Session) -> None:
     ``MCPServerStreamableHttp`` with the scripted model (the gateway itself needs no extra)."""
     session.install("-e", ".[test]", "openai-agents>=0.24")
     adapter_tests(session, "gateway_agents")
+@nox.session
+def containers(session: nox.Session) -> None:
+    """The gym fleet on a real Podman (tests_integrations/containers): installs Podman and
+    runc from Debian's packages when missing, builds a registry-free test image, and runs
+    ``gyms up``, ``run --launch`` with restarts, SIGTERM/SIGKILL cleanup and ``gyms down``."""
+    import shutil
+
+    if shutil.which("podman") is None:
+        session.run("apt-get", "update", external=True)
+        session.run("apt-get", "install", "-y", "podman", "runc", external=True,
+                    env={"DEBIAN_FRONTEND": "noninteractive"})
+    session.install("-e", ".[test]")
+    session.run("python", "-m", "pytest", "tests_integrations/containers", "-p", "no:randomly",
+                *session.posargs)

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from eog_core import __version__
-from eog_core.cli import _demo, _gateway, _report, _run, _scoring, _serve, _tasks
+from eog_core.cli import _demo, _gateway, _gyms, _report, _run, _scoring, _seeds, _serve, _tasks
 from eog_core.cli._common import EXIT_INPUT, EXIT_OK, add_common_options
 from eog_core.errors import EogError
 
@@ -38,6 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     _serve.add_parser(commands)
     _report.add_parser(commands)
     _gateway.add_parser(commands)
+    _gyms.add_parser(commands)
+    _seeds.add_parser(commands)
     for command in commands.choices.values():
         add_common_options(command)  # -v/-q also after the command's name
     return parser
