@@ -17,7 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eog_core.cli._common import EXIT_OK, EXIT_USAGE, emit_json, port_number, positive_seconds
-from eog_core.cli._run import EXIT_INTERRUPTED, _directory, _interrupts, _load, _timeouts
+from eog_core.cli._run import EXIT_INTERRUPTED
+from eog_core.cli._shared import (
+    add_gym_options,
+    gym_directory,
+    gym_timeouts,
+    load_task_paths,
+    on_signals,
+)
 from eog_core.errors import UsageError
 from eog_core.tasks import load_tool_snapshots
 
@@ -42,10 +49,7 @@ def add_parser(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("tasks", nargs="+", type=Path, metavar="TASK_PATH",
                         help="task files, folders of them, or .jsonl dataset / NeMo rows")
-    parser.add_argument("--gym", action="append", metavar="NAME=URL",
-                        help="a gym replica (repeat for more replicas or gyms)")
-    parser.add_argument("--gyms", type=Path, metavar="FILE", help="a gym directory file (JSON or TOML)")
-    parser.add_argument("--seed-root", type=Path, metavar="DIR", help="where the seed SQL files are")
+    add_gym_options(parser)
     parser.add_argument("--out", type=Path, required=True, metavar="DIR")
     parser.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1 (loopback only)")
     parser.add_argument("--port", type=port_number, default=0, help="0 (default) picks a free port")
@@ -63,9 +67,6 @@ def add_parser(commands: Any) -> None:
                         help="offer a finish(answer) MCP tool for agents that cannot call the control API")
     parser.add_argument("--model", default="mcp-gateway", metavar="LABEL",
                         help="the records' model field: the agent's name (default mcp-gateway)")
-    parser.add_argument("--tools", type=Path, metavar="DIR", help="tool snapshots instead of listing tools live")
-    parser.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
-                        help="seconds to wait for each gym answer (default: upstream's limits)")
     parser.add_argument("--judge-base-url", metavar="URL",
                         help="OpenAI-compatible endpoint judging response_check verifiers")
     parser.add_argument("--judge-model", metavar="NAME", help="the judge model (with --judge-base-url)")
@@ -108,7 +109,7 @@ async def _judge(args: argparse.Namespace, environ: Mapping[str, str]) -> AsyncI
 async def _serve(args: argparse.Namespace, token: str | None, environ: Mapping[str, str]) -> int:
     from eog_core.gateway import Gateway
 
-    tasks = _load(args.tasks)
+    tasks = load_task_paths(args.tasks)
     main = asyncio.current_task()
     stopped = False
 
@@ -120,14 +121,14 @@ async def _serve(args: argparse.Namespace, token: str | None, environ: Mapping[s
 
     async with _judge(args, environ) as judge:
         gateway = Gateway(
-            tasks, args.out, directory=_directory(args), seed_root=args.seed_root,
+            tasks, args.out, directory=gym_directory(args), seed_root=args.seed_root,
             repeats=args.repeats, host=args.host, port=args.port, token=token,
             control_token=getattr(args, "control_token", None),
             rollout_ttl=args.rollout_ttl, finish_tool=args.finish_tool, judge=judge,
             tool_snapshots=load_tool_snapshots(args.tools) if args.tools else None,
-            timeouts=_timeouts(args.timeout), model=args.model, allow_remote=args.allow_remote)
+            timeouts=gym_timeouts(args.timeout), model=args.model, allow_remote=args.allow_remote)
         try:
-            with _interrupts(stop):
+            with on_signals(stop):
                 await _serve_until_done(gateway, args, token)
         except asyncio.CancelledError:
             if not stopped:
@@ -165,7 +166,7 @@ def run_gateway(args: argparse.Namespace) -> int:
     environ = dict(os.environ)
     try:
         token = _check(args, environ)
-        _directory(args)
+        gym_directory(args)
         return asyncio.run(_serve(args, token, environ))
     except UsageError as exc:
         print(f"eog-core gateway: error: {exc}", file=sys.stderr)

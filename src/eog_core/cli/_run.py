@@ -14,9 +14,7 @@ import asyncio
 import contextlib
 import json
 import os
-import signal
 import sys
-from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -24,8 +22,15 @@ import attrs
 
 from eog_core.cli._common import EXIT_INPUT, EXIT_OK, EXIT_USAGE, emit_json, positive_seconds, table
 from eog_core.cli._selection import add_selection_options, selected
+from eog_core.cli._shared import (
+    add_gym_options,
+    gym_directory,
+    gym_timeouts,
+    load_task_paths,
+    on_signals,
+)
 from eog_core.errors import ModelPreflightError, UsageError
-from eog_core.gym import GymDirectory, Timeouts
+from eog_core.gym import GymDirectory
 from eog_core.metrics import (
     CorrectedSummary,
     GroupStats,
@@ -45,7 +50,7 @@ from eog_core.run import (
     RunReport,
     run_evaluation,
 )
-from eog_core.tasks import Task, load_tasks, load_tool_snapshots
+from eog_core.tasks import Task, load_tool_snapshots
 
 __all__ = ["add_parser", "run_command"]
 
@@ -106,20 +111,13 @@ def add_parser(commands: Any) -> None:
     run.add_argument("--stop-after-unreachable", type=int, default=3, metavar="N",
                      help="stop the run (exit 3) after N rollouts in a row found the model "
                           "unreachable (default 3; 0 never stops)")
-    run.add_argument("--gym", action="append", metavar="NAME=URL",
-                     help="a gym replica (repeat for more replicas or gyms)")
-    run.add_argument("--gyms", type=Path, metavar="FILE", help="a gym directory file (JSON or TOML)")
+    add_gym_options(run)
     run.add_argument("--launch", metavar="docker|podman",
                      help="start the gym containers the tasks need on this engine, remove them at "
                           "the end (eog_core.fleet; docs/real-benchmark.md)")
     run.add_argument("--max-lifecycles", type=int, metavar="N",
                      help="with --launch: restart a gym container after N task lifecycles "
                           "(default 150; the images leak file descriptors)")
-    run.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
-                     help="seconds to wait for each gym answer, seeding included (default: "
-                          "upstream's limits: tool calls 300, SQL 60, seeding 1200 or more)")
-    run.add_argument("--seed-root", type=Path, metavar="DIR", help="where the tasks' seed SQL files are")
-    run.add_argument("--tools", type=Path, metavar="DIR", help="tool snapshots instead of listing tools live")
     run.add_argument("--forward-any-tool", action="store_true",
                      help="send calls of tools outside the task's set to the gym (upstream's way)")
     run.add_argument("--raw-schemas", action="store_true",
@@ -156,25 +154,8 @@ def _settings(args: argparse.Namespace, environ: dict[str, str]) -> ModelSetting
         unreachable_after=args.unreachable_after, token_ids=args.token_ids)
 
 
-def _directory(args: argparse.Namespace) -> GymDirectory:
-    if args.gyms and args.gym:
-        raise UsageError("give --gym or --gyms, not both")
-    if args.gyms:
-        return GymDirectory.from_file(args.gyms)
-    replicas: dict[str, list[str]] = {}
-    for value in args.gym or ():
-        name, sep, url = value.partition("=")
-        if not sep or not name or not url:
-            raise UsageError(f"--gym takes NAME=URL, got {value!r}")
-        replicas.setdefault(name, []).append(url)
-    return GymDirectory(replicas) if replicas else GymDirectory.from_env()
 
 
-def _timeouts(seconds: float | None) -> Timeouts | None:
-    """``--timeout``: one limit for every gym request (connecting gets at most 10 s of it)."""
-    if seconds is None:
-        return None
-    return Timeouts(connect=min(10.0, seconds), rpc=seconds, sql=seconds, seed=seconds, admin=seconds)
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -205,17 +186,6 @@ def _check(args: argparse.Namespace) -> None:
             raise UsageError("--ray requires the ray extra: pip install 'eog-core[ray]'") from None
 
 
-def _load(paths: Sequence[Path]) -> list[Task]:
-    """The tasks of every path; a folder without task files is a usage error, as no tasks is."""
-    tasks: list[Task] = []
-    for path in paths:
-        if path.is_dir() and not any(p.suffix in (".json", ".jsonl") and p.is_file()
-                                     for p in path.rglob("*")):
-            raise UsageError(f"no tasks in {path} (no .json or .jsonl task files)")
-        tasks.extend(load_tasks(path))
-    if not tasks:
-        raise UsageError(f"no tasks in {', '.join(map(str, paths))}")
-    return tasks
 
 
 def _duration(seconds: float | None) -> str:
@@ -245,19 +215,6 @@ async def _ticker(progress: RunProgress, stream: TextIO) -> None:
         await asyncio.sleep(0.5)
 
 
-@contextlib.contextmanager
-def _interrupts(on_interrupt: Any) -> Iterator[None]:
-    loop = asyncio.get_running_loop()
-    installed = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, on_interrupt)
-            installed.append(sig)
-    try:
-        yield
-    finally:
-        for sig in installed:
-            loop.remove_signal_handler(sig)
 
 
 def _gyms_for(args: argparse.Namespace, tasks: list[Task],
@@ -287,7 +244,7 @@ async def _run(args: argparse.Namespace, tasks: list[Task], settings: ModelSetti
 
     ticker = asyncio.create_task(_ticker(progress, sys.stderr)) if sys.stderr.isatty() else None
     try:
-        with _interrupts(on_interrupt):
+        with on_signals(on_interrupt):
             if args.launch and args.preflight:  # the model first: no containers for a dead one
                 async with ModelClient(settings) as probe:
                     await probe.preflight()
@@ -340,8 +297,8 @@ def run_command(args: argparse.Namespace) -> int:
     try:
         _check(args)
         settings = _settings(args, dict(os.environ))
-        directory = _directory(args)
-        tasks = selected(_load(args.tasks), args)
+        directory = gym_directory(args)
+        tasks = selected(load_task_paths(args.tasks), args)
     except UsageError as exc:
         print(f"eog-core run: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -349,7 +306,7 @@ def run_command(args: argparse.Namespace) -> int:
         seed_root=args.seed_root, max_turns=args.max_turns, rollout_retries=args.rollout_retries,
         tool_snapshots=load_tool_snapshots(args.tools) if args.tools else None,
         forward_any_tool=args.forward_any_tool, raw_schemas=args.raw_schemas,
-        timeouts=_timeouts(args.timeout))
+        timeouts=gym_timeouts(args.timeout))
     try:
         report, interrupted = asyncio.run(_run(args, tasks, settings, directory, options))
     except (UsageError, ModelPreflightError) as exc:

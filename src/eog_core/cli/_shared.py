@@ -1,0 +1,83 @@
+"""What ``run`` and ``gateway`` share: the gym options, the task paths, signal handling."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from eog_core.cli._common import positive_seconds
+from eog_core.errors import UsageError
+from eog_core.gym import GymDirectory, Timeouts
+from eog_core.tasks import TASK_SUFFIXES, Task, load_tasks
+
+__all__ = ["add_gym_options", "gym_directory", "gym_timeouts", "load_task_paths", "on_signals"]
+
+
+def add_gym_options(group: Any) -> None:
+    """``--gym NAME=URL`` (repeatable), ``--gyms FILE``, ``--timeout``, ``--seed-root``, ``--tools``."""
+    group.add_argument("--gym", action="append", metavar="NAME=URL",
+                       help="a gym replica (repeat for more replicas or gyms)")
+    group.add_argument("--gyms", type=Path, metavar="FILE", help="a gym directory file (JSON or TOML)")
+    group.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
+                       help="seconds to wait for each gym answer, seeding included (default: "
+                            "upstream's limits: tool calls 300, SQL 60, seeding 1200 or more)")
+    group.add_argument("--seed-root", type=Path, metavar="DIR",
+                       help="where the tasks' seed SQL files are")
+    group.add_argument("--tools", type=Path, metavar="DIR",
+                       help="tool snapshots instead of listing tools live")
+
+
+def gym_directory(args: argparse.Namespace) -> GymDirectory:
+    """The replicas of ``--gym``/``--gyms``, else the ``EOG_GYM_*`` variables."""
+    if args.gyms and args.gym:
+        raise UsageError("give --gym or --gyms, not both")
+    if args.gyms:
+        return GymDirectory.from_file(args.gyms)
+    replicas: dict[str, list[str]] = {}
+    for value in args.gym or ():
+        name, sep, url = value.partition("=")
+        if not sep or not name or not url:
+            raise UsageError(f"--gym takes NAME=URL, got {value!r}")
+        replicas.setdefault(name, []).append(url)
+    return GymDirectory(replicas) if replicas else GymDirectory.from_env()
+
+
+def gym_timeouts(seconds: float | None) -> Timeouts | None:
+    """``--timeout``: one limit for every gym request (connecting gets at most 10 s of it)."""
+    if seconds is None:
+        return None
+    return Timeouts(connect=min(10.0, seconds), rpc=seconds, sql=seconds, seed=seconds, admin=seconds)
+
+
+def load_task_paths(paths: Sequence[Path]) -> list[Task]:
+    """The tasks of every path; a folder without task files is a usage error, as no tasks is."""
+    tasks: list[Task] = []
+    for path in paths:
+        if path.is_dir() and not any(p.suffix in TASK_SUFFIXES and p.is_file()
+                                     for p in path.rglob("*")):
+            raise UsageError(f"no tasks in {path} (no {', '.join(TASK_SUFFIXES)} task files)")
+        tasks.extend(load_tasks(path))
+    if not tasks:
+        raise UsageError(f"no tasks in {', '.join(map(str, paths))}")
+    return tasks
+
+
+@contextlib.contextmanager
+def on_signals(on_interrupt: Callable[[], None]) -> Iterator[None]:
+    """Call ``on_interrupt`` on SIGINT and SIGTERM while the block runs (the running loop's)."""
+    loop = asyncio.get_running_loop()
+    installed = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, on_interrupt)
+            installed.append(sig)
+    try:
+        yield
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
