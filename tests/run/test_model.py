@@ -38,6 +38,14 @@ def test_retry_after_forms() -> None:
     (400, "Input is too long for requested model.", True),
     (400, "Invalid value for 'temperature'", False),
     (500, "maximum context length", False),
+    (400, "number of tools exceeds the maximum of 128", False),
+    (400, "'top_logprobs' exceeds the maximum of 20", False),
+    (400, "image exceeds the max allowed size", False),
+    (400, "Invalid context size: n_ctx must be > 0", False),
+    (500, "server_error: the request exceeds the available context size, try increasing it", True),
+    (400, "request (1673 tokens) exceeds the available context size (1024 tokens)", True),
+    (400, "The input (5000 tokens) is longer than the model's context length (4096 tokens).", True),
+    (400, "Requested token count exceeds the model's maximum context length of 4096 tokens.", True),
 ])
 def test_context_overflow_detection(status: int, detail: str, overflow: bool) -> None:
     assert is_context_overflow(status, detail) is overflow
@@ -111,3 +119,16 @@ async def test_rate_limiter_spaces_request_starts() -> None:
     starts = sorted(await asyncio.gather(*(start() for _ in range(6))))
     # sleeping only ever ends late, so each start is at least its slot (clock-resolution slack)
     assert all(at - began >= index * 0.05 - 0.01 for index, at in enumerate(starts))
+
+
+@pytest.mark.parametrize(("status", "detail", "malformed"), [
+    (500, "Failed to parse tool call arguments as JSON: [json.exception.parse_error.101]", True),
+    (500, "Failed to parse input at pos 11: <tool_call>{", True),
+    (400, "Error in extracting tool call from response: Expecting ','", True),
+    (400, "invalid tool_call_id: call_1 not found", False),  # the client's doing, not the model's
+    (500, "CUDA out of memory", False),
+    (429, "Failed to parse tool call", False),
+])
+def test_tool_call_parse_error_detection(status: int, detail: str, malformed: bool) -> None:
+    from eog_core.run import is_tool_call_parse_error
+    assert is_tool_call_parse_error(status, detail) is malformed

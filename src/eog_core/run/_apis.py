@@ -40,9 +40,12 @@ ApiName = Literal["chat", "responses"]
 # style gateways "prompt is too long".
 _OVERFLOW = re.compile(
     r"context[_ ]length|context window|maximum context|prompt is too long|too many (input )?tokens"
-    r"|input is too long|exceeds the (model'?s? )?(maximum|max)|exceeds? (the )?available context"
-    r"|exceed_context_size|context size|longer than the (maximum model length|model'?s context)"
+    r"|input is too long|exceeds the (model'?s? )?(maximum|max)\w* (context|input|prompt|sequence"
+    r"|model|number of tokens|tokens)|exceeds? (the )?available context"
+    r"|exceed_context_size|longer than the (maximum model length|model'?s context)"
     r"|maximum model length", re.IGNORECASE)
+# llama.cpp's own overflow wording, also when an older build answers it with HTTP 500.
+_LLAMA_CPP_OVERFLOW = re.compile(r"exceed_context_size_error|exceeds the available context size")
 # vLLM's "'max_tokens' or 'max_completion_tokens' is too large: 4096. This model's maximum
 # context length is 8192 tokens and your request has 4200 input tokens" is an overflow too:
 # the prompt grew until prompt + output limit no longer fit.
@@ -52,7 +55,7 @@ _OVERFLOW = re.compile(
 # call"; SGLang "Failed to parse function call".
 _TOOL_CALL_PARSE = re.compile(
     r"failed to parse (the )?(tool[_ ]call|function[_ ]call|input at pos)|error in extracting tool"
-    r"[_ ]call|invalid tool[_ ]call|tool[_ ]call (arguments )?(is |are )?not valid json"
+    r"[_ ]call|invalid tool[_ ]call(?![_ ]?id)|tool[_ ]call (arguments )?(is |are )?not valid json"
     r"|could not parse tool[_ ]call", re.IGNORECASE)
 _RAW_AFTER = re.compile(r"failed to parse input at pos \d+:\s*|as JSON:\s*", re.IGNORECASE)
 
@@ -125,6 +128,8 @@ class ModelTurn:
 
 def is_context_overflow(status: int, detail: str) -> bool:
     """Does an error answer say the request no longer fits the context window?"""
+    if status == 500:
+        return bool(_LLAMA_CPP_OVERFLOW.search(detail))
     if status not in (400, 413, 422):
         return False
     return "context_length_exceeded" in detail or bool(_OVERFLOW.search(detail))

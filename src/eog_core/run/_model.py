@@ -209,6 +209,9 @@ class ModelClient:
     _failing_since: float | None = attrs.field(default=None, init=False, repr=False)
     """When the current stretch of transport-only failures began (monotonic); None when the
     endpoint last answered."""
+    _last_answer: float = attrs.field(factory=time.monotonic, init=False, repr=False)
+    """When any request or probe of this client last got an HTTP answer (monotonic; its
+    creation to begin with)."""
 
     def __attrs_post_init__(self) -> None:
         if self.settings.max_requests_per_second:
@@ -256,15 +259,29 @@ class ModelClient:
             total=seconds, sock_connect=min(10.0, seconds))
         async with session.request(method, url, data=payload, timeout=limit) as response:
             text = await response.text(errors="replace")
+            self._last_answer = time.monotonic()  # the server is working, whoever waits on it
             return _Answer(response.status, text, response.headers)
 
     async def alive(self, seconds: float = 10.0) -> bool:
-        """Does the endpoint answer ``GET {base_url}/models`` (with any HTTP status) in time?"""
+        """Does the endpoint answer ``GET {base_url}/models`` (with any HTTP status) in time?
+        An answer also ends a stretch of transport failures: the endpoint is back."""
         try:
-            await self._exchange("GET", self.settings.base_url + "/models", seconds=seconds)
+            answer = await self._exchange("GET", self.settings.base_url + "/models", seconds=seconds)
         except (aiohttp.ClientError, TimeoutError):
             return False
+        if not _backend_missing(answer.status, _json_or_none(answer.text)):
+            self._answered()
         return True
+
+    def _answered(self) -> None:
+        self._failing_since = None
+        self._last_answer = time.monotonic()
+
+    def _heard_within(self, seconds: float) -> bool:
+        """Did any request of this client get an answer in the last ``seconds``? A server
+        whose every HTTP worker is busy generating (llama.cpp's fixed thread pool) queues
+        the probe too, yet answers its requests one after another."""
+        return time.monotonic() - self._last_answer < seconds
 
     def _probe_timeout(self) -> float:
         idle = self.settings.idle_timeout or 10.0
@@ -276,17 +293,24 @@ class ModelClient:
         if idle is None:
             return await self._exchange("POST", url, payload)
         request = asyncio.ensure_future(self._exchange("POST", url, payload))
+        probe: asyncio.Future[bool] | None = None
         try:
             while True:
                 done, _ = await asyncio.wait({request}, timeout=idle)
                 if done:
                     return request.result()
-                if not await self.alive(self._probe_timeout()):
-                    raise _Hung(f"no answer for {idle:g}s and GET /models unanswered")
+                probe = asyncio.ensure_future(self.alive(self._probe_timeout()))
+                await asyncio.wait({request, probe}, return_when=asyncio.FIRST_COMPLETED)
+                if request.done():  # answered while the probe was out
+                    return request.result()
+                if not probe.result() and not self._heard_within(idle):
+                    raise _Hung(f"no answer for {idle:g}s, none to any other request either, "
+                                "and GET /models unanswered")
         finally:
-            if not request.done():
-                request.cancel()
-                await asyncio.gather(request, return_exceptions=True)
+            for pending in (request, probe):
+                if pending is not None and not pending.done():
+                    pending.cancel()
+                    await asyncio.gather(pending, return_exceptions=True)
 
     def _transport_failed(self, since: float) -> bool:
         """Note a transport failure; True when the endpoint has failed long enough to give up."""
@@ -311,7 +335,7 @@ class ModelClient:
             give_up = False
             try:
                 if self._failing_since is not None and not await self.alive(self._probe_timeout()):
-                    raise _Hung("the endpoint did not answer GET /models")
+                    raise _Hung("the endpoint did not answer GET /models (refused or silent)")
                 answer = await self._watched(url, payload)
             except (aiohttp.ClientError, TimeoutError, _Hung) as exc:
                 status, reason = None, f"{type(exc).__name__}: {exc}".rstrip(": ")
@@ -321,17 +345,16 @@ class ModelClient:
                 # from now, so one slow generation alone never reads as an outage
                 give_up = self._transport_failed(sent if isinstance(exc, _Hung) else time.monotonic())
             else:
-                self._failing_since = None
                 status = answer.status
                 wait = retry_after_seconds(answer.headers)
+                parsed = _json_or_none(answer.text)
+                if not _backend_missing(status, parsed):
+                    self._answered()
                 if 200 <= status < 300:
-                    try:
-                        parsed = json.loads(answer.text)
-                    except ValueError:
-                        parsed = None
                     if isinstance(parsed, dict) and not parsed.get("error"):
                         return parsed, attempt
                     reason = f"HTTP {status} with an unreadable body: {answer.text[:200]!r}"
+                    give_up = self._transport_failed(time.monotonic())
                 else:
                     detail = _detail(answer.text)
                     if is_context_overflow(status, detail):
@@ -349,6 +372,8 @@ class ModelClient:
                         raise ModelHTTPError(f"model endpoint answered HTTP {status}: {detail}",
                                              status=status, detail=detail, attempts=attempt)
                     reason = f"HTTP {status}: {detail}"
+                    if _backend_missing(status, parsed):  # a proxy whose model server is gone
+                        give_up = self._transport_failed(time.monotonic())
             if give_up:
                 down = time.monotonic() - (self._failing_since or sent)
                 raise ModelUnreachableError(
@@ -395,16 +420,31 @@ class ModelClient:
         if listed is not None and settings.model in listed:
             return f"{where}: model {settings.model!r} listed by GET /models"
         conversation = self.conversation("", "Say OK.", [])
-        body = conversation.body(attrs.evolve(settings, max_output_tokens=16, token_ids=False))
+        # the real output limit: a limit over the model's window is refused here (vLLM)
+        body = conversation.body(attrs.evolve(settings, token_ids=False))
         payload, _ = dumps_utf8(body)
-        try:
-            answer = await self._watched(settings.base_url + conversation.endpoint, payload)
-        except (aiohttp.ClientError, TimeoutError, _Hung) as exc:
-            raise ModelPreflightError(f"{where} did not answer a one-line request: "
-                                      f"{type(exc).__name__}: {exc}".rstrip(": ")) from None
-        if answer.status < 300 or answer.status in _RETRY_STATUSES or answer.status >= 500:
-            return f"{where}: a one-line request answered HTTP {answer.status}"
+        loading_until = time.monotonic() + 60.0
+        while True:
+            try:
+                answer = await self._watched(settings.base_url + conversation.endpoint, payload)
+            except (aiohttp.ClientError, TimeoutError, _Hung) as exc:
+                raise ModelPreflightError(f"{where} did not answer a one-line request: "
+                                          f"{type(exc).__name__}: {exc}".rstrip(": ")) from None
+            if answer.status != 503 or time.monotonic() > loading_until:
+                break
+            await asyncio.sleep(2.0)  # llama.cpp and vLLM answer 503 while loading the model
+        parsed = _json_or_none(answer.text)
         detail = _detail(answer.text)
+        if 200 <= answer.status < 300:
+            try:
+                conversation.read(parsed if isinstance(parsed, dict) else {}, 0)
+            except ValueError as exc:
+                raise ModelPreflightError(
+                    f"{where} answered HTTP {answer.status} with no model answer ({exc}): is "
+                    f"--base-url the API's base (ending in /v1)? {answer.text[:120]!r}") from None
+            return f"{where}: a one-line request for model {settings.model!r} was answered"
+        if answer.status in _RETRY_STATUSES:
+            return f"{where}: a one-line request answered HTTP {answer.status} (busy, not refused)"
         known = f"; the server lists {', '.join(sorted(listed)[:5])}" if listed else ""
         raise ModelPreflightError(
             f"{where} refused a one-line request for model {settings.model!r} (HTTP "
@@ -422,6 +462,12 @@ class ModelClient:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _backend_missing(status: int, parsed: Any) -> bool:
+    """A proxy's 502/504, or an answer that is not a model's JSON at all (an HTML page): the
+    model server behind the URL is not there, which retrying for minutes will not change."""
+    return status in (502, 504) or (200 <= status < 300 and not isinstance(parsed, dict))
 
 
 def _json_or_none(text: str) -> Any:

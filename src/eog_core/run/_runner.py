@@ -144,6 +144,12 @@ async def run_evaluation(
                 if outage.tripped is not None:
                     return
                 if rollout_key(task, repeat) not in kept:
+                    # an upstream file without an evaluated record: written before a kill, or
+                    # by a try that ended incomplete; it must not count until this one ends
+                    stale = upstream_path(out, {"mode": task.mode or "task", "repeat": repeat,
+                                                "domain": task.domain or "unknown",
+                                                "task_id": task.task_id or "task"})
+                    stale.unlink(missing_ok=True)
                     yield task, repeat
 
     work = plan()
@@ -166,7 +172,8 @@ async def run_evaluation(
         new.append(record)
         if on_record is not None:
             on_record(record)
-        outage.saw(record)
+        if (stop := outage.saw(record)) is not None:  # on Ray too: this runs in the driver
+            raise stop
 
     async def worker(client: ModelClient, janitor: Janitor, rollout_options: RolloutOptions) -> None:
         for task, repeat in work:
@@ -177,9 +184,7 @@ async def run_evaluation(
             except BaseException:
                 progress.in_flight -= 1
                 raise
-            finished(task, record)
-            if outage.tripped is not None:
-                raise outage.tripped  # cancels the rollouts in flight: they run on resume
+            finished(task, record)  # raises when the outage stop trips: in-flight ones cancel
 
     try:
         for key, kept_record in kept.items():  # a kill between the two writes of an old version
@@ -232,16 +237,19 @@ class _OutageWatch:
     in_a_row: int = 0
     tripped: ModelOutageError | None = None
 
-    def saw(self, record: Mapping[str, Any]) -> None:
+    def saw(self, record: Mapping[str, Any]) -> ModelOutageError | None:
+        """Count ``record``; the error to stop with when this one trips the stop."""
         if record.get("failure_kind") != "model_unreachable":
             self.in_a_row = 0
-            return
+            return None
         self.in_a_row += 1
         if self.limit is not None and self.in_a_row >= self.limit and self.tripped is None:
             self.tripped = ModelOutageError(
                 f"{self.in_a_row} rollouts in a row found the model endpoint unreachable; the run "
                 f"stopped taking work (last: {record.get('failure_reason')}); rerun the same "
                 "command to resume", rollouts=self.in_a_row)
+            return self.tripped
+        return None
 
 
 def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
