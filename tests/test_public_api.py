@@ -45,3 +45,35 @@ def test_one_version_from_the_installed_metadata() -> None:
     from eog_core.local._server import SERVER_VERSION
 
     assert eog_core.__version__ == version("eog-core") == CLIENT_INFO["version"] == SERVER_VERSION
+
+
+PACKAGES = ["eog_core", "eog_core.tasks", "eog_core.verify", "eog_core.gym", "eog_core.local",
+            "eog_core.metrics", "eog_core.run", "eog_core.fleet", "eog_core.gateway",
+            "eog_core.report", "eog_core.errors"]
+
+
+def test_every_package_all_is_sorted_unique_and_importable() -> None:
+    """Each package's ``__all__`` names what it exports, once, sorted (httpx's habit)."""
+    import importlib
+
+    for name in PACKAGES:
+        module = importlib.import_module(name)
+        exported = list(module.__all__)
+        assert len(exported) == len(set(exported)), f"{name}: a name twice"
+        assert exported == sorted(exported, key=lambda n: (not n.isupper(), n)) or \
+            exported == sorted(exported), f"{name}.__all__ is not sorted"
+        for item in exported:
+            assert hasattr(module, item), f"{name}.{item} is in __all__ but missing"
+
+
+def test_every_public_error_is_defined_in_errors_and_exported_at_the_top() -> None:
+    """errors.py promises every error: no package exports an EogError defined elsewhere."""
+    import importlib
+
+    for name in PACKAGES:
+        module = importlib.import_module(name)
+        for item in module.__all__:
+            value = getattr(module, item)
+            if isinstance(value, type) and issubclass(value, eog_core.EogError):
+                assert value.__module__ == "eog_core.errors", f"{name}.{item} is defined in {value.__module__}"
+    assert set(errors.__all__) <= set(eog_core.__all__)

@@ -8,21 +8,34 @@ from typing import TYPE_CHECKING, Any
 
 from eog_core.errors import (
     ClosedError,
+    ContextOverflowError,
     EogError,
+    FleetError,
     GymError,
     GymHTTPError,
     GymProtocolError,
     GymTimeoutError,
     GymUnreachableError,
+    HeaderError,
     JsonRpcError,
     JudgeError,
+    MetricsError,
+    MissingExtraError,
+    ModelError,
+    ModelHTTPError,
+    ModelOutageError,
+    ModelPreflightError,
+    ModelUnreachableError,
     ProtocolVersionError,
     RequestError,
     SchemaError,
+    SeedArchiveError,
     SeedError,
     SeedFileError,
+    ToolCallParseError,
     UsageError,
     VerificationError,
+    WorkRefused,
 )
 from eog_core.model_view import final_answer, tool_observation, tools_used
 from eog_core.tasks import Task, clean_schema, load_task, load_tasks, to_nemo_row
@@ -41,7 +54,6 @@ if TYPE_CHECKING:
     from eog_core.gym import (
         GymClient,
         GymDirectory,
-        HeaderError,
         HttpSqlRunner,
         Janitor,
         SessionHandle,
@@ -50,16 +62,14 @@ if TYPE_CHECKING:
         ToolCallRecord,
         ToolResult,
     )
-    from eog_core.metrics import MetricsError
 
 from eog_core._version import __version__
 
 # The gym SDK pulls in aiohttp; load it on first use so that pure scoring
 # (tasks + verify) imports quickly.
 _LAZY = {
-    **dict.fromkeys(("GymClient", "GymDirectory", "HeaderError", "HttpSqlRunner", "Janitor",
+    **dict.fromkeys(("GymClient", "GymDirectory", "HttpSqlRunner", "Janitor",
                      "SessionHandle", "SessionStart", "TaskSession", "ToolCallRecord", "ToolResult"), "eog_core.gym"),
-    "MetricsError": "eog_core.metrics",
 }
 
 
@@ -74,7 +84,9 @@ __all__ = [
     "PARITY",
     "STRICT",
     "ClosedError",
+    "ContextOverflowError",
     "EogError",
+    "FleetError",
     "GymClient",
     "GymDirectory",
     "GymError",
@@ -88,9 +100,16 @@ __all__ = [
     "JsonRpcError",
     "JudgeError",
     "MetricsError",
+    "MissingExtraError",
+    "ModelError",
+    "ModelHTTPError",
+    "ModelOutageError",
+    "ModelPreflightError",
+    "ModelUnreachableError",
     "ProtocolVersionError",
     "RequestError",
     "SchemaError",
+    "SeedArchiveError",
     "SeedError",
     "SeedFileError",
     "SessionHandle",
@@ -100,10 +119,12 @@ __all__ = [
     "Task",
     "TaskSession",
     "TaskVerdict",
+    "ToolCallParseError",
     "ToolCallRecord",
     "ToolResult",
     "UsageError",
     "VerificationError",
+    "WorkRefused",
     "__version__",
     "clean_schema",
     "compare_values",

@@ -8,7 +8,8 @@
     │   ├── HeaderError          a header cannot be sent as given (eog_core.gym)
     │   └── WorkRefused          the MCP gateway has no such rollout to hand out (eog_core.gateway; status, code)
     ├── RequestError             a request could not be built (arguments not JSON-serialisable)
-    ├── MetricsError             a result file or verdict line is malformed (eog_core.metrics)
+    ├── MetricsError             a result file or verdict line is malformed (eog_core.metrics; source, line)
+    ├── MissingExtraError        an optional extra the call needs is not installed (eog_core.report)
     ├── VerificationError        the verifier engine was misused (e.g. no runner for a gym)
     ├── JudgeError               the response_check judge failed or answered nonsense
     ├── ClosedError              a closed client or session was used again
@@ -50,8 +51,11 @@ __all__ = [
     "GymProtocolError",
     "GymTimeoutError",
     "GymUnreachableError",
+    "HeaderError",
     "JsonRpcError",
     "JudgeError",
+    "MetricsError",
+    "MissingExtraError",
     "ModelError",
     "ModelHTTPError",
     "ModelOutageError",
@@ -66,6 +70,7 @@ __all__ = [
     "ToolCallParseError",
     "UsageError",
     "VerificationError",
+    "WorkRefused",
 ]
 
 
@@ -94,6 +99,40 @@ class SchemaError(EogError, ValueError):
 class UsageError(EogError, ValueError):
     """An argument the caller passed is invalid."""
 
+
+
+class HeaderError(UsageError):
+    """A header cannot be sent as given; ``header`` names it (never its value)."""
+
+    def __init__(self, message: str, *, header: str) -> None:
+        self.header = header
+        super().__init__(f"header {header!r}: {message}")
+
+
+class WorkRefused(UsageError):
+    """``POST /rollouts`` asked for work that cannot be handed out; ``status`` is the HTTP one."""
+
+    def __init__(self, message: str, *, status: int, code: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
+class MetricsError(EogError, ValueError):
+    """A results or verdict file cannot be used; ``source`` and ``line`` say where."""
+
+    def __init__(self, message: str, *, source: str | None = None, line: int | None = None) -> None:
+        self.source = source
+        self.line = line
+        self.reason = message
+        where = ""
+        if source is not None:
+            where = f"{source}:{line}: " if line is not None else f"{source}: "
+        super().__init__(f"{where}{message}")
+
+
+class MissingExtraError(EogError, ImportError):
+    """An optional extra the call needs is not installed (the report's ``report`` extra)."""
 
 class RequestError(EogError, ValueError):
     """A request could not be built, e.g. tool arguments that are not JSON-serialisable.

@@ -12,20 +12,12 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
-from eog_core.errors import UsageError
+from eog_core.errors import UsageError, WorkRefused
 from eog_core.run import RolloutKey, rollout_key
 from eog_core.tasks import Task
 
 __all__ = ["RunPlan", "WorkRefused"]
 
-
-class WorkRefused(UsageError):
-    """``POST /rollouts`` asked for work that cannot be handed out; ``status`` is the HTTP one."""
-
-    def __init__(self, message: str, *, status: int, code: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
 
 
 @attrs.define

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from eog_core.errors import UsageError
+from eog_core.errors import HeaderError
 from eog_core.tasks import AuthConfig
 
 __all__ = ["AuthConfig", "HeaderError", "HeaderMode", "auth_headers", "context_headers",
@@ -26,13 +26,6 @@ _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 # RFC 9110 field names are tokens: a colon or a space would forge or break headers.
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 
-
-class HeaderError(UsageError):
-    """A header cannot be sent as given; ``header`` names it (never its value)."""
-
-    def __init__(self, message: str, *, header: str) -> None:
-        self.header = header
-        super().__init__(f"header {header!r}: {message}")
 
 
 def auth_headers(auth: AuthConfig | None) -> dict[str, str]:

@@ -11,7 +11,7 @@ from typing import Literal
 
 import attrs
 
-from eog_core.errors import EogError
+from eog_core.errors import MetricsError
 
 __all__ = ["MetricsError", "PolicyName", "PolicyOutcome", "RunRecord", "TaskKey"]
 
@@ -22,18 +22,6 @@ PolicyName = Literal["strict", "parity"]
 #: modes is two different evaluations.
 TaskKey = tuple[str, str, str]
 
-
-class MetricsError(EogError, ValueError):
-    """A results or verdict file cannot be used; ``source`` and ``line`` say where."""
-
-    def __init__(self, message: str, *, source: str | None = None, line: int | None = None) -> None:
-        self.source = source
-        self.line = line
-        self.reason = message
-        where = ""
-        if source is not None:
-            where = f"{source}:{line}: " if line is not None else f"{source}: "
-        super().__init__(f"{where}{message}")
 
 
 @attrs.frozen(kw_only=True)

@@ -16,7 +16,7 @@ from importlib import resources
 from typing import Any
 
 from eog_core import __version__
-from eog_core.errors import EogError
+from eog_core.errors import MissingExtraError
 from eog_core.metrics import histogram
 from eog_core.metrics._table import percent
 from eog_core.report._build import ReportContent, RunView, bands_document
@@ -27,9 +27,6 @@ __all__ = ["INSTALL_HINT", "MissingExtraError", "render_html", "require_extra", 
 
 INSTALL_HINT = "pip install 'eog-core[report]'"
 
-
-class MissingExtraError(EogError, ImportError):
-    """The report needs the ``report`` extra (Jinja2), which is not installed."""
 
 
 def require_extra() -> None:
