@@ -239,6 +239,7 @@ class LocalGym:
         try:
             if runner is not None:
                 await runner.cleanup()
+            await self._databases.settle()
         finally:
             self._endpoint.expire_sessions()
             self._databases.close()
