@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -100,13 +101,19 @@ class DatabaseStore:
                 cancelled.set()
                 held_by_worker = True
                 self._lingering.add(work)
-                work.add_done_callback(lambda _: (lock.release(), self._lingering.discard(work)))
+                work.add_done_callback(self._released_by(lock))
                 raise QueryInterrupted("timeout", deadline_s)
             columns, rows = work.result()
         finally:
             if not held_by_worker:
                 lock.release()
         return [dict(zip(columns, _jsonable_row(row), strict=True)) for row in rows]
+
+    def _released_by(self, lock: asyncio.Lock) -> Callable[[asyncio.Future[Any]], None]:
+        def release(work: asyncio.Future[Any]) -> None:
+            lock.release()
+            self._lingering.discard(work)
+        return release
 
     async def settle(self) -> None:
         """Wait for workers still inside SQLite after their query was answered as timed out."""
