@@ -393,7 +393,7 @@ async def _json_object(
         return {}
     try:
         body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # nested too deeply to parse
         return _detail("Request body must be JSON", status=400)
     if not isinstance(body, dict):
         return _detail("Request body must be a JSON object", status=400)
