@@ -165,7 +165,8 @@ def _has_lone_surrogate(value: Any) -> bool:
 
 @functools.cache
 def _power_of_ten(exponent: int) -> int:
-    return 10 ** exponent
+    power: int = 10 ** exponent
+    return power
 
 
 def unsendable(value: Any, *, max_depth: int = MAX_DEPTH) -> str | None:

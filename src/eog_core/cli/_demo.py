@@ -11,6 +11,7 @@ from eog_core.cli._common import (
     EXIT_OK,
     emit_json,
     full_details,
+    outcome_decided,
     positive_seconds,
     table,
 )
@@ -120,6 +121,7 @@ def run_demo(*, sse: bool = False, as_json: bool = False, timeout: float = 30.0)
     import asyncio
 
     report = asyncio.run(_demo(sse, timeout))
+    outcome_decided()  # every database is gone and the verdicts are in: Ctrl-C now changes nothing
     played, control = report["played"], report["control"]
     ok = (played["strict"].success and played["parity"].success and not control["strict"].success
           and not report["databases_left"] and not report["leaked"])

@@ -12,7 +12,15 @@ from typing import Any
 import attrs
 
 from eog_core import PARITY, STRICT, SqliteSqlRunner, TaskVerdict, load_task, verify_task
-from eog_core.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, busy, emit_json, positive_seconds
+from eog_core.cli._common import (
+    EXIT_FAILED,
+    EXIT_INPUT,
+    EXIT_OK,
+    busy,
+    emit_json,
+    positive_seconds,
+    whole_number,
+)
 from eog_core.cli._demo import verdict_line, verdict_table
 from eog_core.cli._explain import check_overlap, explain_nothing_scored
 from eog_core.cli._verify import Asked, AskOnce, shared_failure
@@ -36,6 +44,11 @@ from eog_core.metrics import (
 from eog_core.verify import Policy
 
 __all__ = ["add_parsers"]
+
+#: pass@1..pass@k columns a table can show (each ~19 characters wide).
+MAX_K = 20
+#: Ten times the default: more resamples change the interval's fourth digit, and cost minutes.
+MAX_BOOTSTRAP = 100_000
 
 
 def _pairs(values: Sequence[str] | None, flag: str) -> dict[str, str]:
@@ -78,7 +91,8 @@ def add_parsers(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     score.add_argument("paths", nargs="+", type=Path, help="result folders or verdict .jsonl files")
     score.add_argument("--tasks", type=Path, help="the expected task set (.jsonl rows or a directory of task files)")
-    score.add_argument("--k", type=int, default=None, help="largest k for pass@k (default: the repeats present)")
+    score.add_argument("--k", type=whole_number(1, MAX_K), default=None,
+                       help=f"largest k for pass@k, 1 to {MAX_K} (default: the repeats present)")
     score.add_argument("--json", action="store_true", help="machine output")
     score.add_argument("--upstream-only", action="store_true",
                        help="print only what upstream's compute_score.py prints for the result folder(s), "
@@ -99,7 +113,8 @@ def add_parsers(commands: Any) -> None:
                          help="equivalence margin as a fraction between 0 and 1 (default 0.02 = 2 pp)")
     compare.add_argument("--min-tasks", type=int, default=10,
                          help="fewest paired tasks on which equivalence is judged (default 10)")
-    compare.add_argument("--n-boot", type=int, default=10000)
+    compare.add_argument("--n-boot", type=whole_number(1, MAX_BOOTSTRAP), default=10000,
+                         help=f"bootstrap resamples, 1 to {MAX_BOOTSTRAP:,} (default 10,000)")
     compare.add_argument("--seed", type=int, default=0)
     compare.add_argument("--policy", choices=["strict", "parity"], default=None,
                          help="the outcome compared (default: each side's strict outcome where it "
