@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_cli import eog
+from eog_core.local import demo_paths
+from eog_core.tasks import MISSING_MODE
+from tests.cli.test_cli import demo_snapshot, eog
 from tests.cli.test_cli_first_hour import one_line
 
 
@@ -88,3 +90,68 @@ def test_ctrl_c_after_demo_ok_keeps_the_demo_s_exit_code() -> None:
 def test_the_console_script_is_the_quiet_entry() -> None:
     pyproject = (Path(__file__).parents[2] / "pyproject.toml").read_text()
     assert 'eog-core = "_eog_core_console:main"' in pyproject
+
+
+def test_score_of_only_incomplete_rollouts_is_exit_3_with_one_line(tmp_path: Path) -> None:
+    verdicts = tmp_path / "v.jsonl"
+    verdicts.write_text("".join(json.dumps({
+        "task_id": f"t{i}", "domain": "csm", "mode": "oracle", "repeat": 0, "policy": "strict",
+        "success": False, "reward": 0.0, "pass_rate": 0.0, "num_defined": 1, "num_scored": 0,
+        "evaluation_completed": False, "failure_kind": "gym_unreachable"}) + "\n" for i in range(3)))
+    done = eog("score", verdicts, check_code=3)
+    assert "no rollout completed its evaluation (3 incomplete)" in one_line(done.stderr)
+    assert "Corrected numbers" in done.stdout  # the table still shows what was read
+    assert eog("score", verdicts, "--json", check_code=3).stdout.startswith("{")
+    verdicts_file(tmp_path / "ok.jsonl", [True])
+    eog("score", tmp_path / "ok.jsonl", check_code=0)
+
+
+def test_convert_to_standard_output_and_rows_without_tools(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "other.json").write_text(json.dumps({"gym_name": "another-gym", "tools": []}))
+    task = demo_paths().task
+    done = eog("convert", task, "--tools", tools, "-o", "-")
+    row = json.loads(done.stdout)
+    assert row["verifier_metadata"]["task_id"] and row["responses_create_params"]["tools"] == []
+    assert not (Path.cwd() / "-").exists()
+    assert "the row has no tools" in one_line(done.stderr)
+    summary = json.loads(eog("convert", task, "--tools", tools, "-o", tmp_path / "rows.jsonl", "--json").stdout)
+    assert summary["rows"] == 1 and summary["rows_without_tools"] == 1
+    report = json.loads(eog("validate", task, "--tools", tools, "--json").stdout)
+    assert report["finding_counts"].get("no_tools") == 1
+
+
+def test_validate_flags_a_task_run_zero_times(tmp_path: Path) -> None:
+    raw = json.loads(demo_paths().task.read_text())
+    raw["number_of_runs"] = 0
+    (tmp_path / "t.json").write_text(json.dumps(raw))
+    report = json.loads(eog("validate", tmp_path / "t.json", "--json").stdout)
+    assert report["finding_counts"].get("no_runs") == 1
+
+
+def test_messages_name_what_was_wrong(tmp_path: Path) -> None:
+    task = demo_paths().task
+    folder = tmp_path / "snapshot.sqlite"
+    folder.mkdir()
+    said = one_line(eog("verify", task, "--db", f"demo-csm-server={folder}", check_code=3).stderr)
+    assert "is a directory, not a SQLite file" in said and "not found" not in said
+    said = one_line(eog("serve-local", "--host", "nonexistent.invalid", "--port", "0", check_code=3).stderr)
+    assert "nonexistent.invalid" in said
+
+
+def test_a_missing_mode_is_spelled_the_same_everywhere(tmp_path: Path) -> None:
+    raw = json.loads(demo_paths().task.read_text())
+    raw.pop("mode", None)
+    (tmp_path / "t.json").write_text(json.dumps(raw))
+    report = json.loads(eog("validate", tmp_path / "t.json", "--json").stdout)
+    assert [group["mode"] for group in report["by_domain_mode"]] == [MISSING_MODE]
+    snapshot = demo_snapshot(tmp_path / "s.sqlite", played=True)
+    verdict = json.loads(eog("verify", tmp_path / "t.json", "--db", f"demo-csm-server={snapshot}",
+                             "--policy", "strict", "--json", check_code=None).stdout)
+    assert verdict["mode"] == MISSING_MODE
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "demo.json").write_text(json.dumps({"gym_name": "demo-csm-server", "tools": []}))
+    row = json.loads(eog("convert", tmp_path / "t.json", "--tools", tools, "-o", "-").stdout)
+    assert row["verifier_metadata"]["mode"] == MISSING_MODE

@@ -26,6 +26,7 @@ from eog_core.cli._explain import check_overlap, explain_nothing_scored
 from eog_core.cli._verify import Asked, AskOnce, shared_failure
 from eog_core.gym import GymClient, HttpSqlRunner, Timeouts
 from eog_core.metrics import (
+    CorrectedSummary,
     MetricsError,
     MetricsInput,
     as_run_records,
@@ -222,17 +223,29 @@ def run_score(args: argparse.Namespace) -> int:
         raise explain_nothing_scored(args.paths, skipped)
     summary = corrected_summary(records, expected_tasks=expected, k=args.k)
     summary = attrs.evolve(summary, skipped=tuple(skipped) + tuple(summary.skipped))
+    code = _nothing_completed(summary)
     if args.json:
         emit_json({"upstream": attrs.asdict(upstream) if upstream else None,
                    "corrected": attrs.asdict(summary)})
-        return EXIT_OK
+        return code
     if upstream is not None:
         print("== Upstream's numbers (as compute_score.py computes and prints them) ==")
         print(format_upstream(upstream, color=sys.stdout.isatty()))
         print()
     print("== Corrected numbers ==")
     print(format_corrected(summary))
-    return EXIT_OK
+    return code
+
+
+def _nothing_completed(summary: CorrectedSummary) -> int:
+    """3, with one line on stderr, when no rollout was scored under any policy (all incomplete)."""
+    stats = [s for s in (summary.overall.strict, summary.overall.parity) if s is not None]
+    if any(s.runs_scored for s in stats):
+        return EXIT_OK
+    errored = max((s.runs_errored for s in stats), default=0)
+    print(f"eog-core score: no rollout completed its evaluation ({errored} incomplete): "
+          "nothing could be scored", file=sys.stderr)
+    return EXIT_INPUT
 
 
 def run_compare(args: argparse.Namespace) -> int:

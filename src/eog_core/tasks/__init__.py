@@ -4,6 +4,7 @@ from eog_core.tasks._convert import make_converter
 from eog_core.tasks._load import DEFAULT_GYMS, iter_tasks, load_task, load_tasks
 from eog_core.tasks._rows import to_nemo_row
 from eog_core.tasks._schema import (
+    MISSING_MODE,
     AuthConfig,
     DatabaseStateCheck,
     DatabaseStateVerifier,
@@ -28,6 +29,7 @@ from eog_core.tasks._tools import (
 
 __all__ = [
     "DEFAULT_GYMS",
+    "MISSING_MODE",
     "AuthConfig",
     "DatabaseStateCheck",
     "DatabaseStateVerifier",

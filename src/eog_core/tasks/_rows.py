@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from eog_core.tasks._convert import LEGACY_KEYS
-from eog_core.tasks._schema import Task
+from eog_core.tasks._schema import MISSING_MODE, Task
 from eog_core.tasks._tools import ToolSet, ToolSnapshot, merge_tools
 
 __all__ = ["to_nemo_row"]
@@ -36,7 +36,7 @@ def to_nemo_row(task: Task, tools: Mapping[str, ToolSnapshot] | ToolSet) -> dict
             "tools": toolset.responses_tools(),
         },
         "verifier_metadata": {
-            "task_id": task.task_id, "domain": task.domain, "mode": task.mode or "oracle",
+            "task_id": task.task_id, "domain": task.domain, "mode": task.mode or MISSING_MODE,
             **gyms,
             "verifiers": upstream.get("verifiers", []),
             "selected_tools": upstream.get("selected_tools"),

@@ -135,6 +135,8 @@ class SqliteSqlRunner:
 
     def _open(self, gym: str, source: str | os.PathLike[str]) -> sqlite3.Connection:
         path = Path(source)
+        if path.is_dir():
+            raise VerificationError(f"database snapshot for gym {gym!r} is a directory, not a SQLite file: {path}")
         if not path.is_file():
             raise VerificationError(f"database snapshot for gym {gym!r} not found: {path}")
         try:
