@@ -155,3 +155,12 @@ def test_a_missing_mode_is_spelled_the_same_everywhere(tmp_path: Path) -> None:
     (tools / "demo.json").write_text(json.dumps({"gym_name": "demo-csm-server", "tools": []}))
     row = json.loads(eog("convert", tmp_path / "t.json", "--tools", tools, "-o", "-").stdout)
     assert row["verifier_metadata"]["mode"] == MISSING_MODE
+
+
+def test_run_out_on_a_file_says_it_is_a_file(tmp_path: Path) -> None:
+    taken = tmp_path / "results.txt"
+    taken.write_text("not a folder")
+    done = eog("run", demo_paths().task, "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+               "--gym", "demo-csm-server=http://127.0.0.1:9", "--out", taken, check_code=3)
+    said = one_line(done.stderr)
+    assert "is a file, not a folder" in said and "Errno" not in said
