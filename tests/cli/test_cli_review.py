@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from eog_core.local import demo_paths
 from eog_core.tasks import MISSING_MODE
 from tests.cli.test_cli import demo_snapshot, eog
 from tests.cli.test_cli_first_hour import one_line
+from tests.datasets import EXAMPLES
 
 
 def verdicts_file(path: Path, outcomes: list[bool]) -> Path:
@@ -164,3 +166,14 @@ def test_run_out_on_a_file_says_it_is_a_file(tmp_path: Path) -> None:
                "--gym", "demo-csm-server=http://127.0.0.1:9", "--out", taken, check_code=3)
     said = one_line(done.stderr)
     assert "is a file, not a folder" in said and "Errno" not in said
+
+
+def test_verify_both_shows_each_policy_s_result(tmp_path: Path) -> None:
+    snapshot = tmp_path / "final.sqlite"
+    with sqlite3.connect(snapshot) as db:
+        db.executescript((EXAMPLES / "fixtures" / "final_entitlement.sql").read_text())
+    done = eog("verify", EXAMPLES / "tasks" / "csm" / "task_example_entitlement_upgrade.json",
+               "--db", f"sn-csm-server={snapshot}", "--policy", "both", "--now", "2026-01-05 12:00:00")
+    header, _, *rows = done.stdout.splitlines()[:5]
+    assert header.split()[:4] == ["#", "verifier", "strict", "parity"]
+    assert [row.split()[2:4] for row in rows] == [["pass", "not"], ["pass", "pass"], ["pass", "FAIL"]]

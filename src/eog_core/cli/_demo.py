@@ -65,15 +65,17 @@ def _handle(args: argparse.Namespace) -> int:
 
 
 def verdict_table(verdict: TaskVerdict, parity: TaskVerdict | None = None) -> str:
-    """Per-verifier rows; with ``parity`` also whether upstream's scoring counts each one."""
+    """Per-verifier rows; with ``parity`` also its result, or why upstream's scoring skips one."""
     headers = ["#", "verifier", "result", "expected", "actual", "details"]
     rows: list[list[object]] = [
         [r.index + 1, r.name, "pass" if r.passed else "FAIL", r.expected, r.actual, r.error or r.details]
         for r in verdict.results]
     if parity is not None:
-        headers.insert(3, "parity counts")
+        headers[2] = verdict.policy
+        headers.insert(3, "parity")
         for row, result in zip(rows, parity.results, strict=True):
-            row.insert(3, "yes" if result.counted else "no (skipped)" if result.error else "no (same name)")
+            row.insert(3, ("pass" if result.passed else "FAIL") if result.counted
+                       else "not counted (skipped)" if result.error else "not counted (same name)")
     cut = full_details((f"#{r.index + 1} {label}", value) for r in verdict.results
                        for label, value in (("expected", r.expected), ("actual", r.actual),
                                             ("details", r.error or r.details)))
