@@ -89,3 +89,16 @@ def test_only_ascii_digits_make_a_number(text: str) -> None:
     assert compare_values(text, text, "equals", STRICT).passed
     assert not compare_values(text, 5, "greater_than", STRICT).passed
     assert "Comparison error" in compare_values(text, 5, "greater_than", STRICT).details
+
+
+@pytest.mark.parametrize(("actual", "expected", "passed"), [
+    ([1, 2], ["1", "2"], False),  # no coercion inside lists and dicts (docs/parity.md, "Decided edges")
+    ({"n": 1}, {"n": "1"}, False),
+    ([1, 2], [1, 2], True),
+    (True, 1, True),  # Python's ==, kept
+    (True, "1", False),  # a boolean is not a number for string coercion
+    (True, "true", False),
+    (False, "0", False),
+])
+def test_decided_edges_of_strict_equality(actual: object, expected: object, passed: bool) -> None:
+    assert compare_values(actual, expected, "equals", STRICT).passed is passed

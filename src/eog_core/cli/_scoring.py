@@ -77,7 +77,7 @@ def add_parsers(commands: Any) -> None:
     verify.add_argument("--database-id", action="append", metavar="GYM=ID", help="the rollout's database id on a live gym")
     verify.add_argument("--policy", choices=["strict", "parity", "both"], default="both")
     verify.add_argument("--reward", choices=["binary", "fractional"], default="binary")
-    verify.add_argument("--now", help="pin SQLite's 'now' (e.g. '2026-01-05 12:00:00') for reproducible scores")
+    verify.add_argument("--now", help="pin SQLite's 'now' and CURRENT_TIMESTAMP/DATE/TIME (e.g. '2026-01-05 12:00:00') for reproducible scores of snapshots")
     verify.add_argument("--timeout", type=positive_seconds, default=30.0, metavar="SECONDS",
                         help="live gyms: seconds to wait for each answer (default 30); a gym that "
                              "fails to answer is not asked again")
