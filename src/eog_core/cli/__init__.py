@@ -6,6 +6,12 @@ verdict, a demo that did not score as expected); 2 bad command-line words;
 missing file, an unreachable gym, a verifier query the database rejects);
 130 interrupted (``eog-core run`` leaves valid, resumable output).
 Every mistake is reported as one line on stderr, never as a traceback.
+Ctrl-C while the library is still importing is 130 without a traceback from
+the ``eog-core`` script (whose entry, ``_eog_core_console``, imports nothing
+heavy); ``python -m eog_core`` imports the package before any of this code
+runs, so there an interrupt that early still shows Python's traceback. Once a
+command's outcome is decided (``demo OK`` printed), a late Ctrl-C no longer
+changes its exit code.
 """
 
 from __future__ import annotations
