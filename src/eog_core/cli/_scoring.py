@@ -87,7 +87,9 @@ def add_parsers(commands: Any) -> None:
     score = commands.add_parser(
         "score", help="upstream's numbers and corrected ones for a finished evaluation",
         description="Read upstream result folders (run_<i>/results_*.json) or verdict JSONL files; "
-                    "print upstream's table exactly as upstream computes it, then corrected numbers.",
+                    "print upstream's table exactly as upstream computes it, then corrected numbers. "
+                    "Exits 0, or 3 when no rollout completed its evaluation (every one incomplete: "
+                    "the table is printed, with '-' for the undefined rates).",
         epilog="example: eog-core score results/gpt-x/ --tasks tasks/ --k 3",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     score.add_argument("paths", nargs="+", type=Path, help="result folders or verdict .jsonl files")
