@@ -1,6 +1,6 @@
-"""Developer sessions: tests, lint, typecheck, bench, chaos, demo, and one per adapter.
+"""Developer sessions: tests, lint, typecheck, bench, chaos, demo, one per adapter, report_browser.
 
-The adapter sessions (``nemo_gym``, ``stirrup``, ``inspect``, ``ray``) each build
+The adapter sessions (``nemo_gym``, ``stirrup``, ``inspect``, ``ray``, ``gateway_agents``) each build
 their own virtualenv: the frameworks' dependencies conflict with each other and
 with the test extra. Under ``CI=true`` a missing interpreter is an error.
 """
@@ -8,6 +8,7 @@ with the test extra. Under ``CI=true`` a missing interpreter is an error.
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import nox
@@ -62,8 +63,9 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Throughput benchmarks (pytest-benchmark); never part of the default test run."""
-    session.install("-e", ".[test]")
+    """Throughput benchmarks (pytest-benchmark); never part of the default test run. The report's
+    first-paint benchmark uses chromium when it is installed (``nox -s report_browser`` installs it)."""
+    session.install("-e", ".[report-browser]")
     session.run("python", "-m", "pytest", "benchmarks", "-o", "python_files=bench_*.py",
                 "--benchmark-columns=min,median,mean,ops", "--benchmark-sort=name", *session.posargs)
 
@@ -124,3 +126,41 @@ def model_server(session: nox.Session) -> None:
                 *session.posargs, env={"EOG_MODEL_SERVER_REPORT": str(report)})
     if report.exists():
         session.log(f"what the real model did (reported, not asserted): {report.read_text()}")
+
+
+def ensure_chromium(session: nox.Session) -> None:
+    """Debian's chromium package when it is missing (CI runs as root on Debian); no browser download."""
+    if shutil.which("chromium") is None:
+        session.run("apt-get", "update", external=True)
+        session.run("apt-get", "install", "-y", "chromium", external=True)
+
+
+@nox.session(name="report_browser")
+def report_browser(session: nox.Session) -> None:
+    """``eog-core report`` pages in headless Chromium (Debian's), driven by Playwright's Python
+    package; screenshots go to build/report_browser/."""
+    ensure_chromium(session)
+    session.install("-e", ".[report-browser]")
+    adapter_tests(session, "report_browser")
+
+
+@nox.session(name="gateway_agents", python=interpreter("3.12"))
+def gateway_agents(session: nox.Session) -> None:
+    """The MCP gateway driven by an agent framework's own MCP client: the OpenAI Agents SDK's
+    ``MCPServerStreamableHttp`` with the scripted model (the gateway itself needs no extra)."""
+    session.install("-e", ".[test]", "openai-agents>=0.24")
+    adapter_tests(session, "gateway_agents")
+@nox.session
+def containers(session: nox.Session) -> None:
+    """The gym fleet on a real Podman (tests_integrations/containers): installs Podman and
+    runc from Debian's packages when missing, builds a registry-free test image, and runs
+    ``gyms up``, ``run --launch`` with restarts, SIGTERM/SIGKILL cleanup and ``gyms down``."""
+    import shutil
+
+    if shutil.which("podman") is None:
+        session.run("apt-get", "update", external=True)
+        session.run("apt-get", "install", "-y", "podman", "runc", external=True,
+                    env={"DEBIAN_FRONTEND": "noninteractive"})
+    session.install("-e", ".[test]")
+    session.run("python", "-m", "pytest", "tests_integrations/containers", "-p", "no:randomly",
+                *session.posargs)

@@ -34,3 +34,14 @@ def test_pure_scoring_does_not_import_aiohttp() -> None:
     code = "import sys, eog_core; eog_core.load_task; assert 'aiohttp' not in sys.modules, 'aiohttp loaded'"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_one_version_from_the_installed_metadata() -> None:
+    """``__version__``, the MCP clientInfo and the local gym's serverInfo are the package's."""
+    from importlib.metadata import version
+
+    import eog_core
+    from eog_core.gym._mcp import CLIENT_INFO
+    from eog_core.local._server import SERVER_VERSION
+
+    assert eog_core.__version__ == version("eog-core") == CLIENT_INFO["version"] == SERVER_VERSION

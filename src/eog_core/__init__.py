@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     )
     from eog_core.metrics import MetricsError
 
-__version__ = "0.1.0"
+from eog_core._version import __version__
 
 # The gym SDK pulls in aiohttp; load it on first use so that pure scoring
 # (tasks + verify) imports quickly.

@@ -5,7 +5,8 @@
     EogError
     ├── SchemaError              a task, row, tool snapshot or gym directory is malformed (JSON path + source)
     ├── UsageError               an argument the caller passed is invalid (a bad URL, a margin of 0)
-    │   └── HeaderError          a header cannot be sent as given (eog_core.gym)
+    │   ├── HeaderError          a header cannot be sent as given (eog_core.gym)
+    │   └── WorkRefused          the MCP gateway has no such rollout to hand out (eog_core.gateway; status, code)
     ├── RequestError             a request could not be built (arguments not JSON-serialisable)
     ├── MetricsError             a result file or verdict line is malformed (eog_core.metrics)
     ├── VerificationError        the verifier engine was misused (e.g. no runner for a gym)
@@ -13,6 +14,8 @@
     ├── ClosedError              a closed client or session was used again
     ├── SeedError                seeding a task's databases failed (gym + cause)
     │   └── SeedFileError        a seed SQL file is missing or unreadable (path)
+    ├── SeedArchiveError         the seed archive is not the pinned one, or a member would leave its folder (path)
+    ├── FleetError               a container engine command failed or a gym container never answered (domain, log tail)
     ├── GymError                 talking to a gym server failed (gym, url)
     │   ├── GymUnreachableError  connection refused, DNS failure, reset before the request was sent
     │   ├── GymTimeoutError      the gym did not answer in time
@@ -41,6 +44,7 @@ __all__ = [
     "ClosedError",
     "ContextOverflowError",
     "EogError",
+    "FleetError",
     "GymError",
     "GymHTTPError",
     "GymProtocolError",
@@ -56,6 +60,7 @@ __all__ = [
     "ProtocolVersionError",
     "RequestError",
     "SchemaError",
+    "SeedArchiveError",
     "SeedError",
     "SeedFileError",
     "ToolCallParseError",
@@ -123,6 +128,27 @@ class SeedFileError(SeedError):
     def __init__(self, message: str, *, path: str, gym: str | None = None) -> None:
         self.path = path
         super().__init__(message, gym=gym)
+
+
+class SeedArchiveError(EogError):
+    """The seed archive's sha256 is not the expected one, or a member's path would land
+    outside the target folder (``path`` names the archive or the member)."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        self.path = path
+        super().__init__(message)
+
+
+class FleetError(EogError):
+    """A container engine command failed, or a gym container did not become healthy in time.
+
+    ``domain`` names the gym's domain when known, ``log_tail`` the container's last log lines.
+    """
+
+    def __init__(self, message: str, *, domain: str | None = None, log_tail: str = "") -> None:
+        self.domain = domain
+        self.log_tail = log_tail
+        super().__init__(message)
 
 
 class GymError(EogError):

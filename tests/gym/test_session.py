@@ -123,6 +123,7 @@ async def test_missing_seed_file_names_the_path_and_seeds_nothing(
         await TaskSession.start(task, directory=directory_for(gym), seed_root=tmp_path)
     assert info.value.path == str(tmp_path / "seed.sql")
     assert str(tmp_path / "seed.sql") in str(info.value)
+    assert "eog-core seeds unpack gym_dbs.zip --to DIR" in str(info.value)  # where they come from
     assert gym.request_counts.get("/api/seed-database", 0) == 0
 
 

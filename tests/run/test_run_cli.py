@@ -100,9 +100,14 @@ async def test_timeout_bounds_every_gym_request(gym: LocalGym, model: ScriptedMo
     try:
         argv = command(gym, model, tmp_path, "--rollout-retries", "0", "--timeout", "1", "--json")
         argv[argv.index("--gym") + 1] = f"{gym.name}={silent.url}"
+        started = time.monotonic()
         code, stdout, stderr = await finish(await spawn(argv))
+        took = time.monotonic() - started
     finally:
         silent.close()
+    # every gym request, the janitor's cleanup retries included, waits at most --timeout:
+    # the janitor's own default (30 s per request) made this run take 33 s
+    assert took < 25, f"the run took {took:.1f}s: some gym request ignored --timeout 1"
 
     assert code == 3, stderr
     [record] = records(tmp_path)

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests_integrations._support import free_port
 
 from eog_core.local import demo_paths
-from tests_integrations._support import free_port
 
 PROVISION = Path(__file__).with_name("provision.py")
 DEADLINE = 600.0

@@ -23,6 +23,7 @@ from typing import Any, TextIO
 import attrs
 
 from eog_core.cli._common import EXIT_INPUT, EXIT_OK, EXIT_USAGE, emit_json, positive_seconds, table
+from eog_core.cli._selection import add_selection_options, selected
 from eog_core.errors import ModelPreflightError, UsageError
 from eog_core.gym import GymDirectory, Timeouts
 from eog_core.metrics import (
@@ -37,6 +38,7 @@ from eog_core.run import (
     MAX_REPEATS,
     ROLLOUTS_FILE,
     UPSTREAM_DIR,
+    ModelClient,
     ModelSettings,
     RolloutOptions,
     RunProgress,
@@ -107,6 +109,12 @@ def add_parser(commands: Any) -> None:
     run.add_argument("--gym", action="append", metavar="NAME=URL",
                      help="a gym replica (repeat for more replicas or gyms)")
     run.add_argument("--gyms", type=Path, metavar="FILE", help="a gym directory file (JSON or TOML)")
+    run.add_argument("--launch", metavar="docker|podman",
+                     help="start the gym containers the tasks need on this engine, remove them at "
+                          "the end (eog_core.fleet; docs/real-benchmark.md)")
+    run.add_argument("--max-lifecycles", type=int, metavar="N",
+                     help="with --launch: restart a gym container after N task lifecycles "
+                          "(default 150; the images leak file descriptors)")
     run.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
                      help="seconds to wait for each gym answer, seeding included (default: "
                           "upstream's limits: tool calls 300, SQL 60, seeding 1200 or more)")
@@ -122,6 +130,7 @@ def add_parser(commands: Any) -> None:
     run.add_argument("--ray-actors", type=int, metavar="N",
                      help="Ray actors to shard over (default: the cluster's CPU count)")
     run.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_selection_options(parser)
     parser.set_defaults(handler=run_command)
 
 
@@ -182,6 +191,13 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError(f"--ray-actors must be at least 1, got {args.ray_actors}")
     if args.ray_actors is not None and not args.ray:
         raise UsageError("--ray-actors needs --ray ADDRESS")
+    if (args.gym or args.gyms) and args.launch:
+        raise UsageError("give --gym/--gyms or --launch, not both")
+    if args.max_lifecycles is not None and (not args.launch or args.max_lifecycles < 1):
+        raise UsageError("--max-lifecycles takes a positive number and needs --launch")
+    if args.launch and args.ray:
+        raise UsageError("--launch counts lifecycles in this process, not in Ray actors: start "
+                         "the gyms with eog-core gyms up and pass --gyms FILE")
     if args.ray:
         try:
             import ray  # type: ignore[import-not-found]  # noqa: F401
@@ -244,6 +260,17 @@ def _interrupts(on_interrupt: Any) -> Iterator[None]:
             loop.remove_signal_handler(sig)
 
 
+def _gyms_for(args: argparse.Namespace, tasks: list[Task],
+              directory: GymDirectory) -> contextlib.AbstractAsyncContextManager[GymDirectory]:
+    """The directory given, or (``--launch``) the fleet's for the length of the run."""
+    if not args.launch:
+        return contextlib.nullcontext(directory)
+    from eog_core.fleet import DEFAULT_MAX_LIFECYCLES, launch, options_from_env
+
+    return launch(tasks, options_from_env(
+        engine_executable=args.launch, max_lifecycles=args.max_lifecycles or DEFAULT_MAX_LIFECYCLES))
+
+
 async def _run(args: argparse.Namespace, tasks: list[Task], settings: ModelSettings,
                directory: GymDirectory, options: RolloutOptions) -> tuple[RunReport | None, bool]:
     progress = RunProgress()
@@ -261,12 +288,16 @@ async def _run(args: argparse.Namespace, tasks: list[Task], settings: ModelSetti
     ticker = asyncio.create_task(_ticker(progress, sys.stderr)) if sys.stderr.isatty() else None
     try:
         with _interrupts(on_interrupt):
-            report = await run_evaluation(
-                tasks, settings, args.out, repeats=args.repeats, concurrency=args.concurrency,
-                directory=directory, options=options, judge_model=args.judge_model,
-                progress=progress, ray_address=args.ray, ray_actors=args.ray_actors,
-                preflight=args.preflight,
-                max_consecutive_unreachable=args.stop_after_unreachable or None)
+            if args.launch and args.preflight:  # the model first: no containers for a dead one
+                async with ModelClient(settings) as probe:
+                    await probe.preflight()
+            async with _gyms_for(args, tasks, directory) as gyms:
+                report = await run_evaluation(
+                    tasks, settings, args.out, repeats=args.repeats, concurrency=args.concurrency,
+                    directory=gyms, options=options, judge_model=args.judge_model,
+                    progress=progress, ray_address=args.ray, ray_actors=args.ray_actors,
+                    preflight=args.preflight,
+                    max_consecutive_unreachable=args.stop_after_unreachable or None)
     except asyncio.CancelledError:
         if not interrupted:
             raise
@@ -310,7 +341,7 @@ def run_command(args: argparse.Namespace) -> int:
         _check(args)
         settings = _settings(args, dict(os.environ))
         directory = _directory(args)
-        tasks = _load(args.tasks)
+        tasks = selected(_load(args.tasks), args)
     except UsageError as exc:
         print(f"eog-core run: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -15,8 +15,19 @@ import attrs
 from eog_core._json import decode_json
 from eog_core.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, emit_json, progress, table
 from eog_core.cli._findings import Finding, findings_of
+from eog_core.cli._selection import add_selection_options, selected
 from eog_core.errors import SchemaError
-from eog_core.tasks import MISSING_MODE, Task, load_task, load_tool_snapshots, to_nemo_row
+from eog_core.fleet import missing_seed_files
+from eog_core.tasks import (
+    MISSING_MODE,
+    TASK_SUFFIXES,
+    Task,
+    load_task,
+    load_tool_snapshots,
+    parquet_rows,
+    task_from_row,
+    to_nemo_row,
+)
 
 __all__ = ["add_parsers"]
 
@@ -36,6 +47,9 @@ def add_parsers(commands: Any) -> None:
     validate.add_argument("--max-findings", type=int, default=50, metavar="N",
                           help="print at most N findings and N invalid tasks (default 50; 0: all)")
     validate.add_argument("--json", action="store_true", help="machine output, every finding in full")
+    validate.add_argument("--seed-root", type=Path, metavar="DIR",
+                          help="also check that each task's seed SQL file is under DIR")
+    add_selection_options(validate)
     validate.set_defaults(handler=run_validate)
 
     convert = commands.add_parser(
@@ -49,6 +63,7 @@ def add_parsers(commands: Any) -> None:
     convert.add_argument("-o", "--output", type=Path, required=True,
                          help="the .jsonl file to write ('-': standard output)")
     convert.add_argument("--json", action="store_true", help="print a JSON summary")
+    add_selection_options(convert)
     convert.set_defaults(handler=run_convert)
 
 
@@ -68,12 +83,16 @@ def _is_nemo_row(raw: object) -> bool:
 def _each_task(paths: list[Path]) -> Iterator[_Read]:
     """Every task of the paths; a malformed one is yielded as its error, and reading goes on."""
     for path in paths:
-        files = sorted(p for p in path.rglob("*") if p.suffix in (".json", ".jsonl")) if path.is_dir() else [path]
+        files = sorted(p for p in path.rglob("*") if p.suffix in TASK_SUFFIXES) if path.is_dir() else [path]
         if path.is_dir() and not files:
-            yield _Read(SchemaError("no .json or .jsonl task files in directory", source=str(path)), str(path))
+            yield _Read(SchemaError("no .json, .jsonl or .parquet task files in directory",
+                                    source=str(path)), str(path))
         for file in files:
             if file.suffix == ".jsonl":
                 yield from _each_row(file)
+                continue
+            if file.suffix == ".parquet":
+                yield from _each_parquet_row(file)
                 continue
             try:
                 task = load_task(file)
@@ -106,6 +125,24 @@ def _each_row(file: Path) -> Iterator[_Read]:
             yield _Read(exc, where)
 
 
+def _each_parquet_row(file: Path) -> Iterator[_Read]:
+    try:
+        for where, row in parquet_rows(file):
+            try:
+                yield _Read(task_from_row(row, where=where, path=file), where)
+            except SchemaError as exc:
+                yield _Read(exc, where)
+    except SchemaError as exc:
+        yield _Read(exc, str(file))
+
+
+def _chosen(reads: list[_Read], args: argparse.Namespace) -> list[_Read]:
+    """The reads ``--domain/--mode/--limit`` keep (errors always: they are bad input)."""
+    tasks = [read.item for read in reads if isinstance(read.item, Task)]
+    keep = {id(task) for task in selected(tasks, args)}
+    return [read for read in reads if not isinstance(read.item, Task) or id(read.item) in keep]
+
+
 def _print_capped(lines: list[str], cap: int, *, stream: TextIO, what: str) -> None:
     shown = lines if cap <= 0 else lines[:cap]
     for line in shown:
@@ -120,7 +157,7 @@ def run_validate(args: argparse.Namespace) -> int:
     tasks: list[Task] = []
     errors: list[SchemaError] = []
     findings: list[Finding] = []
-    for read in progress(_each_task(args.paths), "validating"):
+    for read in progress(_chosen(list(_each_task(args.paths)), args), "validating"):
         if isinstance(read.item, SchemaError):
             errors.append(read.item)
             continue
@@ -130,13 +167,14 @@ def run_validate(args: argparse.Namespace) -> int:
     kinds = Counter(v.verifier_type for t in tasks for v in t.verifiers)
     totals = Counter(f.kind for f in findings)
     rejected = sorted({f.source for f in findings if f.severity == "rejected"})
-    code = EXIT_FAILED if errors or rejected else EXIT_OK
+    missing = missing_seed_files(tasks, args.seed_root) if args.seed_root else []
+    code = EXIT_FAILED if errors or rejected or missing else EXIT_OK
     if args.json:
         emit_json({"valid": len(tasks), "invalid": len(errors), "rejected_by_verify": len(rejected),
                    "errors": [{"source": e.source, "path": e.path, "message": e.reason} for e in errors],
                    "by_domain_mode": [{"domain": d, "mode": m, "tasks": n} for (d, m), n in sorted(per_group.items())],
                    "verifier_kinds": dict(kinds), "finding_counts": dict(totals),
-                   "findings": [f.to_dict() for f in findings]})
+                   "findings": [f.to_dict() for f in findings], "missing_seed_files": missing})
         return code
     print(f"{len(tasks)} valid task(s), {len(errors)} invalid"
           + (f"; {len(rejected)} that verify would reject" if rejected else "") + "\n")
@@ -149,13 +187,18 @@ def run_validate(args: argparse.Namespace) -> int:
         print("totals: " + ", ".join(f"{k} {n}" for k, n in sorted(totals.items())))
     _print_capped([f"invalid: {error}" for error in errors], args.max_findings, stream=sys.stderr,
                   what="invalid tasks")
+    if missing:
+        print(f"\n{len(missing)} seed file(s) missing under {args.seed_root} (eog-core seeds unpack "
+              f"gym_dbs.zip --to {args.seed_root} provides them):")
+        _print_capped([f"  {name}" for name in missing], args.max_findings, stream=sys.stdout,
+                      what="missing seed files")
     return code
 
 
 def run_convert(args: argparse.Namespace) -> int:
     snapshots = load_tool_snapshots(args.tools)
     rows, errors, toolless = [], [], []
-    for read in progress(_each_task(args.paths), "converting"):
+    for read in progress(_chosen(list(_each_task(args.paths)), args), "converting"):
         if isinstance(read.item, SchemaError):
             errors.append(read.item)
             continue

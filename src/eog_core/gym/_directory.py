@@ -9,7 +9,10 @@ is back within seconds. A gym that is not in the directory resolves to the URL
 each task names, one replica per URL. At most ``max_concurrent_seeds`` seeds
 run on a replica at once. An optional cap of task lifecycles per replica calls
 back when reached (the EOG containers leak file descriptors and fail after
-~200 lifecycles; see ``docs/performance.md``).
+~200 lifecycles; see ``docs/performance.md``). Whoever restarts a replica
+(``eog_core.fleet``) takes it out of service with :meth:`GymDirectory.drain`
+and back with :meth:`GymDirectory.reset`; with ``return_timeout`` set, a session
+asking for a gym whose every replica is out of service waits for one to return.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import attrs
 from eog_core._redact import redact_url, redacted_url_repr
 from eog_core.errors import GymUnreachableError, SchemaError, UsageError
 from eog_core.gym._client import GymClient, Timeouts
+from eog_core.gym._seed_slot import SeedSlot
 from eog_core.gym._transport import Pool, Transport, lease_pool, release_pool
 from eog_core.tasks import DEFAULT_GYMS, AuthConfig
 
@@ -105,6 +109,7 @@ class GymDirectory:
     reprobe_attempts: int = attrs.field(default=3, kw_only=True)
     reprobe_delay: float = attrs.field(default=0.25, kw_only=True)
     allow_fallback: bool = attrs.field(default=True, kw_only=True)
+    return_timeout: float | None = attrs.field(default=None, kw_only=True)
     transport: Transport | None = attrs.field(default=None, kw_only=True)
     clock: Callable[[], float] = attrs.field(default=time.monotonic, kw_only=True, repr=False)
     _table: dict[str, list[Replica]] = attrs.field(factory=dict, init=False, repr=False)
@@ -115,6 +120,8 @@ class GymDirectory:
     _seed_gates: weakref.WeakKeyDictionary[
         asyncio.AbstractEventLoop, dict[tuple[str, str], asyncio.Semaphore]
     ] = attrs.field(factory=weakref.WeakKeyDictionary, init=False, repr=False)
+    _returns: dict[str, list[asyncio.Future[None]]] = attrs.field(
+        factory=dict, init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         if isinstance(self.max_concurrent_seeds, bool) or not (
@@ -205,7 +212,7 @@ class GymDirectory:
             },
         }
 
-    def seed_slot(self, lease: Lease) -> _SeedSlot:
+    def seed_slot(self, lease: Lease) -> SeedSlot:
         """Hold one of the replica's ``max_concurrent_seeds`` seed slots for an
         ``async with`` block."""
         loop = asyncio.get_running_loop()
@@ -215,7 +222,7 @@ class GymDirectory:
         gate = gates.get((lease.gym, lease.url))
         if gate is None:
             gate = gates[(lease.gym, lease.url)] = asyncio.Semaphore(self.max_concurrent_seeds)
-        return _SeedSlot(gate, self._find(lease))
+        return SeedSlot(gate, self._find(lease))
 
     async def acquire(
         self, gym: str, fallback: str | None = None, *, auth: AuthConfig | None = None
@@ -225,6 +232,8 @@ class GymDirectory:
         ``auth`` (the task's credentials for this gym) goes on the health probes.
         """
         replicas = self._replicas_for(gym, fallback)
+        if self.return_timeout is not None:
+            await self._await_return(gym, replicas)
         if len(replicas) == 1:  # the usual: one replica, in service
             only = replicas[0]
             if only.down_since is None and not only.retired and not self._at_cap(only):
@@ -260,6 +269,29 @@ class GymDirectory:
             raise GymUnreachableError(f"no replica of gym {gym!r} is both healthy and under its "
                                       "lifecycle cap", gym=gym)
         return self._lease(min(healthy, key=lambda r: (r.active, r.lifecycles)))
+
+    async def _await_return(self, gym: str, replicas: Sequence[Replica]) -> None:
+        """Wait (up to ``return_timeout``) while every replica is retired or at its cap:
+        a replica being restarted comes back through :meth:`reset`."""
+        assert self.return_timeout is not None
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.return_timeout
+        while all(r.retired or self._at_cap(r) for r in replicas):
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise GymUnreachableError(
+                    f"no replica of gym {gym!r} returned to service within "
+                    f"{self.return_timeout:g} s", gym=gym)
+            waiter: asyncio.Future[None] = loop.create_future()
+            self._returns.setdefault(gym, []).append(waiter)
+            try:
+                await asyncio.wait_for(asyncio.shield(waiter), remaining)
+            except TimeoutError:
+                continue
+            finally:
+                waiters = self._returns.get(gym, [])
+                if waiter in waiters:
+                    waiters.remove(waiter)
 
     def _lease(self, replica: Replica) -> Lease:
         replica.active += 1
@@ -310,11 +342,29 @@ class GymDirectory:
         if replica is not None and replica.down_since is None:
             replica.down_since = self.clock()
 
+    def drain(self, gym: str, url: str) -> bool:
+        """Take a replica out of service (its sessions in flight carry on; no new ones):
+        for an unplanned restart. False when the replica is not in the directory."""
+        replica = self._find(Lease(gym=gym, url=url.rstrip("/")))
+        if replica is None:
+            return False
+        replica.retired = True
+        return True
+
+    def in_flight(self, gym: str, url: str) -> int:
+        """Sessions holding the replica now."""
+        replica = self._find(Lease(gym=gym, url=url.rstrip("/")))
+        return 0 if replica is None else replica.active
+
     def reset(self, gym: str, url: str) -> None:
-        """A restarted replica: lifecycle count to zero, in service again."""
+        """A restarted replica: lifecycle count to zero, in service again; sessions
+        waiting for the gym (``return_timeout``) go on."""
         replica = self._find(Lease(gym=gym, url=url.rstrip("/")))
         if replica is not None:
             replica.lifecycles, replica.retired, replica.down_since = 0, False, None
+            for waiter in self._returns.pop(gym, []):
+                if not waiter.done():
+                    waiter.get_loop().call_soon_threadsafe(_wake, waiter)
 
     def _find(self, lease: Lease) -> Replica | None:
         return next((r for r in self._table.get(lease.gym, ()) if r.url == lease.url), None)
@@ -347,27 +397,6 @@ class GymDirectory:
         return alive
 
 
-class _SeedSlot:
-    """One seed slot of a replica, counted in its stats while waited for and held."""
-
-    __slots__ = ("_gate", "_replica")
-
-    def __init__(self, gate: asyncio.Semaphore, replica: Replica | None) -> None:
-        self._gate, self._replica = gate, replica
-
-    async def __aenter__(self) -> None:
-        replica = self._replica
-        if replica is None:
-            await self._gate.acquire()
-            return
-        replica.seeds_waiting += 1
-        try:
-            await self._gate.acquire()
-        finally:
-            replica.seeds_waiting -= 1
-        replica.seeding += 1
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self._replica is not None:
-            self._replica.seeding -= 1
-        self._gate.release()
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)

@@ -26,6 +26,7 @@ import attrs
 from eog_core._redact import redact_url, redacted_url_repr
 from eog_core.errors import GymError, GymHTTPError
 from eog_core.gym._client import GymClient
+from eog_core.gym._records import Timeouts
 from eog_core.gym._seeding import seed_fate
 from eog_core.gym._transport import Transport
 from eog_core.tasks import AuthConfig
@@ -89,6 +90,9 @@ class Janitor:
     landing_window: float = attrs.field(default=600.0, kw_only=True)
     interval: float = attrs.field(default=1.0, kw_only=True)
     transport: Transport | None = attrs.field(default=None, kw_only=True)
+    timeouts: Timeouts | None = attrs.field(default=None, kw_only=True)
+    """Limits of each cleanup request (the caller's, e.g. ``eog-core run --timeout``); None:
+    the client's defaults."""
     clock: Callable[[], float] = attrs.field(default=time.monotonic, kw_only=True, repr=False)
     _pending: dict[tuple[str, str], LeakedDatabase] = attrs.field(factory=dict, init=False)
     _sessions: dict[int, _Closeable] = attrs.field(factory=dict, init=False, repr=False)
@@ -188,7 +192,8 @@ class Janitor:
         watching = entry.watch_until is not None
         try:
             async with GymClient(entry.url, name=entry.gym, auth=entry.auth,
-                                 transport=self.transport) as client:
+                                 transport=self.transport,
+                                 timeouts=self.timeouts or Timeouts()) as client:
                 deleted = await client.delete_database(entry.database_id, missing_ok=not watching)
         except GymHTTPError as exc:
             if not (watching and exc.status == 404):

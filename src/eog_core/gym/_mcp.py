@@ -35,6 +35,7 @@ from typing import Any
 import attrs
 from multidict import CIMultiDict, CIMultiDictProxy
 
+from eog_core._version import __version__
 from eog_core.errors import (
     ClosedError,
     GymError,
@@ -50,7 +51,7 @@ __all__ = ["SUPPORTED_PROTOCOL_VERSIONS", "McpSession"]
 
 log = logging.getLogger("eog_core.gym")
 
-CLIENT_INFO = {"name": "eog-core", "version": "0.1.0"}
+CLIENT_INFO = {"name": "eog-core", "version": __version__}
 _ACCEPT = "application/json, text/event-stream"
 _VERSION_HEADER_SINCE = "2025-06-18"
 _MERGED_MAX = 1024  # cached header sets per session (a few per task in flight)

@@ -148,8 +148,9 @@ def read_seed(gym: GymServer, seed_root: Path | None) -> str:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
         raise SeedFileError(
-            f"seed file for gym {gym.name!r} not found: {path}", path=str(path), gym=gym.name
-        ) from exc
+            f"seed file for gym {gym.name!r} not found: {path} (upstream's seed files come "
+            "from gym_dbs.zip: eog-core seeds unpack gym_dbs.zip --to DIR, then --seed-root DIR)",
+            path=str(path), gym=gym.name) from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise SeedFileError(
             f"seed file for gym {gym.name!r} unreadable: {path} ({exc})",

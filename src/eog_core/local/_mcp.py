@@ -17,6 +17,25 @@ from typing import Any, Literal
 import attrs
 from aiohttp import web
 
+from eog_core._mcp_server import (
+    BAD_SESSION,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    LATEST_PROTOCOL_VERSION,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    PROTOCOL_HEADER,
+    SESSION_HEADER,
+    SESSION_NOT_FOUND,
+    SUPPORTED_PROTOCOL_VERSIONS,
+    VERSION_HEADER_FROM,
+    negotiate_version,
+    rpc_error,
+)
+from eog_core._mcp_server import dumps as _dumps
+from eog_core._mcp_server import error_response as _error_response
+from eog_core._mcp_server import sse_event as _sse_event
+
 from ._databases import DatabaseStore
 from ._faults import Counters, FaultPlan, drop_connection
 from ._ledger import Ledger
@@ -31,29 +50,9 @@ __all__ = [
     "negotiate_version",
 ]
 
-SUPPORTED_PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[-1]
-_VERSION_HEADER_FROM = "2025-06-18"  # the first version whose clients send MCP-Protocol-Version
 MISSING_DATABASE_ID_TEXT = "Error: x-database-id header is required for database isolation"
 
-SESSION_HEADER = "mcp-session-id"
-PROTOCOL_HEADER = "mcp-protocol-version"
-
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-BAD_SESSION = -32000
-SESSION_NOT_FOUND = -32001
-
 ResponseMode = Literal["json", "sse"]
-
-
-def negotiate_version(requested: object) -> str:
-    """The client's protocol version if we support it, else our latest."""
-    if isinstance(requested, str) and requested in SUPPORTED_PROTOCOL_VERSIONS:
-        return requested
-    return LATEST_PROTOCOL_VERSION
 
 
 @attrs.define
@@ -130,7 +129,7 @@ class McpEndpoint:
                 raise _RpcFailure(INVALID_PARAMS, "Invalid params: params must be an object")
             result = await self._dispatch(request, method, params or {})
         except _RpcFailure as failure:
-            payload = _rpc_error(request_id, failure.code, failure.message)
+            payload = rpc_error(request_id, failure.code, failure.message)
         else:
             if result is _DROPPED:
                 return drop_connection(request)
@@ -174,7 +173,7 @@ class McpEndpoint:
             return _error_response(request_id, SESSION_NOT_FOUND, "Session not found", status=404)
         header_version = request.headers.get(PROTOCOL_HEADER)
         if (
-            session.protocol_version >= _VERSION_HEADER_FROM
+            session.protocol_version >= VERSION_HEADER_FROM
             and header_version is not None
             and header_version != session.protocol_version
         ):
@@ -271,19 +270,3 @@ class McpEndpoint:
 
 
 _DROPPED = object()
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _sse_event(payload: Mapping[str, Any]) -> bytes:
-    return f"event: message\ndata: {_dumps(payload)}\n\n".encode()
-
-
-def _rpc_error(request_id: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
-
-
-def _error_response(request_id: Any, code: int, message: str, *, status: int) -> web.Response:
-    return web.json_response(_rpc_error(request_id, code, message), status=status, dumps=_dumps)

@@ -21,6 +21,7 @@ import attrs
 from aiohttp import web
 
 from eog_core._sqlguard import READ_ONLY_HEADER
+from eog_core._version import __version__
 
 from ._databases import DatabaseExistsError, DatabaseStore, QueryInterrupted, run_sql
 from ._faults import Counters, DropMoment, FaultPlan, drop_connection
@@ -35,7 +36,7 @@ _F = TypeVar("_F", bound=ToolFunction)
 _log = logging.getLogger(__name__)
 _Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
-SERVER_VERSION = "0.1.0"
+SERVER_VERSION = __version__
 MAX_BODY_BYTES = 512 * 1024 * 1024
 
 

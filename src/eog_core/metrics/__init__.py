@@ -10,6 +10,11 @@
   averages labelled, and unbiased pass@k.
 * :func:`compare_runs` pairs two evaluations run by run: McNemar, bootstrap CI,
   TOST equivalence.
+* :func:`task_outcomes` / :func:`mean_flip_rate` / :func:`pass_hat_at` /
+  :func:`task_bands` / :func:`rate_intervals`: task by task across repeats
+  (flips, pass^k, RL bands, Wilson intervals).
+* :class:`RolloutUsage` / :func:`usage_stats` / :class:`Price`: turns, tokens,
+  latencies and cost of rollout records; :func:`histogram` for distributions.
 """
 
 from eog_core.metrics._compare import Comparison, compare_runs, format_comparison
@@ -24,7 +29,20 @@ from eog_core.metrics._results import (
     corrected_summary,
     format_corrected,
 )
-from eog_core.metrics._stats import mcnemar_exact_p, pass_at_k
+from eog_core.metrics._stats import mcnemar_exact_p, pass_at_k, pass_hat_k, wilson_interval
+from eog_core.metrics._tasks import (
+    RateIntervals,
+    TaskBand,
+    TaskDifference,
+    TaskOutcome,
+    TaskWins,
+    mean_flip_rate,
+    pass_hat_at,
+    rate_intervals,
+    task_bands,
+    task_outcomes,
+    task_wins,
+)
 from eog_core.metrics._upstream import (
     UpstreamGroup,
     UpstreamResultFile,
@@ -37,9 +55,19 @@ from eog_core.metrics._upstream import (
     upstream_summary,
     upstream_table,
 )
+from eog_core.metrics._usage import (
+    Histogram,
+    Price,
+    RolloutUsage,
+    UsageStats,
+    histogram,
+    rollout_cost,
+    usage_stats,
+)
 from eog_core.metrics._verdicts import (
     VerdictRecord,
     expected_task_ids,
+    parse_verdict,
     read_verdicts,
     runs_from_verdicts,
 )
@@ -48,18 +76,27 @@ __all__ = [
     "Comparison",
     "CorrectedSummary",
     "GroupStats",
+    "Histogram",
     "MetricsError",
     "MetricsInput",
     "PassAtK",
     "PolicyName",
     "PolicyOutcome",
     "PolicyStats",
+    "Price",
+    "RateIntervals",
+    "RolloutUsage",
     "RunRecord",
+    "TaskBand",
+    "TaskDifference",
     "TaskKey",
+    "TaskOutcome",
+    "TaskWins",
     "UpstreamGroup",
     "UpstreamResultFile",
     "UpstreamRun",
     "UpstreamSummary",
+    "UsageStats",
     "VerdictRecord",
     "as_run_records",
     "compare_runs",
@@ -68,13 +105,25 @@ __all__ = [
     "format_comparison",
     "format_corrected",
     "format_upstream",
+    "histogram",
     "mcnemar_exact_p",
+    "mean_flip_rate",
+    "parse_verdict",
     "pass_at_k",
+    "pass_hat_at",
+    "pass_hat_k",
+    "rate_intervals",
     "read_upstream_results",
     "read_verdicts",
+    "rollout_cost",
     "runs_from_upstream",
     "runs_from_verdicts",
+    "task_bands",
+    "task_outcomes",
+    "task_wins",
     "upstream_groups",
     "upstream_summary",
     "upstream_table",
+    "usage_stats",
+    "wilson_interval",
 ]

@@ -62,6 +62,8 @@ class RunRecord:
     strict: PolicyOutcome | None = None
     parity: PolicyOutcome | None = None
     source: str | None = None
+    source_index: int | None = attrs.field(default=None, eq=False)
+    """For a run read from an upstream result file: its position in the file's ``runs[]``."""
 
     @property
     def task_key(self) -> TaskKey:

@@ -15,8 +15,10 @@ __all__ = [
     "normal_cdf",
     "normal_sf",
     "pass_at_k",
+    "pass_hat_k",
     "percentile",
     "tost_normal_p_values",
+    "wilson_interval",
 ]
 
 
@@ -54,6 +56,53 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     for i in range(n - c + 1, n + 1):
         remaining *= 1.0 - k / i
     return 1.0 - remaining
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass^k (every one of ``k`` attempts succeeds) for ``c`` successes among ``n``.
+
+    ``C(c, k) / C(n, k)`` (tau-bench's estimator), as ``prod_{i=0}^{k-1} (c - i) / (n - i)``.
+    """
+    if not 0 <= c <= n:
+        raise ValueError(f"need 0 <= c <= n, got n={n}, c={c}")
+    if not 1 <= k <= n:
+        raise ValueError(f"need 1 <= k <= n, got n={n}, k={k}")
+    value = 1.0
+    for i in range(k):
+        value *= (c - i) / (n - i)
+    return max(value, 0.0)
+
+
+def wilson_interval(rate: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval of a rate observed on ``n`` units.
+
+    For a mean of ``n`` values in [0, 1] (a task's success fraction over its
+    repeats) the variance is at most ``rate * (1 - rate) / n``, so the interval
+    is conservative there too.
+    """
+    if n < 1:
+        raise ValueError(f"need n >= 1, got {n}")
+    if not 0.0 <= rate <= 1.0:
+        raise ValueError(f"a rate lies in [0, 1], got {rate}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence lies in (0, 1), got {confidence}")
+    z = _normal_quantile(0.5 + confidence / 2.0)
+    z2 = z * z
+    centre = (rate + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * math.sqrt(rate * (1 - rate) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _normal_quantile(q: float) -> float:
+    """The standard normal quantile, by bisection on :func:`normal_cdf` (exact to 1e-12)."""
+    low, high = -40.0, 40.0
+    while high - low > 1e-12:
+        middle = (low + high) / 2.0
+        if normal_cdf(middle) < q:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2.0
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:

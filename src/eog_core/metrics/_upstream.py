@@ -373,7 +373,7 @@ def runs_from_upstream(files: Iterable[UpstreamResultFile]) -> list[RunRecord]:
     ``completed=False`` and ``failure_kind="run_error"``. Unusable files are skipped:
     :func:`upstream_summary` reports them.
     """
-    by_task: dict[TaskKey, list[tuple[int, int, int, str, UpstreamRun]]] = defaultdict(list)
+    by_task: dict[TaskKey, list[tuple[int, int, int, str, int, UpstreamRun]]] = defaultdict(list)
     for order, file in enumerate(files):
         mode, domain, task_id = file.mode, file.domain, file.task_id
         if file.error is not None or mode is None or domain is None or task_id is None:
@@ -381,11 +381,11 @@ def runs_from_upstream(files: Iterable[UpstreamResultFile]) -> list[RunRecord]:
         key = (mode, domain, task_id)
         for position, run in enumerate(file.runs):
             number = run.run_number if run.run_number is not None else position
-            by_task[key].append((file.run_index or 0, order, number, file.path, run))
+            by_task[key].append((file.run_index or 0, order, number, file.path, position, run))
     records: list[RunRecord] = []
     for (mode, domain, task_id), entries in sorted(by_task.items()):
         entries.sort(key=lambda entry: entry[:3])
-        for repeat, (_, _, _, path, run) in enumerate(entries):
+        for repeat, (_, _, _, path, position, run) in enumerate(entries):
             rate = run.pass_rate
             if rate is None:
                 rate = run.verifiers_passed / run.verifiers_total if run.verifiers_total else 0.0
@@ -396,5 +396,5 @@ def runs_from_upstream(files: Iterable[UpstreamResultFile]) -> list[RunRecord]:
                 failure_kind="run_error" if run.error is not None else None,
             )
             records.append(RunRecord(task_id=task_id, domain=domain, mode=mode,
-                                     repeat=repeat, parity=outcome, source=path))
+                                     repeat=repeat, parity=outcome, source=path, source_index=position))
     return records

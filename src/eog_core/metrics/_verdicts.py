@@ -24,7 +24,7 @@ import attrs
 
 from eog_core.metrics._records import MetricsError, PolicyName, PolicyOutcome, RunRecord
 
-__all__ = ["VerdictRecord", "expected_task_ids", "read_verdicts", "runs_from_verdicts"]
+__all__ = ["VerdictRecord", "expected_task_ids", "parse_verdict", "read_verdicts", "runs_from_verdicts"]
 
 _POLICIES = ("strict", "parity")
 
@@ -189,6 +189,17 @@ def read_verdicts(path: str | os.PathLike[str]) -> list[VerdictRecord]:
         except ValueError as exc:
             raise MetricsError(str(exc), source=str(source), line=number) from exc
     return records
+
+
+def parse_verdict(data: Any, *, source: str, line: int) -> VerdictRecord:
+    """One already-decoded verdict line (e.g. a rollout record); unknown keys are ignored.
+
+    A malformed object raises :class:`MetricsError` naming ``source``, ``line`` and the key.
+    """
+    try:
+        return _verdict_from_object(data, source=source, line=line)
+    except ValueError as exc:
+        raise MetricsError(str(exc), source=source, line=line) from exc
 
 
 def _where(verdict: VerdictRecord) -> str:

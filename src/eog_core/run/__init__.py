@@ -19,7 +19,7 @@ from eog_core.run._apis import (
     is_tool_call_parse_error,
     new_conversation,
 )
-from eog_core.run._loop import AgentRun, StopReason, model_tools, run_agent
+from eog_core.run._loop import AgentRun, StopReason, iso_time, model_tools, run_agent
 from eog_core.run._model import (
     ModelClient,
     ModelJudge,
@@ -34,8 +34,21 @@ from eog_core.run._output import (
     upstream_result,
     write_upstream_result,
 )
-from eog_core.run._records import RECORD_FORMAT, IncompleteKind, RolloutKey
-from eog_core.run._rollout import RolloutOptions, SharedQueries, classify_failure, run_rollout
+from eog_core.run._records import (
+    RECORD_FORMAT,
+    IncompleteKind,
+    RolloutKey,
+    evaluated_record,
+    incomplete_record,
+    rollout_key,
+)
+from eog_core.run._rollout import (
+    RolloutOptions,
+    SharedQueries,
+    classify_failure,
+    run_rollout,
+    verify_both,
+)
 from eog_core.run._runner import (
     MAX_CONCURRENCY,
     MAX_REPEATS,
@@ -71,14 +84,19 @@ __all__ = [
     "ToolCall",
     "Usage",
     "classify_failure",
+    "evaluated_record",
+    "incomplete_record",
     "is_context_overflow",
     "is_tool_call_parse_error",
+    "iso_time",
     "model_tools",
     "new_conversation",
     "retry_after_seconds",
+    "rollout_key",
     "run_agent",
     "run_evaluation",
     "run_rollout",
     "upstream_result",
+    "verify_both",
     "write_upstream_result",
 ]

@@ -58,7 +58,8 @@ class RolloutActor:
                 stack = contextlib.AsyncExitStack()
                 self._client = await stack.enter_async_context(ModelClient(self._settings))
                 self._directory = await stack.enter_async_context(GymDirectory(self._replicas))
-                self._janitor = await stack.enter_async_context(Janitor())
+                self._janitor = await stack.enter_async_context(
+                    Janitor(timeouts=self._options.timeouts))
                 if self._options.judge is None:
                     self._options = attrs.evolve(
                         self._options, judge=ModelJudge(self._client, self._judge_model))

@@ -33,7 +33,8 @@ RECORD_FORMAT = "eog_core.rollout/1"
 #: Why a rollout could not be evaluated (besides the verifier engine's own kinds).
 IncompleteKind = Literal["gym_unreachable", "gym_error", "seed_failed", "model_unreachable", "model_error",
                          "malformed_tool_call", "config_error", "verifier_error", "judge_error",
-                         "no_verifiers"]
+                         "no_verifiers", "abandoned"]
+"""``abandoned``: an MCP gateway rollout given up by its agent or idle past its TTL."""
 
 #: (mode, domain, task_id, repeat): what resumption skips when already evaluated.
 RolloutKey = tuple[str, str, str, int]

@@ -35,9 +35,9 @@ from eog_core.run._loop import AgentRun, run_agent
 from eog_core.run._model import ModelClient
 from eog_core.run._records import IncompleteKind, evaluated_record, incomplete_record
 from eog_core.tasks import Task, ToolSnapshot
-from eog_core.verify import PARITY, STRICT, Judge, Policy, SqlOutcome, SqlRunner
+from eog_core.verify import PARITY, STRICT, Judge, Policy, SqlOutcome, SqlRunner, TaskVerdict
 
-__all__ = ["RolloutOptions", "SharedQueries", "classify_failure", "run_rollout"]
+__all__ = ["RolloutOptions", "SharedQueries", "classify_failure", "run_rollout", "verify_both"]
 
 log = logging.getLogger("eog_core.run")
 
@@ -140,11 +140,18 @@ async def _attempt(task: Task, client: ModelClient, directory: GymDirectory, jan
                                 raw_schemas=options.raw_schemas)
         if agent.malformed_tool_call is not None:
             return agent, None, None
-        shared = SharedQueries(session.sql_runner(read_only=True), session.sql_runner())
-        strict, parity = await asyncio.gather(
-            *(session.verify(policy=policy, final_response=agent.final_answer, judge=options.judge,
-                             sql=shared.for_policy(policy)) for policy in (STRICT, PARITY)))
+        strict, parity = await verify_both(session, agent.final_answer, options.judge)
     return agent, strict, parity
+
+
+async def verify_both(session: TaskSession, final_answer: str | None,
+                      judge: Judge | None) -> tuple[TaskVerdict, TaskVerdict]:
+    """The strict and parity verdicts of an open session, from one set of verifier queries."""
+    shared = SharedQueries(session.sql_runner(read_only=True), session.sql_runner())
+    strict, parity = await asyncio.gather(
+        *(session.verify(policy=policy, final_response=final_answer, judge=judge,
+                         sql=shared.for_policy(policy)) for policy in (STRICT, PARITY)))
+    return strict, parity
 
 
 async def run_rollout(task: Task, repeat: int, *, client: ModelClient, directory: GymDirectory,

@@ -264,7 +264,8 @@ async def _run_here(settings: ModelSettings, directory: GymDirectory, options: R
     """The local run: ``concurrency`` workers on this event loop."""
     # The directory holds the connection pool, and with it one MCP session per gym
     # replica shared by every rollout; the janitor finishes failed deletions first.
-    async with ModelClient(settings) as client, directory, Janitor() as janitor:
+    async with (ModelClient(settings) as client, directory,
+                Janitor(timeouts=options.timeouts) as janitor):
         if options.judge is None:
             options = attrs.evolve(options, judge=ModelJudge(client, judge_model))
         try:

@@ -1,7 +1,16 @@
-"""Task schemas, loaders for the three task formats, and tool snapshots."""
+"""Task schemas, loaders for the three task formats (JSON, JSONL, Parquet), dataset
+selection, and tool snapshots."""
 
 from eog_core.tasks._convert import make_converter
-from eog_core.tasks._load import DEFAULT_GYMS, iter_tasks, load_task, load_tasks
+from eog_core.tasks._dataset import (
+    MODES,
+    mode_from_path,
+    parquet_rows,
+    sample_stratified,
+    select_tasks,
+    task_from_row,
+)
+from eog_core.tasks._load import DEFAULT_GYMS, TASK_SUFFIXES, iter_tasks, load_task, load_tasks
 from eog_core.tasks._rows import to_nemo_row
 from eog_core.tasks._schema import (
     MISSING_MODE,
@@ -30,6 +39,8 @@ from eog_core.tasks._tools import (
 __all__ = [
     "DEFAULT_GYMS",
     "MISSING_MODE",
+    "MODES",
+    "TASK_SUFFIXES",
     "AuthConfig",
     "DatabaseStateCheck",
     "DatabaseStateVerifier",
@@ -51,6 +62,11 @@ __all__ = [
     "load_tool_snapshots",
     "make_converter",
     "merge_tools",
+    "mode_from_path",
+    "parquet_rows",
     "raw_schema",
+    "sample_stratified",
+    "select_tasks",
+    "task_from_row",
     "to_nemo_row",
 ]

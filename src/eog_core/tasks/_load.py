@@ -1,4 +1,4 @@
-"""Loading tasks from files: one JSON task, a ``.jsonl`` of rows, or a directory."""
+"""Loading tasks from files: one JSON task, a ``.jsonl`` or ``.parquet`` of rows, or a directory."""
 
 from __future__ import annotations
 
@@ -11,9 +11,12 @@ import attrs
 
 from eog_core._json import decode_json
 from eog_core.errors import SchemaError
+from eog_core.tasks._dataset import parquet_rows, task_from_row
 from eog_core.tasks._schema import Task
 
-__all__ = ["DEFAULT_GYMS", "iter_tasks", "load_task", "load_tasks"]
+__all__ = ["DEFAULT_GYMS", "TASK_SUFFIXES", "iter_tasks", "load_task", "load_tasks"]
+
+TASK_SUFFIXES = (".json", ".jsonl", ".parquet")
 
 #: The standard gym containers: name -> (domain, port on localhost).
 DEFAULT_GYMS: Mapping[str, tuple[str, int]] = {
@@ -70,14 +73,19 @@ def load_task(source: str | os.PathLike[str] | Mapping[str, Any]) -> Task:
 
 
 def iter_tasks(path: str | os.PathLike[str]) -> Iterator[Task]:
-    """Yield the tasks of a ``.jsonl`` file, a ``.json`` file or a directory of ``.json`` files."""
+    """Yield the tasks of a ``.jsonl``, ``.json`` or ``.parquet`` file or of a directory of them."""
     root = Path(path)
     if root.is_dir():
-        files = sorted(p for p in root.rglob("*") if p.suffix in (".json", ".jsonl") and p.is_file())
+        files = sorted(p for p in root.rglob("*") if p.suffix in TASK_SUFFIXES and p.is_file())
         if not files:
-            raise SchemaError("no .json or .jsonl task files in directory", source=str(root))
+            raise SchemaError("no .json, .jsonl or .parquet task files in directory",
+                              source=str(root))
         for file in files:
             yield from iter_tasks(file)
+        return
+    if root.suffix == ".parquet":
+        for where, row in parquet_rows(root):
+            yield _complete(task_from_row(row, where=where, path=root), default_id=None)
         return
     if root.suffix != ".jsonl":
         yield load_task(root)

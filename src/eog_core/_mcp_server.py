@@ -1,0 +1,74 @@
+"""The server side of MCP over Streamable HTTP, shared by the local gym and the gateway.
+
+Error codes, header names, protocol-version negotiation and the JSON and SSE
+framing of JSON-RPC answers: what every MCP endpoint we serve answers alike.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from aiohttp import web
+
+__all__ = [
+    "BAD_SESSION",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "LATEST_PROTOCOL_VERSION",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "PROTOCOL_HEADER",
+    "SESSION_HEADER",
+    "SESSION_NOT_FOUND",
+    "SUPPORTED_PROTOCOL_VERSIONS",
+    "VERSION_HEADER_FROM",
+    "dumps",
+    "error_response",
+    "negotiate_version",
+    "rpc_error",
+    "sse_event",
+]
+
+SUPPORTED_PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[-1]
+VERSION_HEADER_FROM = "2025-06-18"  # the first version whose clients send MCP-Protocol-Version
+
+SESSION_HEADER = "mcp-session-id"
+PROTOCOL_HEADER = "mcp-protocol-version"
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+BAD_SESSION = -32000
+SESSION_NOT_FOUND = -32001
+
+
+def negotiate_version(requested: object) -> str:
+    """The client's protocol version if we support it, else our latest."""
+    if isinstance(requested, str) and requested in SUPPORTED_PROTOCOL_VERSIONS:
+        return requested
+    return LATEST_PROTOCOL_VERSION
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def sse_event(payload: Mapping[str, Any] | str) -> bytes:
+    """One JSON-RPC message (a mapping, or its JSON text) as an SSE ``message`` event."""
+    text = payload if isinstance(payload, str) else dumps(payload)
+    return f"event: message\ndata: {text}\n\n".encode()
+
+
+def rpc_error(request_id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def error_response(request_id: Any, code: int, message: str, *, status: int) -> web.Response:
+    """A JSON-RPC error answer with an HTTP status (400 bad request, 404 no such session...)."""
+    return web.json_response(rpc_error(request_id, code, message), status=status, dumps=dumps)

@@ -1,0 +1,52 @@
+"""The EOG gym containers on Docker or Podman: start, health, restarts, cleanup; the
+seed archive. Depends on ``gym``, ``tasks`` and ``errors`` only; nothing lower imports it."""
+
+from eog_core.fleet._catalogue import (
+    CATALOGUE,
+    DEFAULT_REGISTRY,
+    GymService,
+    domains_for_tasks,
+    services_for,
+)
+from eog_core.fleet._compose import compose_file
+from eog_core.fleet._engine import Container, ContainerEngine
+from eog_core.fleet._fleet import GymFleet, down, launch, reap_orphans
+from eog_core.fleet._options import (
+    DEFAULT_MAX_LIFECYCLES,
+    ENV_VARIABLES,
+    FleetOptions,
+    options_from_env,
+)
+from eog_core.fleet._seeds import (
+    SEED_ARCHIVE_SHA256,
+    SEED_ROOT_FOLDER,
+    UnpackedSeeds,
+    missing_seed_files,
+    sha256_of,
+    unpack_seeds,
+)
+
+__all__ = [
+    "CATALOGUE",
+    "DEFAULT_MAX_LIFECYCLES",
+    "DEFAULT_REGISTRY",
+    "ENV_VARIABLES",
+    "SEED_ARCHIVE_SHA256",
+    "SEED_ROOT_FOLDER",
+    "Container",
+    "ContainerEngine",
+    "FleetOptions",
+    "GymFleet",
+    "GymService",
+    "UnpackedSeeds",
+    "compose_file",
+    "domains_for_tasks",
+    "down",
+    "launch",
+    "missing_seed_files",
+    "options_from_env",
+    "reap_orphans",
+    "services_for",
+    "sha256_of",
+    "unpack_seeds",
+]

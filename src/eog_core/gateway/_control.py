@@ -1,0 +1,168 @@
+"""The control API's routes: JSON in, JSON out, one clear error object per refusal.
+
+Errors answer ``{"error": {"code": ..., "message": ...}}``: 400 a malformed body,
+401 no or a wrong token, 404 an unknown route or rollout, 409 no work to hand
+out or a rollout that is not active, 410 a rollout that already ended, 413 a body
+over the limit, 503 seeding failed (the reason is logged, never answered: it
+can name gym URLs).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from eog_core._mcp_server import dumps
+from eog_core.errors import EogError, UsageError
+from eog_core.gateway._plan import WorkRefused
+from eog_core.gateway._rollout import GatewayRollout
+from eog_core.run import classify_failure
+
+if TYPE_CHECKING:
+    from eog_core.gateway._gateway import Gateway
+    from eog_core.gateway._mcp import McpHandler
+
+__all__ = ["ControlApi", "json_error"]
+
+log = logging.getLogger("eog_core.gateway")
+
+
+def json_error(status: int, code: str, message: str, *,
+               headers: dict[str, str] | None = None) -> web.Response:
+    return web.json_response({"error": {"code": code, "message": message}}, status=status,
+                             headers=headers, dumps=dumps)
+
+
+_RolloutHandler = Callable[[web.Request, GatewayRollout], Awaitable[web.StreamResponse]]
+
+
+class _BadBody(Exception):
+    pass
+
+
+async def _json_object(request: web.Request) -> dict[str, Any]:
+    body = await request.read()
+    if not body.strip():
+        return {}
+    try:
+        value = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise _BadBody("the body is not JSON") from exc
+    if not isinstance(value, dict):
+        raise _BadBody("the body must be a JSON object")
+    return value
+
+
+class ControlApi:
+    """The gateway's routes; each looks up its rollout and answers refusals with one clear error."""
+
+    def __init__(self, gateway: Gateway, mcp: McpHandler) -> None:
+        self.gateway = gateway
+        self.mcp = mcp
+
+    def add_routes(self, app: web.Application) -> None:
+        app.router.add_post("/rollouts", self.create)
+        app.router.add_get("/rollouts", self.list)
+        app.router.add_post("/rollouts/{rollout_id}/finish", self._on_rollout(self.finish))
+        app.router.add_delete("/rollouts/{rollout_id}", self._on_rollout(self.delete))
+        app.router.add_post("/mcp/{mcp_key}", self._on_rollout(self.mcp_post))
+        app.router.add_get("/mcp/{mcp_key}", self._on_rollout(self.mcp_get))
+        app.router.add_delete("/mcp/{mcp_key}", self._on_rollout(self.mcp_delete))
+
+    def _on_rollout(self, handler: _RolloutHandler) -> Callable[[web.Request],
+                                                               Awaitable[web.StreamResponse]]:
+        """``handler`` called with the active rollout the path names (by its id, or its MCP
+        URL's key); refusals answered here."""
+        async def resolved(request: web.Request) -> web.StreamResponse:
+            found = self._rollout(request)
+            if isinstance(found, web.Response):
+                return found
+            return await handler(request, found)
+        return resolved
+
+    def _rollout(self, request: web.Request) -> GatewayRollout | web.Response:
+        info = request.match_info
+        found = (self.gateway.find_by_key(info["mcp_key"]) if "mcp_key" in info
+                 else self.gateway.find(info["rollout_id"]))
+        if found is None:
+            return json_error(404, "unknown_rollout", "no rollout of that id on this gateway")
+        if isinstance(found, str):
+            return json_error(410, f"rollout_{found}", f"that rollout is {found}; start another "
+                              "with POST /rollouts")
+        if found.state != "active":
+            return json_error(409, f"rollout_{found.state}", f"that rollout is {found.state}")
+        return found
+
+    async def create(self, request: web.Request) -> web.Response:
+        try:
+            body = await _json_object(request)
+        except _BadBody as exc:
+            return json_error(400, "bad_request", str(exc))
+        task_id, repeat = body.get("task_id"), body.get("repeat")
+        unknown = sorted(set(body) - {"task_id", "repeat"})
+        if unknown:
+            return json_error(400, "bad_request", f"unknown field(s): {', '.join(unknown)[:200]}")
+        if task_id is not None and not isinstance(task_id, str):
+            return json_error(400, "bad_request", "task_id must be a string")
+        if repeat is not None and (type(repeat) is not int or repeat < 0):
+            return json_error(400, "bad_request", "repeat must be a whole number >= 0")
+        try:
+            rollout = await self.gateway.open_rollout(task_id, repeat)
+        except WorkRefused as exc:
+            return json_error(exc.status, exc.code, str(exc))
+        except EogError as exc:
+            kind, _ = classify_failure(exc)
+            log.warning("starting a rollout failed: %s: %s", type(exc).__name__, exc)
+            return json_error(503, kind, "the task's databases could not be seeded "
+                              f"({kind}); the gateway's log says why")
+        task = rollout.task
+        mcp_url = f"{request.url.origin()}/mcp/{rollout.mcp_key}"
+        return web.json_response({
+            "rollout_id": rollout.rollout_id, "task_id": task.task_id, "repeat": rollout.repeat,
+            "mcp_url": mcp_url, "system_prompt": task.system_prompt or "",
+            "user_prompt": task.user_prompt or ""}, status=201, dumps=dumps)
+
+    async def list(self, request: web.Request) -> web.Response:
+        plan = self.gateway.plan
+        return web.json_response({
+            "rollouts": [r.describe() for r in self.gateway.rollouts()],
+            "ended": self.gateway.ended(),
+            "planned": plan.total, "evaluated": len(plan.evaluated), "pending": plan.pending()},
+            dumps=dumps)
+
+    async def finish(self, request: web.Request, found: GatewayRollout) -> web.Response:
+        try:
+            body = await _json_object(request)
+        except _BadBody as exc:
+            return json_error(400, "bad_request", str(exc))
+        answer = body.get("final_answer", "")
+        if not isinstance(answer, str):
+            return json_error(400, "bad_request", "final_answer must be a string")
+        try:
+            record = await self.gateway.finish(found, answer)
+        except UsageError as exc:  # finished by another request meanwhile
+            return json_error(409, "rollout_not_active", str(exc))
+        return web.json_response(record, dumps=dumps)
+
+    async def delete(self, request: web.Request, found: GatewayRollout) -> web.Response:
+        try:
+            record = await self.gateway.abandon(found, "abandoned by the agent (DELETE)")
+        except UsageError as exc:
+            return json_error(409, "rollout_not_active", str(exc))
+        return web.json_response(record, dumps=dumps)
+
+    async def mcp_post(self, request: web.Request, found: GatewayRollout) -> web.StreamResponse:
+        body = await request.read()
+        return await self.mcp.post(request, found, body)
+
+    async def mcp_get(self, request: web.Request, found: GatewayRollout) -> web.StreamResponse:
+        return json_error(405, "method_not_allowed",
+                          "this endpoint opens no server-to-client stream; POST requests",
+                          headers={"Allow": "POST, DELETE"})
+
+    async def mcp_delete(self, request: web.Request, found: GatewayRollout) -> web.StreamResponse:
+        return self.mcp.delete(request, found)

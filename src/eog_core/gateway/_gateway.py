@@ -1,0 +1,376 @@
+"""The gateway: a run's tasks as scored MCP endpoints, behind a small control API.
+
+``POST /rollouts`` seeds a task's databases and answers the rollout's MCP URL
+and prompts; the agent works through ``/rollouts/{id}/mcp``; ``POST
+/rollouts/{id}/finish`` verifies (strict and parity from one set of queries),
+deletes the databases and records the rollout as ``eog-core run`` does;
+``DELETE /rollouts/{id}`` (or ``rollout_ttl`` seconds without a request)
+abandons it. Only those routes exist: nothing of a gym (its URL, database ids,
+seed SQL, SQL runner) is reachable through the gateway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import ipaddress
+import itertools
+import logging
+import os
+import secrets
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import attrs
+from aiohttp import web
+
+from eog_core.errors import EogError, UsageError
+from eog_core.gateway._control import ControlApi, json_error
+from eog_core.gateway._mcp import McpHandler
+from eog_core.gateway._plan import RunPlan
+from eog_core.gateway._rollout import GatewayRollout
+from eog_core.gym import GymDirectory, Janitor, TaskSession, Timeouts
+from eog_core.run import (
+    RolloutLog,
+    classify_failure,
+    evaluated_record,
+    incomplete_record,
+    rollout_key,
+    verify_both,
+    write_upstream_result,
+)
+from eog_core.tasks import Task, ToolSnapshot
+from eog_core.verify import Judge
+
+__all__ = ["Gateway"]
+
+log = logging.getLogger("eog_core.gateway")
+
+DEFAULT_MODEL_LABEL = "mcp-gateway"
+MAX_REQUEST_BYTES = 1 << 20
+ENDED_KEPT = 65536  # ended rollout ids remembered, to answer late requests with 410
+SHUTDOWN_SECONDS = 10.0  # how long closing waits for requests in flight (a finish verifying)
+_LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+
+
+def _is_loopback(host: str) -> bool:
+    if host in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@attrs.define(eq=False)
+class Gateway:
+    """Serve ``tasks`` x ``repeats`` as MCP endpoints until closed; records go to ``out_dir``.
+
+    Use with ``async with Gateway(...) as gateway:`` in the event loop of your own
+    process (an RL worker's, say); ``gateway.url`` is the control API. ``token``
+    makes every request need ``Authorization: Bearer <token>``; a non-loopback
+    ``host`` needs ``allow_remote=True``.
+    """
+
+    tasks: Sequence[Task]
+    out_dir: Path = attrs.field(converter=Path)
+    directory: GymDirectory = attrs.field(factory=GymDirectory)
+    seed_root: Path | None = attrs.field(default=None, converter=attrs.converters.optional(Path))
+    repeats: int = 1
+    host: str = "127.0.0.1"
+    port: int = 0
+    token: str | None = attrs.field(default=None, repr=False)
+    control_token: str | None = attrs.field(default=None, repr=False)
+    """When set, the control API needs this token instead of ``token`` (which then guards
+    the MCP endpoints only): an agent given ``token`` cannot start, list or end rollouts."""
+    rollout_ttl: float | None = None
+    finish_tool: bool = False
+    judge: Judge | None = None
+    tool_snapshots: Mapping[str, ToolSnapshot] | None = None
+    timeouts: Timeouts | None = None
+    model: str = DEFAULT_MODEL_LABEL
+    """The ``model`` field of every record (the run's label: ``score`` and resume key on it)."""
+    allow_remote: bool = False
+    max_request_bytes: int = MAX_REQUEST_BYTES
+    on_record: Callable[[Mapping[str, Any]], None] | None = None
+    _rollouts: dict[str, GatewayRollout] = attrs.field(factory=dict, init=False)
+    _by_key: dict[str, GatewayRollout] = attrs.field(factory=dict, init=False)
+    _ended_keys: dict[str, str] = attrs.field(factory=dict, init=False)
+    _ended: dict[str, dict[str, Any]] = attrs.field(factory=dict, init=False)
+    """Rollout id -> how it ended (``state``: ``finished``, ``abandoned``; its task, repeat,
+    status and reward), to answer late requests clearly and list recent ones."""
+    _plan: RunPlan | None = attrs.field(default=None, init=False)
+    _log: RolloutLog | None = attrs.field(default=None, init=False)
+    _janitor: Janitor | None = attrs.field(default=None, init=False)
+    _runner: web.AppRunner | None = attrs.field(default=None, init=False)
+    _reaper: asyncio.Task[None] | None = attrs.field(default=None, init=False)
+    _bound: tuple[str, int] | None = attrs.field(default=None, init=False)
+    _done: asyncio.Event = attrs.field(factory=asyncio.Event, init=False)
+
+    # -- lifetime ---------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Read what an earlier run left, then listen. Raises UsageError on bad settings."""
+        if self._runner is not None:
+            raise UsageError("the gateway is already started")
+        if not self.allow_remote and not _is_loopback(self.host):
+            raise UsageError(f"host {self.host!r} is not a loopback address; pass allow_remote=True "
+                             "(--allow-remote) to expose the gateway, and set a token")
+        if self.rollout_ttl is not None and not self.rollout_ttl > 0:
+            raise UsageError(f"rollout_ttl must be positive, got {self.rollout_ttl}")
+        if self.token == "" or self.control_token == "":
+            raise UsageError("the token is empty")
+        if self.token is not None and self.token == self.control_token:
+            raise UsageError("the control token must differ from the MCP token")
+        self._log = RolloutLog.open(self.out_dir, model=self.model)
+        try:
+            self._plan = RunPlan.build(self.tasks, self.repeats, self._log.finished)
+            if self._plan.complete:
+                self._done.set()
+            self._janitor = Janitor()
+            app = self._build_app()
+            runner = web.AppRunner(app, access_log=None, handle_signals=False,
+                                   shutdown_timeout=SHUTDOWN_SECONDS)
+            await runner.setup()
+            self._runner = runner
+            await web.TCPSite(runner, self.host, self.port).start()
+            address = runner.addresses[0]
+            self._bound = (str(address[0]), int(address[1]))
+            if self.rollout_ttl is not None:
+                self._reaper = asyncio.create_task(self._reap(), name="eog-gateway-ttl")
+        except BaseException:
+            await self.aclose()
+            raise
+
+    async def aclose(self) -> None:
+        """Stop listening (requests in flight finish first), abandon every rollout still out
+        (recorded, databases deleted), close the gyms' connections. Idempotent."""
+        if self._reaper is not None:
+            self._reaper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reaper
+            self._reaper = None
+        if self._runner is not None:
+            runner, self._runner = self._runner, None
+            await runner.cleanup()
+        for rollout in [r for r in self._rollouts.values() if r.state == "active"]:
+            try:
+                await self.abandon(rollout, "the gateway stopped")
+            except EogError as exc:  # the janitor retries the deletion
+                log.warning("abandoning rollout %s: %s", rollout.rollout_id, exc)
+        if self._janitor is not None:
+            janitor, self._janitor = self._janitor, None
+            await janitor.aclose()
+        await self.directory.aclose()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    async def __aenter__(self) -> Gateway:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    @property
+    def url(self) -> str:
+        """The control API's base URL (``http://127.0.0.1:PORT``)."""
+        if self._bound is None:
+            raise UsageError("the gateway is not started")
+        host, port = self._bound
+        return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+    @property
+    def plan(self) -> RunPlan:
+        if self._plan is None:
+            raise UsageError("the gateway is not started")
+        return self._plan
+
+    async def wait_done(self) -> None:
+        """Wait until every task x repeat of the run is evaluated."""
+        await self._done.wait()
+
+    def rollouts(self) -> list[GatewayRollout]:
+        """The rollouts out with agents now."""
+        return list(self._rollouts.values())
+
+    def ended(self, most: int = 100) -> list[dict[str, Any]]:
+        """The ``most`` rollouts that ended last (finished or abandoned), newest last."""
+        return list(itertools.islice(reversed(self._ended.values()), most))[::-1]
+
+    # -- rollouts ---------------------------------------------------------------------------
+
+    async def open_rollout(self, task_id: str | None = None,
+                           repeat: int | None = None) -> GatewayRollout:
+        """Seed the next pending task x repeat (or the one asked for); raises WorkRefused or EogError."""
+        plan = self.plan
+        task, number = plan.claim(task_id, repeat)
+        try:
+            session = await TaskSession.start(
+                task, directory=self.directory, seed_root=self.seed_root,
+                tool_snapshots=self.tool_snapshots, janitor=self._janitor, timeouts=self.timeouts)
+        except BaseException:
+            plan.release(rollout_key(task, number), evaluated=False)
+            raise
+        rollout = GatewayRollout(rollout_id=secrets.token_urlsafe(18),
+                                 mcp_key=secrets.token_urlsafe(24), task=task, repeat=number,
+                                 session=session)
+        self._rollouts[rollout.rollout_id] = rollout
+        self._by_key[rollout.mcp_key] = rollout
+        return rollout
+
+    def find(self, rollout_id: str) -> GatewayRollout | str | None:
+        """The live rollout of that id, how it ended (a string), or None for an unknown id."""
+        ended = self._ended.get(rollout_id)
+        return self._rollouts.get(rollout_id) or (ended["state"] if ended else None)
+
+    def find_by_key(self, mcp_key: str) -> GatewayRollout | str | None:
+        """The live rollout whose MCP URL carries ``mcp_key``, how it ended, or None."""
+        return self._by_key.get(mcp_key) or self._ended_keys.get(mcp_key)
+
+    async def finish(self, rollout: GatewayRollout, final_answer: str) -> dict[str, Any]:
+        """Verify, delete the databases, record; returns the record."""
+        self._check_active(rollout)
+        rollout.state = "finishing"
+        await rollout.settle()
+        agent = rollout.agent_run(final_answer, answered=True)
+        try:
+            try:
+                strict, parity = await verify_both(rollout.session, final_answer, self.judge)
+            finally:
+                await rollout.session.aclose()
+        except EogError as exc:
+            kind, _ = classify_failure(exc)
+            log.warning("rollout %s (%s repeat %d): verification failed: %s", rollout.rollout_id,
+                        rollout.task.task_id, rollout.repeat, exc)
+            record = incomplete_record(rollout.task, rollout.repeat, model=self._model_fields(),
+                                       kind=kind, reason=f"{type(exc).__name__}: {exc}", attempts=1,
+                                       started=rollout.started, finished=time.time(), agent=agent)
+        else:
+            record = evaluated_record(rollout.task, rollout.repeat, model=self._model_fields(),
+                                      agent=agent, strict=strict, parity=parity, attempts=1,
+                                      started=rollout.started, finished=time.time())
+        return self._end(rollout, "finished", record)
+
+    async def abandon(self, rollout: GatewayRollout, reason: str) -> dict[str, Any]:
+        """Record the rollout as incomplete (``abandoned``) and delete its databases."""
+        self._check_active(rollout)
+        rollout.state = "abandoned"
+        try:
+            await rollout.session.aclose()
+        finally:
+            agent = rollout.agent_run(None, answered=False)
+            record = incomplete_record(rollout.task, rollout.repeat, model=self._model_fields(),
+                                       kind="abandoned", reason=reason, attempts=1,
+                                       started=rollout.started, finished=time.time(), agent=agent)
+            self._end(rollout, "abandoned", record)
+        return record
+
+    def _check_active(self, rollout: GatewayRollout) -> None:
+        if rollout.state != "active":
+            raise UsageError(f"rollout {rollout.rollout_id} is {rollout.state}")
+
+    def _model_fields(self) -> dict[str, Any]:
+        return {"model": self.model, "api": "mcp"}
+
+    def _end(self, rollout: GatewayRollout, how: str, record: dict[str, Any]) -> dict[str, Any]:
+        record |= {"rollout_id": rollout.rollout_id, "mcp_client": rollout.client_info,
+                   "refused_tool_calls": rollout.refused}
+        self._rollouts.pop(rollout.rollout_id, None)
+        self._by_key.pop(rollout.mcp_key, None)
+        self._ended_keys[rollout.mcp_key] = how
+        if len(self._ended_keys) > ENDED_KEPT:
+            del self._ended_keys[next(iter(self._ended_keys))]
+        self._ended[rollout.rollout_id] = {
+            "rollout_id": rollout.rollout_id, "task_id": rollout.task.task_id,
+            "repeat": rollout.repeat, "state": how, "status": record["status"],
+            "reward": record["reward"] if record["status"] == "evaluated" else None}
+        if len(self._ended) > ENDED_KEPT:  # the oldest ids then answer 404 instead of 410
+            del self._ended[next(iter(self._ended))]
+        evaluated = record["status"] == "evaluated"
+        self.plan.release(rollout_key(rollout.task, rollout.repeat), evaluated=evaluated)
+        if self._log is not None:
+            self._log.append(record)
+            if evaluated:
+                write_upstream_result(self.out_dir, rollout.task, record,
+                                      tools_available=record["tools_offered"])
+        if self.on_record is not None:
+            self.on_record(record)
+        if self.plan.complete:
+            self._done.set()
+        return record
+
+    async def _reap(self) -> None:
+        assert self.rollout_ttl is not None
+        ttl = self.rollout_ttl
+        while True:
+            await asyncio.sleep(min(ttl / 4, 1.0))
+            now = time.monotonic()
+            for rollout in list(self._rollouts.values()):
+                if (rollout.state == "active" and not rollout.busy
+                        and now - rollout.last_activity > ttl):
+                    try:
+                        await self.abandon(rollout, f"idle for more than {ttl:g} s (rollout TTL)")
+                    except (EogError, OSError) as exc:  # the janitor retries the deletion
+                        log.warning("abandoning rollout %s: %s", rollout.rollout_id, exc)
+
+    # -- HTTP -------------------------------------------------------------------------------
+
+    def _build_app(self) -> web.Application:
+        control = ControlApi(self, McpHandler(finish_tool=self.finish_tool, finish=self.finish))
+        app = web.Application(client_max_size=self.max_request_bytes,
+                              middlewares=[self._guard])
+        control.add_routes(app)
+        return app
+
+    @web.middleware
+    async def _guard(self, request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
+        """Every request: its bearer token (when set) and a loopback Origin (DNS rebinding)."""
+        token = self.token
+        if self.control_token is not None and not request.path.startswith("/mcp/"):
+            token = self.control_token
+        if token is not None:
+            given = request.headers.get("Authorization", "")
+            expected = f"Bearer {token}"
+            if not hmac.compare_digest(given.encode(), expected.encode()):
+                return json_error(401, "unauthorized",
+                                  "this gateway needs 'Authorization: Bearer <token>'",
+                                  headers={"WWW-Authenticate": "Bearer"})
+        origin = request.headers.get("Origin")
+        if origin is not None and not self.allow_remote:
+            host = urlsplit(origin).hostname or ""
+            if not _is_loopback(host):
+                return json_error(403, "forbidden_origin",
+                                  "requests from web pages of other hosts are refused")
+        try:
+            response: web.StreamResponse = await handler(request)
+        except web.HTTPException as exc:
+            if exc.status == 413:
+                return json_error(413, "too_large",
+                                  f"the request body is over {self.max_request_bytes} bytes")
+            return json_error(exc.status, "not_found" if exc.status == 404 else "http_error",
+                              f"no such route: {request.method} {request.path[:100]}"
+                              if exc.status in (404, 405) else exc.reason)
+        except Exception:  # a bug of ours: one clear answer, the traceback in the log only
+            log.exception("gateway: %s %s failed", request.method, request.path[:100])
+            return json_error(500, "internal_error", "the gateway failed on this request; its "
+                              "log says why")
+        return response
+
+
+def token_from_env(variable: str | None, environ: Mapping[str, str] | None = None, *,
+                   flag: str = "--token-env") -> str | None:
+    """The bearer token held by environment variable ``variable`` (UsageError when unset)."""
+    if variable is None:
+        return None
+    value = (environ if environ is not None else os.environ).get(variable)
+    if not value:
+        raise UsageError(f"{flag} {variable}: that environment variable is not set")
+    return value
+
+

@@ -1,0 +1,227 @@
+"""A rollout's MCP endpoint: Streamable HTTP, JSON answers or one SSE stream per request.
+
+``initialize`` opens a session bound to this rollout (its id is refused on any
+other rollout's endpoint); ``tools/list`` shows exactly the task's tools as
+upstream shows them to the model (upstream's cleaned input schemas), plus
+``finish`` when the gateway offers it; ``tools/call`` goes to the rollout's
+task session; ``ping`` answers ``{}``. Answers are JSON unless the client
+accepts only ``text/event-stream``. Protocol errors are JSON-RPC errors with a
+clear message and an HTTP status (400, 404, 405, 413, 410 for a rollout that ended).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import attrs
+from aiohttp import web
+
+from eog_core._mcp_server import (
+    BAD_SESSION,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    PROTOCOL_HEADER,
+    SESSION_HEADER,
+    SESSION_NOT_FOUND,
+    VERSION_HEADER_FROM,
+    dumps,
+    error_response,
+    negotiate_version,
+    rpc_error,
+    sse_event,
+)
+from eog_core.errors import UsageError
+from eog_core.gateway._rollout import EncodedResult, GatewayRollout, McpClientSession
+from eog_core.tasks import ToolSpec
+
+__all__ = ["FINISH_TOOL", "McpHandler", "mcp_tools"]
+
+SERVER_INFO = {"name": "eog-core-gateway", "version": "0.1.0"}
+FINISH_TOOL = {
+    "name": "finish",
+    "description": "End the task: give your final answer to the user. Call it once, last.",
+    "inputSchema": {"type": "object", "properties": {
+        "answer": {"type": "string", "description": "Your final answer to the user."}},
+        "required": ["answer"]},
+}
+MAX_SESSIONS = 16  # MCP sessions open at once on one rollout (each initialize opens one)
+_CLIENT_INFO_MAX = 512  # characters of a clientInfo kept in the record
+
+
+class _RpcFailure(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def mcp_tools(tools: tuple[ToolSpec, ...], *, finish: bool) -> list[dict[str, Any]]:
+    """``tools/list``: each tool with the input schema upstream gives the model, then
+    ``finish`` when asked for (unless the task has a tool of that name: the task's wins)."""
+    listed = [{"name": t.name, "description": t.description, "inputSchema": t.parameters()}
+              for t in tools]
+    if finish and all(t.name != FINISH_TOOL["name"] for t in tools):
+        listed.append(FINISH_TOOL)
+    return listed
+
+
+def _client_info(params: Mapping[str, Any]) -> dict[str, Any] | None:
+    info = params.get("clientInfo")
+    if not isinstance(info, Mapping):
+        return None
+    kept = {k: info[k] for k in ("name", "title", "version") if isinstance(info.get(k), str)}
+    return {k: v[:_CLIENT_INFO_MAX] for k, v in kept.items()}
+
+
+def _wants_sse(request: web.Request) -> bool:
+    accept = request.headers.get("Accept", "")
+    return "text/event-stream" in accept and "application/json" not in accept and "*/*" not in accept
+
+
+Finisher = Callable[[GatewayRollout, str], Awaitable[Any]]
+
+
+@attrs.define
+class McpHandler:
+    """POST, GET and DELETE on ``/rollouts/{id}/mcp`` of one gateway."""
+
+    finish_tool: bool
+    finish: Finisher
+
+    async def post(self, request: web.Request, rollout: GatewayRollout, body: bytes) -> web.StreamResponse:
+        try:
+            message = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            return error_response(None, PARSE_ERROR, "Parse error: the body is not JSON", status=400)
+        if isinstance(message, list):
+            return error_response(None, INVALID_REQUEST,
+                                  "Invalid Request: JSON-RPC batches are not accepted", status=400)
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            return error_response(None, INVALID_REQUEST,
+                                  "Invalid Request: not a JSON-RPC 2.0 message", status=400)
+        request_id = message.get("id")
+        if "id" in message and (type(request_id) not in (str, int)):
+            return error_response(None, INVALID_REQUEST,
+                                  "Invalid Request: 'id' must be a string or an integer", status=400)
+        method = message.get("method")
+        if method is None and "id" in message and ("result" in message or "error" in message):
+            return web.Response(status=202)  # the client answering a server request: none sent
+        if not isinstance(method, str):
+            return error_response(request_id, INVALID_REQUEST,
+                                  "Invalid Request: 'method' must be a string", status=400)
+        params = message.get("params")
+        if params is not None and not isinstance(params, dict):
+            return error_response(request_id, INVALID_PARAMS,
+                                  "Invalid params: params must be an object", status=400)
+        if method == "initialize":
+            if "id" not in message:
+                return error_response(None, INVALID_REQUEST, "initialize must be a request",
+                                      status=400)
+            return await self._initialize(request, rollout, request_id, params or {})
+        found = self._session(request, rollout, request_id)
+        if isinstance(found, web.Response):
+            return found
+        rollout.touch()
+        if "id" not in message:
+            if method == "notifications/initialized":
+                found.initialized = True
+            return web.Response(status=202)
+        try:
+            result = await self._dispatch(rollout, method, params or {}, request_id)
+        except _RpcFailure as failure:
+            answer = dumps(rpc_error(request_id, failure.code, failure.message))
+        else:
+            if isinstance(result, EncodedResult):
+                answer = f'{{"jsonrpc": "2.0", "id": {dumps(request_id)}, "result": {result.text}}}'
+            else:
+                answer = dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
+        return await _answer(request, answer, found.session_id)
+
+    def delete(self, request: web.Request, rollout: GatewayRollout) -> web.Response:
+        found = self._session(request, rollout, None)
+        if isinstance(found, web.Response):
+            return found
+        del rollout.mcp_sessions[found.session_id]
+        return web.Response(status=200)
+
+    async def _initialize(self, request: web.Request, rollout: GatewayRollout, request_id: Any,
+                          params: Mapping[str, Any]) -> web.StreamResponse:
+        if len(rollout.mcp_sessions) >= MAX_SESSIONS:
+            return error_response(request_id, BAD_SESSION, f"Bad Request: this rollout has "
+                                  f"{MAX_SESSIONS} MCP sessions open; end one with DELETE",
+                                  status=400)
+        session = McpClientSession(session_id=secrets.token_hex(16),
+                                   protocol_version=negotiate_version(params.get("protocolVersion")),
+                                   client_info=_client_info(params))
+        rollout.mcp_sessions[session.session_id] = session
+        if rollout.client_info is None:
+            rollout.client_info = session.client_info
+        rollout.touch()
+        result = {"protocolVersion": session.protocol_version, "capabilities": {"tools": {}},
+                  "serverInfo": SERVER_INFO}
+        if rollout.task.system_prompt:
+            result["instructions"] = rollout.task.system_prompt
+        return await _answer(request, dumps({"jsonrpc": "2.0", "id": request_id, "result": result}),
+                             session.session_id)
+
+    def _session(self, request: web.Request, rollout: GatewayRollout,
+                 request_id: Any) -> McpClientSession | web.Response:
+        session_id = request.headers.get(SESSION_HEADER)
+        if not session_id:
+            return error_response(request_id, BAD_SESSION, "Bad Request: Missing session ID",
+                                  status=400)
+        session = rollout.mcp_sessions.get(session_id)
+        if session is None:
+            return error_response(request_id, SESSION_NOT_FOUND,
+                                  "Session not found on this rollout", status=404)
+        version = request.headers.get(PROTOCOL_HEADER)
+        if (session.protocol_version >= VERSION_HEADER_FROM and version is not None
+                and version != session.protocol_version):
+            return error_response(request_id, BAD_SESSION,
+                                  f"Bad Request: Unsupported protocol version: {version[:40]}",
+                                  status=400)
+        return session
+
+    async def _dispatch(self, rollout: GatewayRollout, method: str, params: Mapping[str, Any],
+                        request_id: Any) -> Any:
+        if method == "ping":
+            return {}
+        if method == "tools/list":
+            return {"tools": mcp_tools(rollout.session.tools.tools, finish=self.finish_tool)}
+        if method == "tools/call":
+            name = params.get("name")
+            if not isinstance(name, str):
+                raise _RpcFailure(INVALID_PARAMS, "Invalid params: 'name' must be a string")
+            arguments = params.get("arguments")
+            if self.finish_tool and name == "finish" and name not in rollout.session.tools:
+                answer = arguments.get("answer") if isinstance(arguments, dict) else None
+                if not isinstance(answer, str):
+                    return {"content": [{"type": "text", "text": "Error: finish needs a string "
+                                         "'answer'"}], "isError": True}
+                try:
+                    await self.finish(rollout, answer)
+                except UsageError:  # another request finished it meanwhile
+                    return {"content": [{"type": "text", "text": "Error: the rollout is already "
+                                         "finishing"}], "isError": True}
+                return {"content": [{"type": "text", "text": "The task is finished."}],
+                        "isError": False}
+            return await rollout.call_tool(name, arguments, request_id)
+        raise _RpcFailure(METHOD_NOT_FOUND, f"Method not found: {method[:80]}")
+
+
+async def _answer(request: web.Request, body: str, session_id: str) -> web.StreamResponse:
+    """One JSON-RPC answer (``body``, JSON text): plain JSON, or one SSE event."""
+    headers = {SESSION_HEADER: session_id}
+    if not _wants_sse(request):
+        return web.Response(text=body, content_type="application/json", headers=headers)
+    response = web.StreamResponse(status=200, headers={
+        **headers, "Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    await response.prepare(request)
+    await response.write(sse_event(body))
+    await response.write_eof()
+    return response

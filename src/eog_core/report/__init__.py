@@ -1,0 +1,73 @@
+"""A self-contained HTML report of one or more runs (``eog-core report``).
+
+:func:`build_report` reads run folders (``rollouts.jsonl``) or upstream result
+folders and returns the page; every number on it comes from
+:mod:`eog_core.metrics`. Rendering needs the ``report`` extra (Jinja2); without
+it :class:`MissingExtraError` says what to install. :func:`bands_document` is
+the RL task-band export (``--bands-json``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from eog_core.metrics import Price
+from eog_core.report._build import (
+    BANDS_FORMAT,
+    ComparisonView,
+    PolicyView,
+    ReportContent,
+    RunView,
+    bands_document,
+    build_content,
+)
+from eog_core.report._fastjson import paused_gc
+from eog_core.report._load import RunSource, load_run
+from eog_core.report._render import (
+    INSTALL_HINT,
+    MissingExtraError,
+    render_html,
+    require_extra,
+    write_html,
+)
+from eog_core.report._transcript import OBSERVATION_LIMIT
+
+__all__ = [
+    "BANDS_FORMAT",
+    "INSTALL_HINT",
+    "OBSERVATION_LIMIT",
+    "ComparisonView",
+    "MissingExtraError",
+    "PolicyView",
+    "ReportContent",
+    "RunSource",
+    "RunView",
+    "bands_document",
+    "build_content",
+    "build_report",
+    "load_run",
+    "paused_gc",
+    "render_html",
+    "require_extra",
+    "write_html",
+    "write_report",
+]
+
+
+def write_report(paths: Sequence[str | Path], output: str | Path, *, title: str = "EOG evaluation report",
+                 prices: Sequence[Price] = (), tasks: Mapping[str, Any] | None = None) -> ReportContent:
+    """Read the runs at ``paths`` and write the page to ``output`` (as ``eog-core report``)."""
+    with paused_gc():
+        content = build_content([load_run(path) for path in paths], title=title, prices=prices, tasks=tasks)
+        write_html(content, output)
+        return content
+
+
+def build_report(paths: Sequence[str | Path], *, title: str = "EOG evaluation report",
+                 prices: Sequence[Price] = (), tasks: Mapping[str, Any] | None = None) -> tuple[str, ReportContent]:
+    """Read the runs at ``paths`` and return the HTML page and the content it shows."""
+    with paused_gc():
+        content = build_content([load_run(path) for path in paths], title=title, prices=prices, tasks=tasks)
+        return render_html(content), content

@@ -1,0 +1,231 @@
+"""The report's content: every number taken from :mod:`eog_core.metrics`, arranged per run.
+
+Nothing here computes a rate: summaries come from :func:`corrected_summary`,
+intervals from :func:`rate_intervals`, task outcomes and flips from
+:func:`task_outcomes`, pass^k from :func:`pass_hat_at`, bands from
+:func:`task_bands`, comparisons from :func:`compare_runs` / :func:`task_wins`,
+tokens and cost from :func:`usage_stats`. This module only groups rollouts and
+chooses what to show.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from eog_core.metrics import (
+    Comparison,
+    CorrectedSummary,
+    PassAtK,
+    PolicyName,
+    Price,
+    RateIntervals,
+    RolloutUsage,
+    RunRecord,
+    TaskBand,
+    TaskOutcome,
+    TaskWins,
+    UsageStats,
+    as_run_records,
+    compare_runs,
+    corrected_summary,
+    mean_flip_rate,
+    pass_hat_at,
+    rate_intervals,
+    rollout_cost,
+    task_bands,
+    task_outcomes,
+    task_wins,
+    usage_stats,
+)
+from eog_core.report._load import RunSource
+from eog_core.report._transcript import rollout_detail, rollout_row
+from eog_core.report._upstream import UpstreamFiles
+
+__all__ = ["BANDS_FORMAT", "ComparisonView", "PolicyView", "ReportContent", "RunView", "bands_document",
+           "build_content"]
+
+POLICIES: tuple[PolicyName, ...] = ("strict", "parity")
+TaskKey = tuple[str, str, str]
+
+
+@attrs.frozen(kw_only=True)
+class PolicyView:
+    """One run under one policy: intervals per group, pass^k, flips, bands, task outcomes."""
+
+    policy: PolicyName
+    intervals: Mapping[str, RateIntervals]
+    """By group label: ``all``, then each domain."""
+    pass_hat: tuple[PassAtK, ...]
+    flip_rate: float | None
+    outcomes: tuple[TaskOutcome, ...]
+    bands: tuple[TaskBand, ...]
+
+
+@attrs.frozen(kw_only=True)
+class RunView:
+    index: int
+    source: RunSource
+    summary: CorrectedSummary
+    policies: Mapping[PolicyName, PolicyView]
+    usage: UsageStats
+    task_usage: Mapping[TaskKey, UsageStats]
+    priced: bool
+    usages: tuple[RolloutUsage, ...] = attrs.field(default=(), repr=False)
+    """Each record's effort, in the order of ``source.records``."""
+
+
+@attrs.frozen(kw_only=True)
+class ComparisonView:
+    """Run ``b`` against the first run (``a``) under one policy."""
+
+    a: int
+    b: int
+    policy: PolicyName
+    comparison: Comparison
+    wins: TaskWins
+
+
+@attrs.frozen(kw_only=True)
+class ReportContent:
+    title: str
+    runs: tuple[RunView, ...]
+    comparisons: tuple[ComparisonView, ...]
+    rows: list[dict[str, Any]]
+    details: list[dict[str, Any] | None]
+    tasks: list[dict[str, Any]]
+    prices: tuple[Price, ...]
+
+
+def _policy_view(runs: Sequence[RunRecord], summary: CorrectedSummary, policy: PolicyName) -> PolicyView | None:
+    overall = summary.overall.policy(policy)
+    if overall is None:
+        return None
+    intervals = {"all": rate_intervals(overall)}
+    for group in summary.by_domain:
+        stats = group.policy(policy)
+        if stats is not None:
+            intervals[group.name] = rate_intervals(stats)
+    outcomes = task_outcomes(runs, policy)
+    return PolicyView(policy=policy, intervals=intervals, pass_hat=pass_hat_at(outcomes, summary.ks),
+                      flip_rate=mean_flip_rate(outcomes), outcomes=outcomes, bands=task_bands(outcomes))
+
+
+def _record_key(record: Mapping[str, Any]) -> TaskKey:
+    return (str(record.get("mode")), str(record.get("domain")), str(record.get("task_id")))
+
+
+def _rollout_order(record: Mapping[str, Any]) -> tuple[str, str, str, int]:
+    repeat = record.get("repeat")
+    return (*_record_key(record), repeat if isinstance(repeat, int) else -1)
+
+
+def _run_view(index: int, source: RunSource, prices: Mapping[str, Price]) -> RunView:
+    runs, _ = as_run_records(source.inputs)  # once: every metric below takes the run records
+    summary = corrected_summary(runs)
+    policies = {p: view for p in POLICIES if (view := _policy_view(runs, summary, p)) is not None}
+    usages = [RolloutUsage.from_record(r) for r in source.records]
+    by_task: dict[TaskKey, list[RolloutUsage]] = defaultdict(list)
+    for record, usage in zip(source.records, usages, strict=True):
+        by_task[_record_key(record)].append(usage)
+    return RunView(index=index, source=source, summary=summary, policies=policies,
+                   usage=usage_stats(usages, prices),
+                   task_usage={key: usage_stats(u, prices) for key, u in by_task.items()},
+                   priced=bool(usages) and all(u.model in prices for u in usages), usages=tuple(usages))
+
+
+def _task_rows(run: RunView) -> list[dict[str, Any]]:
+    outcomes = {p: {o.task_key: o for o in view.outcomes} for p, view in run.policies.items()}
+    keys = sorted({key for by_key in outcomes.values() for key in by_key})
+    rows = []
+    for key in keys:
+        usage = run.task_usage.get(key)
+        row: dict[str, Any] = {"run": run.index, "mode": key[0], "domain": key[1], "task_id": key[2]}
+        for policy, by_key in outcomes.items():
+            outcome = by_key.get(key)
+            if outcome is not None:
+                row[policy] = {"outcomes": list(outcome.outcomes), "rate": outcome.success_rate,
+                               "flip": outcome.flip_rate, "scored": outcome.scored,
+                               "errored": outcome.errored}
+        if usage is not None:
+            row |= {"turns": usage.mean_turns, "calls": usage.mean_tool_calls,
+                    "tokens": usage.mean_tokens, "cost": usage.cost}
+        rows.append(row)
+    return rows
+
+
+def _rollouts(run: RunView, prices: Mapping[str, Price], tasks: Mapping[str, Any],
+              rows: list[dict[str, Any]], details: list[dict[str, Any] | None]) -> None:
+    if run.source.records:
+        order = sorted(range(len(run.source.records)), key=lambda i: _rollout_order(run.source.records[i]))
+        for index in order:
+            record, usage = run.source.records[index], run.usages[index]
+            cost = (rollout_cost(usage, prices[usage.model])
+                    if usage.model is not None and usage.model in prices else None)
+            rows.append(rollout_row(run.index, record, usage, cost))
+            details.append(rollout_detail(record, tasks.get(str(record.get("task_id")))))
+        return
+    scored, _ = as_run_records(run.source.inputs)
+    files = UpstreamFiles()
+    for run_record in scored:
+        primary = run_record.primary
+        row = rollout_row(run.index, {
+            "task_id": run_record.task_id, "domain": run_record.domain, "mode": run_record.mode,
+            "repeat": run_record.repeat,
+            "status": "evaluated" if primary is not None and primary.completed else "incomplete"},
+            None, None)
+        for policy in POLICIES:
+            outcome = run_record.outcome(policy)
+            row[policy] = None if outcome is None or not outcome.completed else outcome.success
+            if outcome is not None and not outcome.completed:
+                row["failure_kind"] = outcome.failure_kind
+        rows.append(row)
+        details.append(files.detail(run_record))
+
+
+def build_content(sources: Sequence[RunSource], *, title: str, prices: Sequence[Price] = (),
+                  tasks: Mapping[str, Any] | None = None, n_boot: int = 10000,
+                  seed: int = 0) -> ReportContent:
+    """Everything the page shows; comparisons pair every later run with the first one."""
+    by_model = {price.model: price for price in prices}
+    runs = tuple(_run_view(i, source, by_model) for i, source in enumerate(sources))
+    comparisons = []
+    for run in runs[1:]:
+        for policy in POLICIES:
+            if policy in runs[0].policies and policy in run.policies:
+                comparison = compare_runs(runs[0].source.inputs, run.source.inputs, policy=policy,
+                                          n_boot=n_boot, seed=seed)
+                wins = task_wins(runs[0].policies[policy].outcomes, run.policies[policy].outcomes)
+                comparisons.append(ComparisonView(a=0, b=run.index, policy=policy,
+                                                  comparison=comparison, wins=wins))
+    rows: list[dict[str, Any]] = []
+    details: list[dict[str, Any] | None] = []
+    for run in runs:
+        _rollouts(run, by_model, tasks or {}, rows, details)
+    return ReportContent(title=title, runs=runs, comparisons=tuple(comparisons), rows=rows,
+                         details=details, tasks=[row for run in runs for row in _task_rows(run)],
+                         prices=tuple(prices))
+
+
+BANDS_FORMAT = "eog_core.task_bands/1"
+
+
+def bands_document(content: ReportContent) -> dict[str, Any]:
+    """The RL task bands of every run and policy as one JSON document (``--bands-json``)."""
+    runs = []
+    for run in content.runs:
+        policies = {}
+        for policy, view in run.policies.items():
+            policies[policy] = {
+                "flip_rate": view.flip_rate,
+                "bands": [{"name": band.name, "low": band.low, "high": band.high,
+                           "tasks": [{"mode": t.mode, "domain": t.domain, "task_id": t.task_id,
+                                      "successes": t.successes, "scored": t.scored, "errored": t.errored,
+                                      "success_rate": t.success_rate, "outcomes": list(t.outcomes)}
+                                     for t in band.tasks]}
+                          for band in view.bands]}
+        runs.append({"run": run.source.label, "path": run.source.path, "policies": policies})
+    return {"format": BANDS_FORMAT, "runs": runs}

@@ -1,0 +1,125 @@
+"""One rollout as the page needs it: a short row for the table, a detail for the transcript viewer.
+
+Records are read defensively: unknown keys are ignored, ``stop_reason`` and
+``failure_kind`` are any string, a missing or oddly typed field shows as absent.
+Long observations are cut at :data:`OBSERVATION_LIMIT` characters (the cut
+says how much was left out) so a report of thousands of rollouts stays small
+enough to open fast; the full text stays in ``rollouts.jsonl``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from eog_core.metrics import RolloutUsage
+
+__all__ = ["OBSERVATION_LIMIT", "rollout_detail", "rollout_id", "rollout_row"]
+
+OBSERVATION_LIMIT = 2000
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _cut(text: Any, limit: int = OBSERVATION_LIMIT) -> str | None:
+    if not isinstance(text, str):
+        return None
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n… [{len(text) - limit} more characters in rollouts.jsonl]"
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def rollout_id(run: int, record: Mapping[str, Any]) -> str:
+    """The deep-link id of a rollout: ``RUN/MODE/DOMAIN/TASK/REPEAT``."""
+    return "/".join(str(part) for part in (run, record.get("mode"), record.get("domain"),
+                                           record.get("task_id"), record.get("repeat")))
+
+
+def _success(policy: Any) -> bool | None:
+    if not isinstance(policy, Mapping) or policy.get("evaluation_completed") is False:
+        return None
+    success = policy.get("success")
+    return success if isinstance(success, bool) else None
+
+
+def rollout_row(run: int, record: Mapping[str, Any], usage: RolloutUsage | None,
+                cost: float | None) -> dict[str, Any]:
+    """The table row: identity, outcome under each policy (None = not evaluated), effort."""
+    row: dict[str, Any] = {
+        "id": rollout_id(run, record), "run": run, "task_id": str(record.get("task_id")),
+        "domain": str(record.get("domain")), "mode": str(record.get("mode")),
+        "repeat": record.get("repeat"), "status": _text(record.get("status")),
+        "strict": _success(record), "parity": _success(record.get("parity")),
+        "failure_kind": _text(record.get("failure_kind")),
+        "stop_reason": _text(record.get("stop_reason")), "cost": cost}
+    if usage is not None:
+        row |= {"turns": usage.turns, "calls": usage.tool_calls,
+                "tokens": usage.input_tokens + usage.output_tokens,
+                "duration_ms": usage.duration_ms}
+    return row
+
+
+def _short(value: Any) -> Any:
+    """Long text cut (:func:`_cut`); anything else as it is."""
+    return _cut(value) if type(value) is str and len(value) > OBSERVATION_LIMIT else value
+
+
+# The known keys only, as dict literals (the fastest way CPython builds them): a newer
+# record's per-turn ``token_ids`` or ``logprobs`` stay out of the page.
+def _call(c: Mapping[str, Any]) -> dict[str, Any]:
+    return {"name": c.get("name"), "arguments": _short(c.get("arguments")),
+            "observation": _short(c.get("observation")), "latency_ms": c.get("latency_ms"),
+            "is_error": c.get("is_error"), "gym": c.get("gym")}
+
+
+def _turns(turns: Any) -> list[dict[str, Any]]:
+    found = []
+    for turn in turns if isinstance(turns, list) else ():
+        if not isinstance(turn, dict):
+            continue
+        calls = turn.get("tool_calls")
+        found.append({"turn": turn.get("turn"), "text": _short(turn.get("text")),
+                      "reasoning": _short(turn.get("reasoning")), "finish_reason": turn.get("finish_reason"),
+                      "model_latency_ms": turn.get("model_latency_ms"), "usage": turn.get("usage"),
+                      "tool_calls": [_call(c) for c in (calls if isinstance(calls, list) else ())
+                                     if isinstance(c, dict)]})
+    return found
+
+
+def _result(r: Mapping[str, Any]) -> dict[str, Any]:
+    return {"name": r.get("name"), "kind": r.get("kind"), "gym": r.get("gym"), "query": _short(r.get("query")),
+            "expected": _short(r.get("expected")), "actual": _short(r.get("actual")),
+            "comparison_type": r.get("comparison_type"), "passed": r.get("passed"), "counted": r.get("counted"),
+            "error": _short(r.get("error")), "details": _short(r.get("details")),
+            "failure_kind": r.get("failure_kind")}
+
+
+def _verdicts(policy: Any) -> list[dict[str, Any]]:
+    results = policy.get("results") if isinstance(policy, Mapping) else None
+    if not isinstance(results, list):
+        return []
+    return [_result(result) for result in results if isinstance(result, dict)]
+
+
+def rollout_detail(record: Mapping[str, Any], task: Any = None) -> dict[str, Any]:
+    """The transcript: prompts (from the task when given), turns, final answer, both verdict tables."""
+    parity = record.get("parity")
+    return {
+        "system_prompt": _text(getattr(task, "system_prompt", None)),
+        "user_prompt": _text(getattr(task, "user_prompt", None)),
+        "turns": _turns(record.get("turns")),
+        "final_answer": _cut(record.get("final_answer")),
+        "failure_reason": _cut(record.get("failure_reason")),
+        "context_overflow": _text(record.get("context_overflow")),
+        "model": _text(record.get("model")),
+        "started_at": _text(record.get("started_at")),
+        "verdicts": {"strict": _verdicts(record), "parity": _verdicts(parity)},
+        "pass_rate": {"strict": _number(record.get("pass_rate")),
+                      "parity": _number(parity.get("pass_rate")) if isinstance(parity, Mapping) else None},
+    }

@@ -1,0 +1,234 @@
+// eog-core report: tables a page at a time, filters, search, deep links, transcripts.
+// Data reaches the page only through textContent: model text is never parsed as HTML.
+(function () {
+  "use strict";
+  var PAGE = 100;
+  function data(id) { return JSON.parse(document.getElementById(id).textContent); }
+  var meta = data("eog-meta"), rows = data("eog-rows"), tasks = data("eog-tasks");
+  var details = null, haystack = null;
+  function allDetails() {
+    if (details === null) details = data("eog-details");
+    return details;
+  }
+  function el(tag, attrs, children) {
+    var node = document.createElement(tag);
+    if (attrs) for (var k in attrs) {
+      if (k === "text") node.textContent = attrs[k];
+      else if (k === "cls") node.className = attrs[k];
+      else node.setAttribute(k, attrs[k]);
+    }
+    (children || []).forEach(function (c) {
+      if (c !== null && c !== undefined) node.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
+    });
+    return node;
+  }
+  function pct(v) { return v === null || v === undefined ? "-" : (v * 100).toFixed(2) + "%"; }
+  function num(v, digits) { return v === null || v === undefined ? "-" : Number(v).toFixed(digits || 0); }
+  function money(v) { return v === null || v === undefined ? "-" : Number(v).toFixed(4); }
+  function outcome(v) { return v === true ? "pass" : v === false ? "fail" : "incomplete"; }
+  function badge(v) { var o = outcome(v); return el("span", { cls: "badge " + o, text: o }); }
+  function label(run) { return meta.runs[run] ? meta.runs[run].label : String(run); }
+  function runCell(run) {
+    return el("td", { cls: "run" }, [el("span", { cls: "swatch", style: "background:" + meta.runs[run].colour }), label(run)]);
+  }
+
+  // ---- tabs and deep links ----
+  function show(tab) {
+    document.querySelectorAll("section.tab").forEach(function (s) { s.classList.toggle("active", s.id === "tab-" + tab); });
+    document.querySelectorAll("#tabs a").forEach(function (a) { a.classList.toggle("active", a.dataset.tab === tab); });
+  }
+  function route() {
+    var hash = decodeURIComponent(location.hash.slice(1));
+    if (hash.indexOf("rollout=") === 0) { show("rollouts"); openRollout(hash.slice(8)); return; }
+    var parts = hash.split("?"), tab = parts[0] || "overview";
+    if (!document.getElementById("tab-" + tab)) tab = "overview";
+    if (parts[1]) {
+      var box = document.getElementById(tab === "tasks" ? "task-filters" : "rollout-filters");
+      new URLSearchParams(parts[1]).forEach(function (value, key) {
+        var input = box && box.querySelector('[data-filter="' + key + '"]');
+        if (input) input.value = value;
+      });
+    }
+    show(tab);
+    if (tab === "rollouts") { closeTranscript(); rolloutView.update(); }
+    if (tab === "tasks") taskView.update();
+  }
+
+  // ---- paged, filtered tables ----
+  function options(box, key, values) {
+    var select = box.querySelector('[data-filter="' + key + '"]');
+    if (!select) return;
+    values.filter(function (v, i, a) { return v !== null && v !== undefined && a.indexOf(v) === i; }).sort()
+      .forEach(function (v) { select.appendChild(el("option", { value: v, text: v })); });
+  }
+  function table(boxId, tableId, pagerId, items, matches, cells, onRow, onUpdate) {
+    var box = document.getElementById(boxId), body = document.querySelector("#" + tableId + " tbody");
+    var pager = document.getElementById(pagerId), page = 0, shown = items;
+    function filters() {
+      var f = {};
+      box.querySelectorAll("[data-filter]").forEach(function (i) { f[i.dataset.filter] = i.value.trim(); });
+      return f;
+    }
+    function draw() {
+      var start = page * PAGE, frag = document.createDocumentFragment();
+      shown.slice(start, start + PAGE).forEach(function (item) {
+        var tr = el("tr", { "data-id": item.id || "" }, cells(item));
+        if (onRow) { tr.classList.add("link"); tr.addEventListener("click", function () { onRow(item); }); }
+        frag.appendChild(tr);
+      });
+      body.replaceChildren(frag);
+      var pages = Math.max(1, Math.ceil(shown.length / PAGE));
+      var prev = el("button", { type: "button", text: "‹ prev" }), next = el("button", { type: "button", text: "next ›" });
+      prev.disabled = page === 0; next.disabled = page >= pages - 1;
+      prev.addEventListener("click", function () { page--; draw(); });
+      next.addEventListener("click", function () { page++; draw(); });
+      pager.replaceChildren(prev, el("span", { text: " page " + (page + 1) + " of " + pages + " · " + shown.length + " of " + items.length + " " }), next);
+    }
+    function update() {
+      var f = filters();
+      shown = items.filter(function (item, i) { return matches(item, f, i); });
+      page = 0; draw();
+      if (onUpdate) onUpdate(shown);
+      return shown;
+    }
+    var timer = null;
+    box.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(update, 120); });
+    box.addEventListener("change", update);
+    return { update: update };
+  }
+
+  function textOf(i) {
+    if (haystack === null) haystack = [];
+    if (haystack[i] === undefined) {
+      var d = allDetails()[i];
+      haystack[i] = d ? JSON.stringify(d).toLowerCase() : "";
+    }
+    return haystack[i];
+  }
+  rows.forEach(function (r, i) { r.index = i; });
+  var rolloutBox = document.getElementById("rollout-filters");
+  ["domain", "failure_kind", "stop_reason"].forEach(function (k) { options(rolloutBox, k, rows.map(function (r) { return r[k]; })); });
+  var rolloutView = table("rollout-filters", "rollout-table", "rollout-pager", rows, function (r, f) {
+    if (f.run !== "" && String(r.run) !== f.run) return false;
+    if (f.domain && r.domain !== f.domain) return false;
+    if (f.outcome && outcome(r[f.policy || "strict"]) !== f.outcome) return false;
+    if (f.failure_kind && r.failure_kind !== f.failure_kind) return false;
+    if (f.stop_reason && r.stop_reason !== f.stop_reason) return false;
+    if (f.q) {
+      var q = f.q.toLowerCase();
+      if (r.task_id.toLowerCase().indexOf(q) < 0 && textOf(r.index).indexOf(q) < 0) return false;
+    }
+    return true;
+  }, function (r) {
+    return [runCell(r.run), el("td", { text: r.domain }), el("td", { cls: "tid", text: r.task_id }), el("td", { text: String(r.repeat) }),
+      el("td", { "data-outcome": outcome(r.strict) }, [badge(r.strict)]), el("td", { "data-outcome": outcome(r.parity) }, [badge(r.parity)]),
+      el("td", { text: r.failure_kind || "" }), el("td", { text: r.stop_reason || "" }), el("td", { text: num(r.turns) }),
+      el("td", { text: num(r.calls) }), el("td", { text: num(r.tokens) }), el("td", { text: money(r.cost) }),
+      el("td", { text: r.duration_ms === undefined ? "-" : (r.duration_ms / 1000).toFixed(2) + " s" })];
+  }, function (r) { location.hash = "rollout=" + encodeURIComponent(r.id); }, function (shown) {
+    document.getElementById("rollout-count").textContent = shown.length + " of " + rows.length + " rollouts";
+  });
+
+  var taskBox = document.getElementById("task-filters");
+  options(taskBox, "domain", tasks.map(function (t) { return t.domain; }));
+  function band(t) {
+    var s = t.strict || t.parity;
+    if (!s || s.rate === null) return "unscored";
+    return s.rate === 0 ? "never" : s.rate === 1 ? "always" : "mixed";
+  }
+  var taskView = table("task-filters", "task-table", "task-pager", tasks, function (t, f) {
+    if (f.run !== "" && String(t.run) !== f.run) return false;
+    if (f.domain && t.domain !== f.domain) return false;
+    if (f.band && band(t) !== f.band) return false;
+    return !f.q || t.task_id.toLowerCase().indexOf(f.q.toLowerCase()) >= 0;
+  }, function (t) {
+    var s = t.strict || {}, p = t.parity || {};
+    var dots = el("td", { cls: "dots" }, (s.outcomes || []).map(function (o) { return el("span", { cls: "dot " + outcome(o), title: outcome(o) }); }));
+    return [runCell(t.run), el("td", { text: t.domain }), el("td", { cls: "tid", text: t.task_id }), dots,
+      el("td", { text: pct(s.rate) }), el("td", { text: pct(p.rate) }), el("td", { text: pct(s.flip) }),
+      el("td", { text: num(t.turns, 1) }), el("td", { text: num(t.calls, 1) }), el("td", { text: num(t.tokens) }), el("td", { text: money(t.cost) })];
+  }, function (t) {
+    show("rollouts");
+    rolloutBox.querySelector('[data-filter="q"]').value = t.task_id;
+    rolloutBox.querySelector('[data-filter="run"]').value = String(t.run);
+    location.hash = "rollouts";
+  });
+
+  // ---- the transcript ----
+  function pretty(text) {
+    if (typeof text !== "string") return "";
+    try { return JSON.stringify(JSON.parse(text), null, 2); } catch (e) { return text; }
+  }
+  function block(title, text, open) {
+    if (text === null || text === undefined || text === "") return null;
+    var d = el("details", open ? { open: "" } : null, [el("summary", { text: title }), el("pre", { text: text })]);
+    return d;
+  }
+  function show_value(v) { return v === null || v === undefined ? "∅" : typeof v === "string" ? v : JSON.stringify(v); }
+  function verdictTable(policy, results, rate) {
+    if (!results || !results.length) return el("p", { cls: "sub", text: policy + ": no verifier results recorded" });
+    var head = el("tr", null, ["#", "Verifier", "Query", "Expected", "Actual", "Comparison", "Counted", "Result"].map(function (h) { return el("th", { text: h }); }));
+    var body = results.map(function (v, i) {
+      var res = v.error ? "error" : v.passed ? "pass" : "fail";
+      return el("tr", { cls: res }, [el("td", { text: String(i + 1) }), el("td", { text: v.name || "" }),
+        el("td", null, [el("code", { text: v.query || v.details || "" })]), el("td", { text: show_value(v.expected) }),
+        el("td", { text: show_value(v.actual) }), el("td", { text: v.comparison_type || v.kind || "" }),
+        el("td", { text: v.counted === false ? "no" : "yes" }),
+        el("td", null, [el("span", { cls: "badge " + (res === "pass" ? "pass" : res === "fail" ? "fail" : "incomplete"), text: res }),
+          v.error ? el("div", { cls: "sub", text: v.error }) : null])]);
+    });
+    return el("div", null, [el("h4", { text: policy + " verdict" + (rate === null || rate === undefined ? "" : " · verifier pass rate " + pct(rate)) }),
+      el("table", { cls: "grid verdicts", "data-policy": policy }, [el("thead", null, [head]), el("tbody", null, body)])]);
+  }
+  function closeTranscript() { var t = document.getElementById("transcript"); t.hidden = true; t.replaceChildren(); }
+  function openRollout(id) {
+    rolloutView.update();
+    var row = rows.find(function (r) { return r.id === id; }), box = document.getElementById("transcript");
+    if (!row) { box.hidden = false; box.replaceChildren(el("p", { text: "No rollout " + id + " in this report." })); return; }
+    var d = allDetails()[row.index];
+    var close = el("button", { type: "button", cls: "close", text: "× close" });
+    close.addEventListener("click", function () { location.hash = "rollouts"; });
+    var parts = [close, el("h2", { text: row.task_id + " · repeat " + row.repeat }),
+      el("p", { cls: "sub" }, [label(row.run) + " · " + row.domain + " · " + row.mode + " · strict ", badge(row.strict), " parity ", badge(row.parity),
+        row.stop_reason ? " · stop: " + row.stop_reason : "", row.failure_kind ? " · failure: " + row.failure_kind : "",
+        " · ", el("a", { href: "#rollout=" + encodeURIComponent(row.id), text: "link to this rollout" })])];
+    if (!d) {
+      parts.push(el("p", { text: "No transcript was recorded for this rollout." }));
+    } else {
+      if (d.failure_reason) parts.push(el("p", { cls: "failure", text: "Incomplete: " + d.failure_reason }));
+      parts.push(block("System prompt", d.system_prompt, false), block("User prompt", d.user_prompt, true));
+      if (!d.system_prompt && !d.user_prompt) parts.push(el("p", { cls: "sub", text: "Prompts: pass --tasks to show the task's system and user prompt." }));
+      d.turns.forEach(function (t) {
+        var info = "Turn " + t.turn + " · model " + num(t.model_latency_ms) + " ms" + (t.finish_reason ? " · " + t.finish_reason : "") +
+          (t.usage ? " · " + (t.usage.input_tokens || 0) + " in / " + (t.usage.output_tokens || 0) + " out tokens" : "");
+        var calls = t.tool_calls.map(function (c) {
+          var state = c.is_error ? (c.gym ? "error" : "refused") : "ok";
+          return el("div", { cls: "call " + state }, [
+            el("div", { cls: "callhead" }, [el("b", { text: c.name || "?" }), " ", el("span", { cls: "badge " + (state === "ok" ? "pass" : "fail"), text: state }),
+              " " + num(c.latency_ms) + " ms" + (c.gym ? " · " + c.gym : "")]),
+            el("pre", { cls: "args", text: pretty(c.arguments) }), block("Observation", pretty(c.observation), false)]);
+        });
+        parts.push(el("div", { cls: "turn" }, [el("div", { cls: "turnhead", text: info }), block("Reasoning", t.reasoning, false),
+          t.text ? el("pre", { cls: "text", text: t.text }) : null].concat(calls)));
+      });
+      parts.push(el("h4", { text: "Final answer" }), el("pre", { cls: "text final", text: d.final_answer || "∅" }));
+      parts.push(verdictTable("strict", d.verdicts.strict, d.pass_rate.strict), verdictTable("parity", d.verdicts.parity, d.pass_rate.parity));
+    }
+    document.querySelectorAll("#rollout-table tbody tr").forEach(function (tr) { tr.classList.toggle("selected", tr.dataset.id === id); });
+    box.replaceChildren.apply(box, parts.filter(function (p) { return p; }));
+    box.hidden = false;
+    box.scrollIntoView();
+  }
+
+  var download = document.getElementById("bands-download");
+  if (download) download.addEventListener("click", function () {
+    var blob = new Blob([document.getElementById("eog-bands").textContent], { type: "application/json" });
+    var a = el("a", { href: URL.createObjectURL(blob), download: "task-bands.json" });
+    document.body.appendChild(a); a.click(); a.remove();
+  });
+  document.querySelectorAll("#tabs a").forEach(function (a) {
+    a.addEventListener("click", function () { if (location.hash === "#" + a.dataset.tab) route(); });
+  });
+  window.addEventListener("hashchange", route);
+  route();
+}());

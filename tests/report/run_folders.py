@@ -1,0 +1,80 @@
+"""Two real run folders made by ``eog-core run`` (a subprocess) on the demo task, k = 3:
+the correct scripted model and a do-nothing one, against LocalGym on loopback.
+
+Shared by ``tests/report`` and the browser tests in ``tests_integrations/report_browser``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from eog_core.local import LocalGym, demo_paths
+from tests.run.scripted_model import ScriptedModel
+
+MODELS = {"correct": "demo-correct", "nothing": "demo-answer"}
+REPEATS = 3
+DEADLINE = 120.0
+KEY_VAR = "EOG_TEST_MODEL_KEY"
+
+
+async def _run(gym: LocalGym, model: ScriptedModel, name: str, out: Path) -> None:
+    paths = demo_paths()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "eog_core", "-q", "run", str(paths.task), "--base-url", model.base_url,
+        "--model", name, "--api-key-env", KEY_VAR, "--gym", f"{gym.name}={gym.url}",
+        "--seed-root", str(paths.directory), "--repeats", str(REPEATS), "--out", str(out),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, KEY_VAR: "sk-report-test"})
+    _, err = await asyncio.wait_for(process.communicate(), DEADLINE)
+    if process.returncode != 0:
+        raise AssertionError(f"eog-core run {name} exited {process.returncode}: {err.decode()}")
+
+
+async def _make(root: Path) -> dict[str, Path]:
+    folders = {label: root / label for label in MODELS}
+    async with LocalGym.demo() as gym, ScriptedModel() as model:
+        for label, name in MODELS.items():
+            await _run(gym, model, name, folders[label])
+        if gym.database_ids():
+            raise AssertionError(f"databases left on the gym: {gym.database_ids()}")
+    return folders
+
+
+def make_run_folders(root: Path) -> dict[str, Path]:
+    """``{"correct": DIR, "nothing": DIR}``, each holding ``rollouts.jsonl`` and ``upstream/``.
+
+    The servers run on an event loop of their own thread, so a caller that has a loop
+    running (Playwright's sync API does) can call this too."""
+    with ThreadPoolExecutor(max_workers=1) as worker:
+        return worker.submit(asyncio.run, _make(root)).result(timeout=4 * DEADLINE)
+
+
+BIG_INTEGER = 123456789012345678901234567890
+HOSTILE = "</script><script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 2\">"
+
+
+def hostile_copy(source: Path, target: Path) -> Path:
+    """A copy of a run whose model text is hostile HTML, with record fields of newer writers:
+    ``stop_reason: "truncated"``, a new failure kind, per-turn ``token_ids`` / ``logprobs`` and a
+    record of replaced surrogates (the report must show them and ignore what it does not know)."""
+    records = [json.loads(line) for line in (source / "rollouts.jsonl").read_text().splitlines()]
+    records.sort(key=lambda r: r["repeat"])
+    first, second, third = records
+    first["final_answer"] = HOSTILE
+    first["turns"][0]["text"] = HOSTILE
+    first["turns"][0]["tool_calls"][0]["observation"] = HOSTILE
+    second["stop_reason"] = "truncated"
+    second["turns"][0] |= {"token_ids": [1, 2, 3], "logprobs": [-0.1, -0.2, -0.3]}
+    second["surrogates_replaced"] = [{"turn": 1, "count": 2}]
+    second["results"][0]["actual"] = BIG_INTEGER  # past 64 bits: must stay exact
+    for verdict in (third, third["parity"]):
+        verdict |= {"evaluation_completed": False, "success": False, "failure_kind": "malformed_tool_call"}
+    third["status"] = "incomplete"
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "rollouts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return target

@@ -1,0 +1,236 @@
+"""The fleet on a real Podman: ``gyms up/status/logs/down``, ``run --launch`` with planned
+restarts, SIGTERM and SIGKILL of the owner (the next ``gyms up`` reaps the orphans)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shlex
+import shutil
+import signal
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from tests.run.scripted_model import ScriptedModel
+
+from eog_core.gym import GymClient
+from eog_core.local import demo_paths
+from tests_integrations.containers.conftest import our_containers, podman
+
+DEADLINE = 300.0
+
+
+async def eog(env: dict[str, str], *args: str) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "eog_core", *args, env=env, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(process.communicate(), DEADLINE)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+async def lists_tools(url: str) -> bool:
+    async with GymClient(url, name="sn-csm-server") as client:
+        return bool(await client.list_tools())
+
+
+async def test_gyms_up_two_domains_two_replicas_status_logs_down(
+        fleet_env: dict[str, str], tmp_path: Path) -> None:
+    directory = tmp_path / "gyms.json"
+    code, out, err = await eog(fleet_env, "gyms", "up", "--domains", "csm,itsm", "--replicas", "2",
+                               "--write-directory", str(directory), "--json")
+    assert code == 0, err
+    started = json.loads(out)
+    table = json.loads(directory.read_text())
+    assert table == started["gyms"]
+    assert sorted(table) == ["gym-itsm-mcp", "sn-csm-server"]
+    urls = [url for replicas in table.values() for url in replicas]
+    assert len(set(urls)) == 4
+    assert all(await asyncio.gather(*(lists_tools(url) for url in urls)))
+    assert len(our_containers()) == 4
+
+    code, out, err = await eog(fleet_env, "gyms", "status", "--json")
+    assert code == 0, err
+    rows = json.loads(out)["containers"]
+    assert sorted((r["domain"], r["replica"], r["owner"]) for r in rows) == [
+        ("csm", 0, "detached"), ("csm", 1, "detached"), ("itsm", 0, "detached"),
+        ("itsm", 1, "detached")]
+    assert sorted(r["url"] for r in rows) == sorted(urls)
+
+    code, out, err = await eog(fleet_env, "gyms", "logs", "itsm", "--replica", "1")
+    assert code == 0, err
+    assert "serving on" in out
+
+    code, out, err = await eog(fleet_env, "gyms", "down", "--json")
+    assert (code, json.loads(out)) == (0, {"removed": 4}), err
+    assert our_containers() == []
+
+
+def csm_demo_task(folder: Path) -> Path:
+    """The demo task on the csm gym's name (the fleet launches only the seven EOG gyms)."""
+    text = demo_paths().task.read_text(encoding="utf-8").replace("demo-csm-server", "sn-csm-server")
+    path = folder / "demo_on_csm.json"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+async def test_run_launch_restarts_at_the_lifecycle_cap_and_evaluates_every_rollout(
+        fleet_env: dict[str, str], tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    async with ScriptedModel() as model:
+        code, _, stderr = await eog(
+            fleet_env, "-v", "run", str(csm_demo_task(tmp_path)), "--launch", "podman",
+            "--max-lifecycles", "3", "--repeats", "8", "--concurrency", "2",
+            "--base-url", model.base_url, "--model", "demo-correct",
+            "--seed-root", str(demo_paths().directory), "--out", str(out), "--json")
+    assert code == 0, stderr
+    records = [json.loads(line) for line in (out / "rollouts.jsonl").read_text().splitlines()]
+    assert len(records) == 8
+    assert [r.get("failure_kind") for r in records] == [None] * 8
+    assert all(r["success"] for r in records)
+    assert stderr.count("restarted after its lifecycle cap") >= 2  # at 3 and at 6 lifecycles
+    assert our_containers() == []
+
+
+@contextlib.asynccontextmanager
+async def foreground(env: dict[str, str], domain: str) -> AsyncIterator[asyncio.subprocess.Process]:
+    """``gyms up --foreground`` once its gyms answer (its one JSON line); killed at the end."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "eog_core", "gyms", "up", "--foreground", "--domains", domain,
+        "--json", env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    assert process.stdout is not None and process.stderr is not None
+    try:
+        line = await asyncio.wait_for(process.stdout.readline(), DEADLINE)
+        assert line, f"gyms up --foreground ended early: {await process.stderr.read()!r}"
+        assert list(json.loads(line)["gyms"]) == ["sn-csm-server"]
+        yield process
+    finally:
+        if process.returncode is None:
+            process.kill()
+        await process.wait()
+
+
+async def test_sigterm_of_a_foreground_fleet_removes_its_containers(
+        fleet_env: dict[str, str]) -> None:
+    async with foreground(fleet_env, "csm") as process:
+        assert len(our_containers()) == 1
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(process.wait(), DEADLINE) == 0
+    assert our_containers() == []
+
+
+async def test_after_a_sigkill_the_next_gyms_up_reaps_the_orphans(
+        fleet_env: dict[str, str]) -> None:
+    async with foreground(fleet_env, "csm") as process:
+        process.kill()
+        await asyncio.wait_for(process.wait(), DEADLINE)
+    orphans = our_containers()
+    assert len(orphans) == 1  # SIGKILL: nothing could clean up
+
+    code, out, err = await eog(fleet_env, "gyms", "up", "--domains", "itsm", "--json")
+    assert code == 0, err
+    left = our_containers()
+    assert len(left) == 1 and orphans[0] not in left[0]
+    domains = podman("ps", "-a", "--format", '{{index .Labels "io.eog-core.domain"}}').split()
+    assert domains == ["itsm"]
+    code, out, err = await eog(fleet_env, "gyms", "down")
+    assert (code, out.strip()) == (0, "removed 1 gym container(s)"), err
+    assert our_containers() == []
+
+
+async def test_a_container_that_dies_is_replaced_on_the_same_url(fleet_env: dict[str, str]) -> None:
+    async with foreground(fleet_env, "csm") as process:
+        [first] = our_containers()
+        code, out, err = await eog(fleet_env, "gyms", "status", "--json")
+        assert code == 0, err
+        [row] = json.loads(out)["containers"]
+        podman("kill", first)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + DEADLINE
+        while True:  # the owner replaces the dead container; wait for the new one to answer
+            running = podman("ps", "-q", "--filter", "label=io.eog-core.managed=1").split()
+            if running and running[0] not in first:
+                with contextlib.suppress(Exception):
+                    if await lists_tools(row["url"]):
+                        break
+            assert loop.time() < deadline, "the dead container was not replaced"
+            await asyncio.sleep(0.2)
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(process.wait(), DEADLINE) == 0
+    assert our_containers() == []
+
+
+async def test_the_docker_path_is_the_same_code_through_a_docker_command(
+        fleet_env: dict[str, str], tmp_path: Path) -> None:
+    """``--engine docker`` with a ``docker`` command that is Podman (as the podman-docker
+    package installs it: a script that runs podman with the same arguments)."""
+    docker = tmp_path / "bin" / "docker"
+    docker.parent.mkdir()
+    docker.write_text(f'#!/bin/sh\nexec {shutil.which("podman")} "$@"\n')
+    docker.chmod(0o755)
+    env = {**fleet_env, "PATH": f"{docker.parent}:{fleet_env['PATH']}"}
+    env.pop("EOG_ENGINE")
+    code, out, err = await eog(env, "gyms", "up", "--engine", "docker", "--domains", "hr", "--json")
+    assert code == 0, err
+    [url] = json.loads(out)["gyms"]["sn-hr-internal"]
+    assert await lists_tools(url)
+    code, out, err = await eog(env, "gyms", "status", "--engine", "docker", "--json")
+    assert [r["domain"] for r in json.loads(out)["containers"]] == ["hr"], err
+    code, out, err = await eog(env, "gyms", "down", "--engine", "docker", "--json")
+    assert (code, json.loads(out)) == (0, {"removed": 1}), err
+    assert our_containers() == []
+
+
+def with_entrypoint(env: dict[str, str], code: str) -> dict[str, str]:
+    """The test image with another command: ``code`` run by this Python."""
+    entrypoint = json.dumps([sys.executable, "-u", "-c", code], separators=(",", ":"))
+    return {**env, "EOG_FLEET_RUN_ARGS": f"{env['EOG_FLEET_RUN_ARGS']} --entrypoint "
+                                         f"{shlex.quote(entrypoint)}"}
+
+
+@pytest.mark.parametrize("pause", [0, 1], ids=["before-its-port-is-read", "while-waited-for"])
+async def test_a_gym_that_exits_fails_up_with_its_log_tail(fleet_env: dict[str, str],
+                                                          pause: int) -> None:
+    env = with_entrypoint(fleet_env, "import sys, time; print('fatal: no database here'); "
+                                     f"time.sleep({pause}); sys.exit(1)")
+    code, _, err = await eog(env, "gyms", "up", "--domains", "email")
+    assert code == 3
+    assert "gym container for email" in err and "exited before answering" in err
+    assert "fatal: no database here" in err  # the log tail
+    assert our_containers() == []
+
+
+async def test_a_gym_that_never_answers_times_out_with_its_log_tail(
+        fleet_env: dict[str, str]) -> None:
+    env = with_entrypoint(fleet_env, "import time; print('still booting'); time.sleep(600)")
+    code, _, err = await eog(env, "gyms", "up", "--domains", "teams", "--health-timeout", "6")
+    assert code == 3
+    assert "did not answer at http://127.0.0.1:" in err and "within 6 s" in err
+    assert "still booting" in err
+    assert our_containers() == []
+
+
+async def test_sigterm_while_starting_removes_what_started_and_exits_130(
+        fleet_env: dict[str, str]) -> None:
+    env = with_entrypoint(fleet_env, "import time; time.sleep(600)")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "eog_core", "gyms", "up", "--domains", "csm,itsm", env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + DEADLINE
+        while len(podman("ps", "-q", "--filter", "label=io.eog-core.managed=1").split()) < 2:
+            assert loop.time() < deadline and process.returncode is None, "no container started"
+            await asyncio.sleep(0.1)
+        process.send_signal(signal.SIGTERM)
+        _, err = await asyncio.wait_for(process.communicate(), DEADLINE)
+        assert process.returncode == 130
+        assert "interrupted while starting" in err.decode()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert our_containers() == []
