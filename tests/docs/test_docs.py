@@ -24,7 +24,17 @@ def blocks(name: str) -> list[str]:
 # (tests_integrations/), not here.
 DOCUMENTS = ["README.md", *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").glob("*.md"))]
 DOC_BLOCKS = [(name, i, code) for name in DOCUMENTS for i, code in enumerate(blocks(name))
-              if not code.startswith("# extra:")]
+              if not code.startswith(("# extra:", "# fragment:"))]
+# A block whose first line is ``# fragment: <what it needs>`` is a piece of a larger program (the
+# body of an async function, names the reader supplies): it is compiled, not run.
+FRAGMENTS = [(name, i, code) for name in DOCUMENTS for i, code in enumerate(blocks(name))
+             if code.startswith("# fragment:")]
+
+
+@pytest.mark.parametrize(("name", "index", "code"), FRAGMENTS, ids=[f"{n}#{i}" for n, i, _ in FRAGMENTS])
+def test_fragment_compiles(name: str, index: int, code: str) -> None:
+    body = "".join(f"    {line}\n" for line in code.splitlines())
+    compile(f"async def fragment():\n{body}", f"{name} block {index}", "exec")
 
 
 def test_the_documents_have_runnable_examples() -> None:
