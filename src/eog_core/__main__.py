@@ -2,6 +2,6 @@
 
 import sys
 
-from eog_core.cli import main
+from eog_core.cli import console
 
-sys.exit(main())
+sys.exit(console())

@@ -13,6 +13,7 @@ printed and serialised again. :func:`loads_untrusted` raises
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -22,7 +23,7 @@ from eog_core.errors import SchemaError
 
 __all__ = ["MAX_DEPTH", "JsonInputError", "check_depth", "decode_json", "dumps_line",
            "dumps_utf8", "loads_bytes", "loads_untrusted", "nesting_depth", "repair_text",
-           "repair_tree"]
+           "repair_tree", "unsendable"]
 
 MAX_DEPTH = 100
 """Deepest nesting of arrays and objects accepted (real task files nest fewer than 10 levels)."""
@@ -160,6 +161,46 @@ def _has_lone_surrogate(value: Any) -> bool:
         elif isinstance(item, list):
             stack.extend(item)
     return False
+
+
+@functools.cache
+def _power_of_ten(exponent: int) -> int:
+    power: int = 10 ** exponent
+    return power
+
+
+def unsendable(value: Any, *, max_depth: int = MAX_DEPTH) -> str | None:
+    """Why an already-parsed value could not have come from :func:`loads_untrusted`, or None.
+
+    The hostile content a JSON text can carry, looked for in a mapping built in
+    code: nesting past ``max_depth``, strings (keys too) with an unpaired
+    surrogate, integers past Python's int/str digit limit. Iterative, so safe on
+    structures too deep for recursion. Other non-JSON values (a ``datetime``) are
+    not looked at: encoding reports those.
+    """
+    limit = sys.get_int_max_str_digits()
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii():
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    return ("not UTF-8: a string holds an unpaired surrogate, "
+                            "which no UTF-8 text can carry")
+        elif isinstance(item, int):
+            if limit and item.bit_length() > 3 * limit and abs(item) >= _power_of_ten(limit):
+                return f"an integer has more than {limit} digits"
+        elif isinstance(item, dict | list | tuple):
+            if depth + 1 > max_depth:
+                return f"JSON nested deeper than {max_depth} levels"
+            if isinstance(item, dict):
+                stack.extend((key, depth) for key in item)
+                stack.extend((child, depth + 1) for child in item.values())
+            else:
+                stack.extend((child, depth + 1) for child in item)
+    return None
 
 
 def loads_untrusted(data: str | bytes | bytearray, *, max_depth: int = MAX_DEPTH,

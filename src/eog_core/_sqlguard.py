@@ -5,9 +5,17 @@ Shared by the offline :class:`~eog_core.verify.SqliteSqlRunner` and LocalGym's
 only reading (``SELECT``, column reads, functions other than
 ``load_extension``, recursive CTEs), so nothing can write whatever the text
 says, and a progress handler interrupts the query once its deadline passes or
-its caller gave up. Both hooks are removed afterwards, so a lent connection is
-handed back as it came (apart from any authorizer or progress handler its
-owner had set, which SQLite gives no way to read back).
+its caller gave up. The progress handler only runs between virtual-machine
+steps, and one step can be a single heavy call (``printf('%.*c', 900000000,
+'x')``), so the deadline is checked again once the statement returns, and
+SQLite's own length limit (``SQLITE_LIMIT_LENGTH``, :data:`MAX_VALUE_BYTES`)
+bounds every string or blob the query builds: no single value can take the
+machine's memory. (SQLite's heap limit is process-wide and Python exposes no
+way to set it per connection, so the total heap is bounded by the deadline and
+the per-value limit, not by a byte budget.) The hooks and the limit are
+removed afterwards, so a lent connection is handed back as it came (apart from
+any authorizer or progress handler its owner had set, which SQLite gives no
+way to read back).
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ import threading
 import time
 from typing import Any
 
-__all__ = ["READ_ONLY_HEADER", "QueryInterrupted", "execute_guarded"]
+__all__ = ["MAX_VALUE_BYTES", "READ_ONLY_HEADER", "QueryInterrupted", "execute_guarded"]
 
 #: A gym SQL-runner request carrying this header (``1``) asks for a read-only
 #: run: STRICT verification sends it, LocalGym honours it, other gyms ignore it.
@@ -39,6 +47,9 @@ _ACTION_NAMES = {
 }
 #: SQLite virtual-machine steps between two deadline checks.
 _CHECK_EVERY = 1000
+#: The largest string or blob a guarded query may build (SQLite's
+#: ``SQLITE_LIMIT_LENGTH`` while it runs; SQLite's default is 1 GB).
+MAX_VALUE_BYTES = 32 * 1024 * 1024
 
 
 class QueryInterrupted(Exception):
@@ -77,6 +88,11 @@ class _Guard:
             self.stopped = "timeout"
         return 1 if self.stopped else 0
 
+    def check_after(self) -> None:
+        """Fail a statement that returned past its deadline (one slow step the handler never saw)."""
+        if self.progress():
+            raise QueryInterrupted(self.stopped or "timeout", self.timeout)
+
 
 def execute_guarded(connection: sqlite3.Connection, query: str, *, read_only: bool = True,
                     timeout: float | None = None, cancelled: threading.Event | None = None,
@@ -86,7 +102,8 @@ def execute_guarded(connection: sqlite3.Connection, query: str, *, read_only: bo
     Raises :class:`QueryInterrupted` past ``timeout`` seconds or once
     ``cancelled`` is set, ``sqlite3.DatabaseError`` (``not authorized: ...
     read-only``) when ``read_only`` and the statement would change anything, and
-    any other ``sqlite3.Error`` as SQLite reports it. With ``commit`` a
+    any other ``sqlite3.Error`` as SQLite reports it (``string or blob too
+    big`` for a value past :data:`MAX_VALUE_BYTES`). With ``commit`` a
     successful statement is committed and a failed one rolled back (a gym's
     SQL runner); the caller serialises use of the connection.
     """
@@ -94,12 +111,19 @@ def execute_guarded(connection: sqlite3.Connection, query: str, *, read_only: bo
     if read_only:
         connection.set_authorizer(guard.authorize)
     connection.set_progress_handler(guard.progress, _CHECK_EVERY)
+    length_limit = connection.getlimit(sqlite3.SQLITE_LIMIT_LENGTH)
+    connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, min(length_limit, MAX_VALUE_BYTES))
     try:
         cursor = connection.execute(query)
         columns = [d[0] for d in cursor.description or ()]
         rows = cursor.fetchall()
+        guard.check_after()
         if commit:
             connection.commit()
+    except QueryInterrupted:
+        if commit:
+            connection.rollback()
+        raise
     except sqlite3.Error as exc:
         if commit:
             connection.rollback()
@@ -110,6 +134,7 @@ def execute_guarded(connection: sqlite3.Connection, query: str, *, read_only: bo
                 f"not authorized: verifier SQL is read-only here (refused {guard.refused})") from exc
         raise
     finally:
+        connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, length_limit)
         connection.set_progress_handler(None, 0)
         if read_only:
             connection.set_authorizer(None)

@@ -190,24 +190,27 @@ def test_bad_inputs_exit_3(tmp_path: Path) -> None:
     assert eog("compare", tmp_path / "x.txt", tmp_path / "v.jsonl", check_code=3).stderr
 
 
-def test_argument_errors_exit_3_with_a_message(tmp_path: Path) -> None:
+def test_argument_errors_exit_2_with_a_message(tmp_path: Path) -> None:
     verdicts = tmp_path / "v.jsonl"
     verdicts.write_text(json.dumps({
         "task_id": "t", "domain": "csm", "mode": "oracle", "repeat": 0, "policy": "strict", "success": True,
         "reward": 1.0, "pass_rate": 1.0, "num_defined": 1, "num_scored": 1, "evaluation_completed": True,
         "failure_kind": None}) + "\n")
-    assert "margin" in eog("compare", verdicts, verdicts, "--margin", "0", check_code=3).stderr
-    assert "n_boot" in eog("compare", verdicts, verdicts, "--n-boot", "0", check_code=3).stderr
-    assert "k must be" in eog("score", verdicts, "--k", "0", check_code=3).stderr
+    assert "margin" in eog("compare", verdicts, verdicts, "--margin", "0", check_code=2).stderr
+    assert "margin" in eog("compare", verdicts, verdicts, "--margin", "1.5", check_code=2).stderr
+    assert "min_tasks" in eog("compare", verdicts, verdicts, "--min-tasks", "0", check_code=2).stderr
+    assert "--n-boot: expected 1 to 100000, got 0" in eog("compare", verdicts, verdicts, "--n-boot", "0",
+                                                          check_code=2).stderr
+    assert "--k: expected 1 to 20, got 0" in eog("score", verdicts, "--k", "0", check_code=2).stderr
     task = demo_paths().task
     assert "http" in eog("verify", task, "--gym", "demo-csm-server=localhost:8001",
-                         "--database-id", "demo-csm-server=db", check_code=3).stderr
+                         "--database-id", "demo-csm-server=db", check_code=2).stderr
     assert "--database-id" in eog("verify", task, "--gym", "demo-csm-server=http://127.0.0.1:9",
                                   check_code=3).stderr
     snapshot = demo_snapshot(tmp_path / "s.sqlite", played=False)
     assert "demo-csm-server" in eog("verify", task, "--db", f"other-gym={snapshot}", check_code=3).stderr
     assert "SQLite understands" in eog("verify", task, "--db", f"demo-csm-server={snapshot}", "--now", "soon",
-                             check_code=3).stderr
+                             check_code=2).stderr
 
 
 def test_verify_against_a_dead_gym_is_an_incomplete_evaluation() -> None:

@@ -196,6 +196,42 @@ async def test_hostile_argument_strings_are_answered_locally(
     assert gym.tool_executions == {}
 
 
+def _nested(depth: int) -> list[object]:
+    value: list[object] = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    ("arguments", "why"),
+    [
+        ({"a": "\udcff"}, "not UTF-8"),
+        ({"\ud800": 1}, "not UTF-8"),
+        ({"a": _nested(100_000)}, "nested deeper"),
+        ({"a": _nested(150)}, "nested deeper"),
+        ({"n": 10**5000}, "digits"),
+        ({"n": [-(10**4300)]}, "digits"),
+    ],
+    ids=["surrogate", "surrogate-key", "recursion", "deep", "huge-int", "huge-negative-int"],
+)
+async def test_hostile_argument_mappings_are_answered_locally_as_strings_are(
+    task: Task, arguments: dict[str, object], why: str
+) -> None:
+    async with LocalGym.demo() as gym, TaskSession.start(
+        task, directory=GymDirectory({gym.name: gym.url}), seed_root=PATHS.directory,
+        janitor=Janitor(),
+    ) as session:
+        name = session.tools.names[0]
+        result = await session.call_tool(name, arguments)
+        fine = await session.call_tool(name, {"a": _nested(99), "n": 10**4299 - 1, "s": "\u00e9"})
+    assert result.is_error and result.text.startswith("Error: arguments are not valid JSON (")
+    assert why in result.text
+    record = session.trajectory[0]
+    assert record.local and record.is_error and why in str(record.error) and record.arguments == {}
+    assert not session.trajectory[1].local and fine.raw  # within the limits: sent to the gym
+
+
 # -- 6, 7. GymDirectory ------------------------------------------------------------------
 
 

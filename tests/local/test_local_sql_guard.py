@@ -62,6 +62,20 @@ async def test_runaway_query_ends_at_the_deadline(
     assert await sql(http, gym, "SELECT count(*) AS n FROM item") == (200, {"data": [{"n": 2}]})
 
 
+async def test_one_heavy_call_is_refused_and_releases_the_lock(
+    make_gym: GymFactory, http: aiohttp.ClientSession, seed: SeedFn,
+) -> None:
+    gym = await make_gym(sql_timeout=0.2)
+    await seed(gym)
+    status, body = await sql(http, gym, "SELECT length(printf('%.*c', 200000000, 'x')) AS n")
+    assert status == 400  # one uninterruptible call: answered at the deadline (or refused as too big)
+    assert body in ({"detail": "query interrupted: it ran past its 0.2s deadline"},
+                    {"detail": "string or blob too big"})
+    assert await sql(http, gym, "SELECT length(zeroblob(900000000)) AS n") == (
+        400, {"detail": "string or blob too big"})
+    assert await sql(http, gym, "SELECT count(*) AS n FROM item") == (200, {"data": [{"n": 2}]})
+
+
 async def test_stopping_the_gym_interrupts_running_queries(
     http: aiohttp.ClientSession, seed: SeedFn,
 ) -> None:

@@ -108,6 +108,14 @@ def test_tost_normal_p_values() -> None:
     assert tost_normal_p_values(0.05, 0.0, 0.02) == (0.0, 1.0)
 
 
+def test_tost_p_values_far_in_the_tails_do_not_underflow_to_zero() -> None:
+    # z = 10 on each side: Phi(-10) = 7.6198530241604696e-24, which 1 - cdf(10) rounds to 0.
+    lower, upper = tost_normal_p_values(0.0, 0.01, 0.1)
+    assert lower == pytest.approx(7.6198530241605e-24, rel=1e-9, abs=0)
+    assert upper == pytest.approx(7.6198530241605e-24, rel=1e-9, abs=0)
+    assert normal_cdf(-38.0) == pytest.approx(2.88542835e-316, rel=1e-6, abs=0)  # a subnormal, not 0
+
+
 def test_bootstrap_is_seeded_and_sorted() -> None:
     clusters = [(1, 1, 0), (1, 0, 1), (2, 1, 2), (1, 0, 0), (3, 3, 1)]
     first = bootstrap_differences(clusters, n_boot=500, seed=7)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from eog_core import PARITY, STRICT, SqliteSqlRunner, verify_task
+from eog_core._sqlguard import QueryInterrupted, execute_guarded
 from eog_core.errors import UsageError
 from tests.verify.test_strict import check, make_db, task_with
 
@@ -70,3 +72,36 @@ def test_sync_query_has_the_deadline_too(tmp_path: Path) -> None:
 def test_timeout_must_be_positive(tmp_path: Path, timeout: float) -> None:
     with pytest.raises(UsageError, match="timeout"):
         SqliteSqlRunner({"gym-a": make_db(tmp_path / "a.sqlite")}, timeout=timeout)
+
+
+HEAVY = "SELECT length(printf('%.*c', 200000000, 'x')) AS n"
+
+
+async def test_one_heavy_call_fails_and_cannot_build_a_huge_value(tmp_path: Path) -> None:
+    """Single SQLite calls the progress handler never interrupts: a failure, never a huge value."""
+    with SqliteSqlRunner({"gym-a": make_db(tmp_path / "a.sqlite")}, timeout=0.2) as runner:
+        heavy = await runner.run_sql("gym-a", None, HEAVY, {})
+        blob = await runner.run_sql("gym-a", None, "SELECT length(zeroblob(900000000)) AS n", {})
+        fine = await runner.run_sql("gym-a", None, "SELECT length(printf('%.*c', 1000, 'x')) AS n", {})
+    assert not heavy.success
+    assert heavy.error in {"query interrupted: it ran past its 0.2s deadline",
+                           "SQLite rejected the query: string or blob too big"}
+    assert blob.error == "SQLite rejected the query: string or blob too big"
+    assert fine.body == {"data": [{"n": 1000}]}
+
+
+def test_a_statement_that_returns_past_its_deadline_fails(tmp_path: Path) -> None:
+    """One step slower than the deadline (the progress handler never runs) is still a timeout."""
+    connection = sqlite3.connect(make_db(tmp_path / "a.sqlite"))
+
+    def slow(value: int) -> int:  # one VM step: spins until the deadline has surely passed
+        until = time.monotonic() + 0.2
+        while time.monotonic() < until:
+            pass
+        return value
+
+    connection.create_function("slow", 1, slow)
+    with pytest.raises(QueryInterrupted, match="deadline"):
+        execute_guarded(connection, "SELECT slow(1)", timeout=0.05)
+    assert connection.getlimit(sqlite3.SQLITE_LIMIT_LENGTH) == 1_000_000_000  # handed back as it came
+    assert execute_guarded(connection, "SELECT slow(2)", timeout=30) == (["slow(2)"], [(2,)])

@@ -216,6 +216,14 @@ async def test_now_can_be_pinned(tmp_path: Path) -> None:
     assert outcome.body == {"data": [{"d": "2030-05-31 12:00:00", "e": "2030-06-01"}]}
 
 
+async def test_the_clock_keywords_are_pinned_too(tmp_path: Path) -> None:
+    runner = SqliteSqlRunner({"gym-a": make_db(tmp_path / "a.sqlite")}, now="2030-06-01 12:00:00")
+    query = ("SELECT CURRENT_TIMESTAMP AS ts, CURRENT_DATE AS d, CURRENT_TIME AS t, "
+             "julianday(CURRENT_TIMESTAMP) - julianday('now') AS drift")
+    outcome = await runner.run_sql("gym-a", None, query, {})
+    assert outcome.body == {"data": [{"ts": "2030-06-01 12:00:00", "d": "2030-06-01", "t": "12:00:00", "drift": 0.0}]}
+
+
 class ScriptedJudge:
     def __init__(self, reply: str) -> None:
         self.reply = reply

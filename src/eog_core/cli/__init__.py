@@ -6,6 +6,12 @@ verdict, a demo that did not score as expected); 2 bad command-line words;
 missing file, an unreachable gym, a verifier query the database rejects);
 130 interrupted (``eog-core run`` leaves valid, resumable output).
 Every mistake is reported as one line on stderr, never as a traceback.
+Ctrl-C while the library is still importing is 130 without a traceback from
+the ``eog-core`` script (whose entry, ``_eog_core_console``, imports nothing
+heavy); ``python -m eog_core`` imports the package before any of this code
+runs, so there an interrupt that early still shows Python's traceback. Once a
+command's outcome is decided (``demo OK`` printed), a late Ctrl-C no longer
+changes its exit code.
 """
 
 from __future__ import annotations
@@ -15,17 +21,33 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from eog_core import __version__
 from eog_core.cli import _demo, _gateway, _gyms, _report, _run, _scoring, _seeds, _serve, _tasks
-from eog_core.cli._common import EXIT_INPUT, EXIT_OK, add_common_options
-from eog_core.errors import EogError
+from eog_core.cli._common import (
+    EXIT_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    add_common_options,
+    outcome_decided,
+    run_in_own_process,
+)
+from eog_core.errors import EogError, UsageError
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "console", "main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage mistake told in one line (the usage is one ``--help`` away)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="eog-core", description="EnterpriseOps-Gym tasks, verification, gyms and scores.",
         epilog="example: eog-core demo", formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"eog-core {__version__}")
@@ -69,7 +91,10 @@ def _silence_stdout() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns its exit code (the console script exits with it)."""
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
     _configure_logging(getattr(args, "verbose", 0), getattr(args, "quiet", False))
     try:
         code: int = args.handler(args)
@@ -77,6 +102,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _silence_stdout()  # the reader stopped reading: that is not an error
         return EXIT_OK
+    except UsageError as exc:  # a value the command line gave that the library refuses
+        print(f"eog-core {args.command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except EogError as exc:
         print(f"eog-core {args.command}: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_INPUT
@@ -87,11 +115,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"eog-core {args.command}: {exc}", file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as exc:  # a defect of ours: still one line and exit 3, never 1 ("failed")
         if getattr(args, "verbose", 0):
             raise
         print(f"eog-core {args.command}: internal error: {type(exc).__name__}: {exc} (rerun with "
               "-v for the traceback, and please report it)", file=sys.stderr)
         return EXIT_INPUT
+    return code
+
+
+def console() -> int:
+    """:func:`main` for a process of its own (``eog-core``, ``python -m eog_core``).
+
+    Once the command has its outcome (printed, say ``demo OK``), a late Ctrl-C
+    while the interpreter shuts down must not turn it into 130 or a death by
+    SIGINT: further interrupts are ignored until the process exits.
+    """
+    run_in_own_process()
+    code = main()
+    outcome_decided()
     return code

@@ -5,33 +5,56 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import signal
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TextIO, TypeVar
 
 __all__ = [
     "EXIT_FAILED",
     "EXIT_INPUT",
+    "EXIT_INTERRUPTED",
     "EXIT_OK",
+    "EXIT_USAGE",
     "Progress",
     "add_common_options",
     "busy",
     "emit_json",
     "full_details",
+    "outcome_decided",
     "port_number",
     "positive_seconds",
     "progress",
     "table",
+    "whole_number",
 ]
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # the command ran and the thing it checked failed
 EXIT_USAGE = 2  # argparse's own code for bad command-line words
 EXIT_INPUT = 3  # bad input: a malformed task, a missing file, a dead gym
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
 
 T = TypeVar("T")
+#: Set by :func:`eog_core.cli.console`: the command runs in a process of its own.
+_OWN_PROCESS = threading.Event()
+
+
+def outcome_decided() -> None:
+    """The command's outcome is known: from here a Ctrl-C must not change its exit code.
+
+    In a process of its own (the ``eog-core`` script) further interrupts are
+    ignored until it exits; called in-process (tests, notebooks), nothing changes.
+    """
+    if _OWN_PROCESS.is_set() and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def run_in_own_process() -> None:
+    """Mark this process as the command's own (:func:`outcome_decided` then ignores Ctrl-C)."""
+    _OWN_PROCESS.set()
 CELL_WIDTH = 60  # a longer cell is cut in tables; full_details() lists it whole
 
 
@@ -53,6 +76,20 @@ def port_number(text: str) -> int:
     if not 0 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"a port is between 0 and 65535, got {port}")
     return port
+
+
+def whole_number(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number from ``low`` to ``high`` (one line and exit 2 otherwise)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected {low} to {high}, got {text}")
+        return value
+    parse.__name__ = "whole number"  # argparse names the type in its messages
+    return parse
 
 
 def positive_seconds(text: str) -> float:

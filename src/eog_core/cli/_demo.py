@@ -11,6 +11,7 @@ from eog_core.cli._common import (
     EXIT_OK,
     emit_json,
     full_details,
+    outcome_decided,
     positive_seconds,
     table,
 )
@@ -64,15 +65,17 @@ def _handle(args: argparse.Namespace) -> int:
 
 
 def verdict_table(verdict: TaskVerdict, parity: TaskVerdict | None = None) -> str:
-    """Per-verifier rows; with ``parity`` also whether upstream's scoring counts each one."""
+    """Per-verifier rows; with ``parity`` also its result, or why upstream's scoring skips one."""
     headers = ["#", "verifier", "result", "expected", "actual", "details"]
     rows: list[list[object]] = [
         [r.index + 1, r.name, "pass" if r.passed else "FAIL", r.expected, r.actual, r.error or r.details]
         for r in verdict.results]
     if parity is not None:
-        headers.insert(3, "parity counts")
+        headers[2] = verdict.policy
+        headers.insert(3, "parity")
         for row, result in zip(rows, parity.results, strict=True):
-            row.insert(3, "yes" if result.counted else "no (skipped)" if result.error else "no (same name)")
+            row.insert(3, ("pass" if result.passed else "FAIL") if result.counted
+                       else "not counted (skipped)" if result.error else "not counted (same name)")
     cut = full_details((f"#{r.index + 1} {label}", value) for r in verdict.results
                        for label, value in (("expected", r.expected), ("actual", r.actual),
                                             ("details", r.error or r.details)))
@@ -120,6 +123,7 @@ def run_demo(*, sse: bool = False, as_json: bool = False, timeout: float = 30.0)
     import asyncio
 
     report = asyncio.run(_demo(sse, timeout))
+    outcome_decided()  # every database is gone and the verdicts are in: Ctrl-C now changes nothing
     played, control = report["played"], report["control"]
     ok = (played["strict"].success and played["parity"].success and not control["strict"].success
           and not report["databases_left"] and not report["leaked"])

@@ -116,6 +116,16 @@ def findings_of(task: Task, *, source: str, nemo_row: bool,
             if key != key.strip() or not key.strip():
                 add(f"{root}.gym_servers_config[{number}].context", "context_header_whitespace",
                     f"gym {gym.name!r} header {key!r}")
-    if snapshots is not None and (missing := merge_tools(task, snapshots).missing):
-        add(f"{root}.selected_tools", "tool_not_in_snapshots", ", ".join(missing))
+    if task.number_of_runs < 1:
+        add(f"{root}.number_of_runs", "no_runs",
+            f"number_of_runs is {task.number_of_runs}: upstream runs the task zero times, no result")
+    if snapshots is not None:
+        toolset = merge_tools(task, snapshots)
+        if toolset.missing:
+            add(f"{root}.selected_tools", "tool_not_in_snapshots", ", ".join(toolset.missing))
+        if not toolset.tools:
+            unsnapped = [gym.name for gym in task.gym_servers if gym.name not in snapshots]
+            add(f"{root}.gym_servers_config", "no_tools",
+                "the model would be offered no tools" + (
+                    f" (no tool snapshot for gym(s) {', '.join(unsnapped)})" if unsnapped else ""))
     return found

@@ -12,12 +12,21 @@ from typing import Any
 import attrs
 
 from eog_core import PARITY, STRICT, SqliteSqlRunner, TaskVerdict, load_task, verify_task
-from eog_core.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, busy, emit_json, positive_seconds
+from eog_core.cli._common import (
+    EXIT_FAILED,
+    EXIT_INPUT,
+    EXIT_OK,
+    busy,
+    emit_json,
+    positive_seconds,
+    whole_number,
+)
 from eog_core.cli._demo import verdict_line, verdict_table
 from eog_core.cli._explain import check_overlap, explain_nothing_scored
 from eog_core.cli._verify import Asked, AskOnce, shared_failure
 from eog_core.gym import GymClient, HttpSqlRunner, Timeouts
 from eog_core.metrics import (
+    CorrectedSummary,
     MetricsError,
     MetricsInput,
     as_run_records,
@@ -36,6 +45,11 @@ from eog_core.metrics import (
 from eog_core.verify import Policy
 
 __all__ = ["add_parsers"]
+
+#: pass@1..pass@k columns a table can show (each ~19 characters wide).
+MAX_K = 20
+#: Ten times the default: more resamples change the interval's fourth digit, and cost minutes.
+MAX_BOOTSTRAP = 100_000
 
 
 def _pairs(values: Sequence[str] | None, flag: str) -> dict[str, str]:
@@ -63,7 +77,7 @@ def add_parsers(commands: Any) -> None:
     verify.add_argument("--database-id", action="append", metavar="GYM=ID", help="the rollout's database id on a live gym")
     verify.add_argument("--policy", choices=["strict", "parity", "both"], default="both")
     verify.add_argument("--reward", choices=["binary", "fractional"], default="binary")
-    verify.add_argument("--now", help="pin SQLite's 'now' (e.g. '2026-01-05 12:00:00') for reproducible scores")
+    verify.add_argument("--now", help="pin SQLite's 'now' and CURRENT_TIMESTAMP/DATE/TIME (e.g. '2026-01-05 12:00:00') for reproducible scores of snapshots")
     verify.add_argument("--timeout", type=positive_seconds, default=30.0, metavar="SECONDS",
                         help="live gyms: seconds to wait for each answer (default 30); a gym that "
                              "fails to answer is not asked again")
@@ -73,12 +87,15 @@ def add_parsers(commands: Any) -> None:
     score = commands.add_parser(
         "score", help="upstream's numbers and corrected ones for a finished evaluation",
         description="Read upstream result folders (run_<i>/results_*.json) or verdict JSONL files; "
-                    "print upstream's table exactly as upstream computes it, then corrected numbers.",
+                    "print upstream's table exactly as upstream computes it, then corrected numbers. "
+                    "Exits 0, or 3 when no rollout completed its evaluation (every one incomplete: "
+                    "the table is printed, with '-' for the undefined rates).",
         epilog="example: eog-core score results/gpt-x/ --tasks tasks/ --k 3",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     score.add_argument("paths", nargs="+", type=Path, help="result folders or verdict .jsonl files")
     score.add_argument("--tasks", type=Path, help="the expected task set (.jsonl rows or a directory of task files)")
-    score.add_argument("--k", type=int, default=None, help="largest k for pass@k (default: the repeats present)")
+    score.add_argument("--k", type=whole_number(1, MAX_K), default=None,
+                       help=f"largest k for pass@k, 1 to {MAX_K} (default: the repeats present)")
     score.add_argument("--json", action="store_true", help="machine output")
     score.add_argument("--upstream-only", action="store_true",
                        help="print only what upstream's compute_score.py prints for the result folder(s), "
@@ -99,7 +116,8 @@ def add_parsers(commands: Any) -> None:
                          help="equivalence margin as a fraction between 0 and 1 (default 0.02 = 2 pp)")
     compare.add_argument("--min-tasks", type=int, default=10,
                          help="fewest paired tasks on which equivalence is judged (default 10)")
-    compare.add_argument("--n-boot", type=int, default=10000)
+    compare.add_argument("--n-boot", type=whole_number(1, MAX_BOOTSTRAP), default=10000,
+                         help=f"bootstrap resamples, 1 to {MAX_BOOTSTRAP:,} (default 10,000)")
     compare.add_argument("--seed", type=int, default=0)
     compare.add_argument("--policy", choices=["strict", "parity"], default=None,
                          help="the outcome compared (default: each side's strict outcome where it "
@@ -207,17 +225,29 @@ def run_score(args: argparse.Namespace) -> int:
         raise explain_nothing_scored(args.paths, skipped)
     summary = corrected_summary(records, expected_tasks=expected, k=args.k)
     summary = attrs.evolve(summary, skipped=tuple(skipped) + tuple(summary.skipped))
+    code = _nothing_completed(summary)
     if args.json:
         emit_json({"upstream": attrs.asdict(upstream) if upstream else None,
                    "corrected": attrs.asdict(summary)})
-        return EXIT_OK
+        return code
     if upstream is not None:
         print("== Upstream's numbers (as compute_score.py computes and prints them) ==")
         print(format_upstream(upstream, color=sys.stdout.isatty()))
         print()
     print("== Corrected numbers ==")
     print(format_corrected(summary))
-    return EXIT_OK
+    return code
+
+
+def _nothing_completed(summary: CorrectedSummary) -> int:
+    """3, with one line on stderr, when no rollout was scored under any policy (all incomplete)."""
+    stats = [s for s in (summary.overall.strict, summary.overall.parity) if s is not None]
+    if any(s.runs_scored for s in stats):
+        return EXIT_OK
+    errored = max((s.runs_errored for s in stats), default=0)
+    print(f"eog-core score: no rollout completed its evaluation ({errored} incomplete): "
+          "nothing could be scored", file=sys.stderr)
+    return EXIT_INPUT
 
 
 def run_compare(args: argparse.Namespace) -> int:

@@ -19,6 +19,7 @@ from eog_core.cli._selection import add_selection_options, selected
 from eog_core.errors import SchemaError
 from eog_core.fleet import missing_seed_files
 from eog_core.tasks import (
+    MISSING_MODE,
     TASK_SUFFIXES,
     Task,
     load_task,
@@ -59,7 +60,8 @@ def add_parsers(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     convert.add_argument("paths", nargs="+", type=Path)
     convert.add_argument("--tools", type=Path, required=True, help="directory of tool snapshots")
-    convert.add_argument("-o", "--output", type=Path, required=True, help="the .jsonl file to write")
+    convert.add_argument("-o", "--output", type=Path, required=True,
+                         help="the .jsonl file to write ('-': standard output)")
     convert.add_argument("--json", action="store_true", help="print a JSON summary")
     add_selection_options(convert)
     convert.set_defaults(handler=run_convert)
@@ -161,7 +163,7 @@ def run_validate(args: argparse.Namespace) -> int:
             continue
         tasks.append(read.item)
         findings += findings_of(read.item, source=read.source, nemo_row=read.nemo_row, snapshots=snapshots)
-    per_group = Counter((t.domain or "?", t.mode or "?") for t in tasks)
+    per_group = Counter((t.domain or "?", t.mode or MISSING_MODE) for t in tasks)
     kinds = Counter(v.verifier_type for t in tasks for v in t.verifiers)
     totals = Counter(f.kind for f in findings)
     rejected = sorted({f.source for f in findings if f.severity == "rejected"})
@@ -195,23 +197,40 @@ def run_validate(args: argparse.Namespace) -> int:
 
 def run_convert(args: argparse.Namespace) -> int:
     snapshots = load_tool_snapshots(args.tools)
-    rows, errors = [], []
+    rows, errors, toolless = [], [], []
     for read in progress(_chosen(list(_each_task(args.paths)), args), "converting"):
         if isinstance(read.item, SchemaError):
             errors.append(read.item)
-        else:
-            rows.append(to_nemo_row(read.item, snapshots))
+            continue
+        row = to_nemo_row(read.item, snapshots)
+        rows.append(row)
+        if not row["responses_create_params"]["tools"]:
+            toolless.append(read.source)
     if errors:
         for error in errors:
             print(f"invalid: {error}", file=sys.stderr)
         print(f"nothing written: {len(errors)} invalid task(s)", file=sys.stderr)
         return EXIT_INPUT
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    with args.output.open("w", encoding="utf-8") as out:
-        for row in rows:
-            out.write(json.dumps(row, ensure_ascii=False) + "\n")
-    if args.json:
-        emit_json({"rows": len(rows), "output": str(args.output)})
+    to_stdout = str(args.output) == "-"
+    if to_stdout:
+        _write_rows(rows, sys.stdout)
     else:
-        print(f"wrote {len(rows)} row(s) to {args.output}")
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        with args.output.open("w", encoding="utf-8") as out:
+            _write_rows(rows, out)
+    where = "standard output" if to_stdout else str(args.output)
+    for source in toolless:  # a domain with no snapshot in --tools: the model would get no tools
+        print(f"warning: {source}: the row has no tools (no snapshot in {args.tools} "
+              "for its gyms, or none of its tools)", file=sys.stderr)
+    if args.json:
+        emit_json({"rows": len(rows), "rows_without_tools": len(toolless), "output": where},
+                  sys.stderr if to_stdout else None)
+    elif not to_stdout:
+        print(f"wrote {len(rows)} row(s) to {where}"
+              + (f", {len(toolless)} without tools" if toolless else ""))
     return EXIT_OK
+
+
+def _write_rows(rows: list[dict[str, Any]], out: TextIO) -> None:
+    for row in rows:
+        out.write(json.dumps(row, ensure_ascii=False) + "\n")

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
-from eog_core._json import JsonInputError, loads_untrusted
+from eog_core._json import JsonInputError, loads_untrusted, unsendable
 from eog_core.errors import (
     ClosedError,
     EogError,
@@ -286,8 +286,10 @@ class TaskSession:
     ) -> ToolResult:
         """Call a tool on the gym that owns it, with that gym's database and context.
 
-        A tool outside the task's set (or arguments that are not a JSON object) is
-        answered here with an ``is_error`` result and never reaches a gym, unless
+        A tool outside the task's set (or arguments that are not a JSON object, or
+        that hold what no JSON text may: nesting past 100 levels, an unpaired
+        surrogate, an integer past the digit limit, whether given as a string or
+        a mapping) is answered here with an ``is_error`` result and never reaches a gym, unless
         the session was started with ``forward_any_tool=True`` (upstream's way).
         Gym failures are recorded in :attr:`trajectory` with their kind, then raised,
         or answered as an ``is_error`` result when the session was started with
@@ -307,6 +309,8 @@ class TaskSession:
             if arguments is not None and not isinstance(arguments, Mapping):
                 return self._answer_locally(name, {}, "Error: arguments must be a JSON object")
         arguments = dict(arguments or ())
+        if (hostile := unsendable(arguments)) is not None:  # as the same content in a string
+            return self._answer_locally(name, {}, f"Error: arguments are not valid JSON ({hostile})")
         tool = self.tools.get(name)
         if tool is not None and tool.gym is not None:
             gym_name = tool.gym

@@ -16,6 +16,7 @@ import socket
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from eog_core.errors import UsageError
 from eog_core.gym import GymDirectory, Janitor, SessionHandle, TaskSession
 from eog_core.tasks import Task, load_task, load_tool_snapshots
 from eog_core.verify import PARITY, STRICT, Policy
@@ -42,7 +43,10 @@ class EogWorker:
         self._replicas = dict(replicas)
         self._seed_root = seed_root
         self._snapshots = load_tool_snapshots(tool_snapshots) if tool_snapshots else None
-        self._policy: Policy = PARITY if policy == "parity" else STRICT
+        policies: dict[str, Policy] = {"strict": STRICT, "parity": PARITY}
+        if policy not in policies:  # "PARITY", "Parity" or a typo must not score STRICT silently
+            raise UsageError(f"policy must be 'strict' or 'parity', not {policy!r}")
+        self._policy = policies[policy]
         self._directory: GymDirectory | None = None
         self._janitor: Janitor | None = None
         self.name = f"{socket.gethostname()}:{os.getpid()}"

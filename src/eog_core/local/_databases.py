@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -31,6 +32,7 @@ class DatabaseStore:
     _pending: set[str] = attrs.field(factory=set, init=False)
     _locks: dict[str, asyncio.Lock] = attrs.field(factory=dict, init=False)
     _running: dict[str, set[threading.Event]] = attrs.field(factory=dict, init=False)
+    _lingering: set[asyncio.Future[Any]] = attrs.field(factory=set, init=False)
 
     def ids(self) -> list[str]:
         return sorted(self._connections)
@@ -72,7 +74,10 @@ class DatabaseStore:
         and ``sqlite3.Error`` for a query SQLite rejects (with ``read_only``,
         any write).
         """
-        async with self.lock(database_id):
+        lock = self.lock(database_id)
+        await lock.acquire()
+        held_by_worker = False
+        try:
             connection = self._connections.get(database_id)
             if connection is None:
                 raise KeyError(database_id)
@@ -83,14 +88,37 @@ class DatabaseStore:
                 execute_guarded, connection, query, read_only=read_only, timeout=deadline_s,
                 cancelled=cancelled, commit=not read_only))
             try:
-                columns, rows = await asyncio.shield(work)
+                done, _ = await asyncio.wait([work], timeout=deadline_s)
             except asyncio.CancelledError:
                 cancelled.set()  # stop the worker, and keep the lock until it has stopped
                 await asyncio.wait([work])
                 raise
             finally:
                 running.discard(cancelled)
+            if not done:
+                # One SQLite call the progress handler cannot interrupt (a huge printf):
+                # answer now; the lock stays with the worker until SQLite lets it go.
+                cancelled.set()
+                held_by_worker = True
+                self._lingering.add(work)
+                work.add_done_callback(self._released_by(lock))
+                raise QueryInterrupted("timeout", deadline_s)
+            columns, rows = work.result()
+        finally:
+            if not held_by_worker:
+                lock.release()
         return [dict(zip(columns, _jsonable_row(row), strict=True)) for row in rows]
+
+    def _released_by(self, lock: asyncio.Lock) -> Callable[[asyncio.Future[Any]], None]:
+        def release(work: asyncio.Future[Any]) -> None:
+            lock.release()
+            self._lingering.discard(work)
+        return release
+
+    async def settle(self) -> None:
+        """Wait for workers still inside SQLite after their query was answered as timed out."""
+        if self._lingering:
+            await asyncio.wait(list(self._lingering))
 
     def running_queries(self) -> int:
         """How many SQL-runner queries are running now."""

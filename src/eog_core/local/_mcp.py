@@ -98,7 +98,7 @@ class McpEndpoint:
     async def handle_post(self, request: web.Request) -> web.StreamResponse:
         try:
             message = json.loads(await request.read())
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):  # nested too deeply to parse
             return _error_response(None, PARSE_ERROR, "Parse error", status=400)
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             return _error_response(None, INVALID_REQUEST, "Invalid Request", status=400)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import sqlite3
 from collections.abc import Awaitable, Callable, Mapping
@@ -32,6 +33,7 @@ from .demo import DEMO_SERVER_NAME, DEMO_SERVER_PORT, build_demo_tools
 __all__ = ["LocalGym", "serve"]
 
 _F = TypeVar("_F", bound=ToolFunction)
+_log = logging.getLogger(__name__)
 _Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 SERVER_VERSION = __version__
@@ -240,6 +242,7 @@ class LocalGym:
         try:
             if runner is not None:
                 await runner.cleanup()
+            await self._databases.settle()
         finally:
             self._endpoint.expire_sessions()
             self._databases.close()
@@ -295,7 +298,13 @@ class LocalGym:
                 return _detail(decision.fail_detail, status=decision.fail_status)
             if decision.drop:
                 return drop_connection(request)
-            return await handler(request)
+            try:
+                return await handler(request)
+            except ConnectionResetError:  # aiohttp's ClientConnectionResetError included
+                # The client went away mid-answer (a cancelled SSE stream): not an error of
+                # the gym. The answer below cannot be sent either; aiohttp drops it quietly.
+                _log.debug("client went away during %s %s", request.method, request.path)
+                return web.Response(status=499, reason="Client Closed Request")
 
         # Seed dumps of real gyms run to tens of megabytes; aiohttp's default cap is 1 MiB.
         app = web.Application(middlewares=[instruments], client_max_size=MAX_BODY_BYTES)
@@ -393,7 +402,7 @@ async def _json_object(
         return {}
     try:
         body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # nested too deeply to parse
         return _detail("Request body must be JSON", status=400)
     if not isinstance(body, dict):
         return _detail("Request body must be a JSON object", status=400)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 __all__ = [
     "mcnemar_exact_p",
     "normal_cdf",
+    "normal_sf",
     "pass_at_k",
     "pass_hat_k",
     "percentile",
@@ -118,8 +119,13 @@ def percentile(sorted_values: Sequence[float], q: float) -> float:
 
 
 def normal_cdf(x: float) -> float:
-    """Standard normal CDF through ``math.erf``."""
-    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+    """Standard normal CDF through ``math.erfc``: accurate far into the lower tail too."""
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
+def normal_sf(x: float) -> float:
+    """Standard normal survival function ``1 - cdf(x)``, without the cancellation (no underflow to 0)."""
+    return 0.5 * math.erfc(x / math.sqrt(2.0))
 
 
 def tost_normal_p_values(difference: float, standard_error: float, margin: float) -> tuple[float, float]:
@@ -133,7 +139,7 @@ def tost_normal_p_values(difference: float, standard_error: float, margin: float
         lower = 0.0 if difference > -margin else 1.0
         upper = 0.0 if difference < margin else 1.0
         return lower, upper
-    lower = 1.0 - normal_cdf((difference + margin) / standard_error)
+    lower = normal_sf((difference + margin) / standard_error)
     upper = normal_cdf((difference - margin) / standard_error)
     return lower, upper
 

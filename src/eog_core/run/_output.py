@@ -65,6 +65,8 @@ class RolloutLog:
     @classmethod
     def open(cls, out_dir: Path, *, model: str | None = None) -> RolloutLog:
         """Read what an earlier run left, drop what must run again, open for appending."""
+        if out_dir.exists() and not out_dir.is_dir():  # mkdir would say only "File exists"
+            raise NotADirectoryError(f"{out_dir} is a file, not a folder for the run's output")
         out_dir.mkdir(parents=True, exist_ok=True)
         path = out_dir / ROLLOUTS_FILE
         raw = path.read_bytes() if path.exists() else b""

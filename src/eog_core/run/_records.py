@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from eog_core.run._loop import AgentRun, iso_time
-from eog_core.tasks import Task
+from eog_core.tasks import MISSING_MODE, Task
 from eog_core.verify import TaskVerdict
 
 __all__ = [
@@ -41,7 +41,7 @@ RolloutKey = tuple[str, str, str, int]
 
 
 def _identity(task: Task) -> tuple[str, str, str]:
-    return (task.mode or "task", task.domain or "unknown", task.task_id or "task")
+    return (task.mode or MISSING_MODE, task.domain or "unknown", task.task_id or "task")
 
 
 def rollout_key(task: Task, repeat: int) -> RolloutKey:

@@ -13,6 +13,7 @@ from eog_core.tasks._dataset import (
 from eog_core.tasks._load import DEFAULT_GYMS, TASK_SUFFIXES, iter_tasks, load_task, load_tasks
 from eog_core.tasks._rows import to_nemo_row
 from eog_core.tasks._schema import (
+    MISSING_MODE,
     AuthConfig,
     DatabaseStateCheck,
     DatabaseStateVerifier,
@@ -37,6 +38,7 @@ from eog_core.tasks._tools import (
 
 __all__ = [
     "DEFAULT_GYMS",
+    "MISSING_MODE",
     "MODES",
     "TASK_SUFFIXES",
     "AuthConfig",

@@ -58,6 +58,8 @@ LEGACY_KEYS = frozenset(
      "temperature", "max_tokens"}
 )
 LEGACY_GYM_NAME = "default_gym"
+#: ``verifier_metadata`` keys a NeMo row carries that are not task keys (derived, ignored on reading).
+NEMO_ONLY_KEYS = frozenset({"tool_to_gym"})
 
 _VERIFIER_CLASSES: dict[str, type[Any]] = {
     "database_state": DatabaseStateVerifier,
@@ -302,7 +304,11 @@ def _nemo_to_upstream(obj: Mapping[str, Any], source: str | None) -> tuple[dict[
     if not isinstance(meta, dict):
         raise SchemaError("expected an object", path="$.verifier_metadata", source=source)
     meta = _strip_private(meta)
-    merged: dict[str, Any] = {k: v for k, v in meta.items() if k in TASK_KEYS | ROW_KEYS}
+    unknown = sorted(set(meta) - TASK_KEYS - ROW_KEYS - LEGACY_KEYS - NEMO_ONLY_KEYS, key=str)
+    if unknown:  # a typo'd "verifers" must not load as a task with no verifiers
+        raise SchemaError(f"unknown key {unknown[0]!r} in verifier_metadata",
+                          path=f"$.verifier_metadata.{unknown[0]}", source=source)
+    merged: dict[str, Any] = {k: v for k, v in meta.items() if k not in NEMO_ONLY_KEYS}
     merged.update(_prompts_from_input(obj.get("responses_create_params"), source))
     if "user_prompt" not in merged:
         raise SchemaError("no user message in responses_create_params.input",

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from eog_core.tasks._schema import Task
+from eog_core.tasks._convert import LEGACY_KEYS
+from eog_core.tasks._schema import MISSING_MODE, Task
 from eog_core.tasks._tools import ToolSet, ToolSnapshot, merge_tools
 
 __all__ = ["to_nemo_row"]
@@ -18,9 +19,16 @@ def to_nemo_row(task: Task, tools: Mapping[str, ToolSnapshot] | ToolSet) -> dict
 
     ``tools`` is a tool snapshot per gym (merged, filtered and restricted for the
     task here) or a :class:`ToolSet` already merged. ``load_task`` reads the row back.
+    A legacy single-gym task (gym given by top-level ``mcp_server_url``,
+    ``database_id``, ``context``...) keeps those keys in ``verifier_metadata``
+    instead of a ``gym_servers_config``, so it reads back as the same task.
     """
     toolset = tools if isinstance(tools, ToolSet) else merge_tools(task, tools)
     upstream = task.to_upstream()
+    if "gym_servers_config" in upstream or not task.gym_servers:
+        gyms: dict[str, Any] = {"gym_servers_config": upstream.get("gym_servers_config", [])}
+    else:
+        gyms = {key: value for key, value in upstream.items() if key in LEGACY_KEYS}
     return {
         "responses_create_params": {
             "input": [{"role": "system", "content": task.system_prompt, "type": "message"},
@@ -28,8 +36,8 @@ def to_nemo_row(task: Task, tools: Mapping[str, ToolSnapshot] | ToolSet) -> dict
             "tools": toolset.responses_tools(),
         },
         "verifier_metadata": {
-            "task_id": task.task_id, "domain": task.domain, "mode": task.mode or "oracle",
-            "gym_servers_config": upstream.get("gym_servers_config", []),
+            "task_id": task.task_id, "domain": task.domain, "mode": task.mode or MISSING_MODE,
+            **gyms,
             "verifiers": upstream.get("verifiers", []),
             "selected_tools": upstream.get("selected_tools"),
             "restricted_tools": upstream.get("restricted_tools"),

@@ -14,6 +14,7 @@ import attrs
 from eog_core._redact import redacted_mapping_repr, redacted_url_repr
 
 __all__ = [
+    "MISSING_MODE",
     "AuthConfig",
     "DatabaseStateCheck",
     "DatabaseStateVerifier",
@@ -26,6 +27,11 @@ __all__ = [
     "UnknownVerifier",
     "Verifier",
 ]
+
+
+#: How every output spells the mode of a task that has none (validate's table,
+#: verdict JSON, NeMo rows, run records): like run records' missing domain.
+MISSING_MODE = "unknown"
 
 
 def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:

@@ -256,7 +256,10 @@ def _read_snapshot(path: Path) -> ToolSnapshot:
 
 
 def load_tool_snapshots(source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> dict[str, ToolSnapshot]:
-    """Load tool snapshots from a directory of ``*.json`` files (or a list of files), by gym name."""
+    """Load tool snapshots from a directory of ``*.json`` files (or a list of files), by gym name.
+
+    Two snapshots of one ``gym_name`` raise :class:`SchemaError` naming both files.
+    """
     if isinstance(source, str | os.PathLike):
         root = Path(source)
         paths = sorted(root.glob("*.json")) if root.is_dir() else [root]
@@ -264,8 +267,17 @@ def load_tool_snapshots(source: str | os.PathLike[str] | Iterable[str | os.PathL
             raise SchemaError("no tool snapshot files (*.json) in directory", source=str(root))
     else:
         paths = [Path(p) for p in source]
-    snapshots = [_read_snapshot(path) for path in paths]
-    return {snap.gym_name: snap for snap in snapshots}
+    by_gym: dict[str, ToolSnapshot] = {}
+    first_file: dict[str, Path] = {}
+    for path in paths:
+        snapshot = _read_snapshot(path)
+        if snapshot.gym_name in by_gym:  # which one is meant cannot be guessed
+            raise SchemaError(f"a second tool snapshot of gym {snapshot.gym_name!r} "
+                              f"(first in {first_file[snapshot.gym_name]})", path="$.gym_name",
+                              source=str(path))
+        by_gym[snapshot.gym_name] = snapshot
+        first_file[snapshot.gym_name] = path
+    return by_gym
 
 
 def merge_tools(task: Task, tools_by_gym: Mapping[str, ToolSnapshot | Sequence[ToolSpec | Mapping[str, Any]]]) -> ToolSet:

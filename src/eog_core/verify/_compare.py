@@ -2,13 +2,15 @@
 
 ``upstream_compare`` is upstream's comparison to the letter (Python operators,
 its details strings, its error texts). ``strict_compare`` corrects it: numbers
-equal their numeric strings (exactly, also past Python's 4,300-digit int
-limit) and full ISO-8601 timestamps compare as instants.
+equal their numeric strings (exactly: decimal and exponent strings as
+``Decimal``, also past Python's 4,300-digit int limit; ASCII digits only) and
+full ISO-8601 timestamps compare as instants.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 import sys
 from datetime import UTC, datetime
@@ -55,7 +57,8 @@ def upstream_compare(actual: Any, expected: Any, comparison_type: Any) -> Compar
         return Comparison(passed=False, details=f"Comparison error: {exc}")
 
 
-_NUMBER = re.compile(r"\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*")
+#: ASCII digits only: ``"１２"`` (fullwidth) or ``"١٢"`` (Arabic-Indic) is text, not 12.
+_NUMBER = re.compile(r"\s*[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?\s*", re.ASCII)
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
 #: The everyday shape, which ``datetime.fromisoformat`` reads as ``isoparse`` does, many
 #: times faster (hour 24, leap seconds and other shapes go to ``isoparse``).
@@ -71,7 +74,8 @@ def _is_number(value: Any) -> bool:
     return kind is not str and isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _as_number(text: str) -> int | float | Decimal | None:
+def _as_number(text: str) -> int | Decimal | None:
+    """A numeric string as an exact number: an ``int``, or a ``Decimal`` for decimal and exponent forms."""
     match = _NUMBER.fullmatch(text)
     if not match:
         return None
@@ -80,8 +84,21 @@ def _as_number(text: str) -> int | float | Decimal | None:
         # digit limit it becomes a Decimal, which compares exactly with ints and floats.
         limit = sys.get_int_max_str_digits()
         return Decimal(text.strip()) if limit and len(match.group(1)) > limit else int(text)
-    number = float(text)
-    return int(number) if number.is_integer() and abs(number) < 2**53 else number
+    return Decimal(text.strip())  # exact: "3.0000000000000001" != 3, "1e400" == 10**400
+
+
+def _against(other: Any, number: int | Decimal) -> int | float | Decimal:
+    """The string's number as compared with ``other``: exact, unless ``other`` is a float.
+
+    A float is already a rounded value, so a decimal string meets it as the
+    nearest float (``0.1 == "0.1"``), except where that float would overflow to
+    infinity or underflow to zero, and the exact value decides.
+    """
+    if type(number) is Decimal and isinstance(other, float):
+        nearest = float(number)
+        if math.isfinite(nearest) and (nearest != 0 or not number):
+            return nearest
+    return number
 
 
 def _text(value: Any) -> str:
@@ -117,10 +134,10 @@ def _coerce(actual: Any, expected: Any) -> tuple[Any, Any]:
     """Bring numeric strings to numbers and timestamp strings to instants, pairwise."""
     if _is_number(actual) and isinstance(expected, str):
         number = _as_number(expected)
-        return (actual, number) if number is not None else (actual, expected)
+        return (actual, _against(actual, number)) if number is not None else (actual, expected)
     if isinstance(actual, str) and _is_number(expected):
         number = _as_number(actual)
-        return (number, expected) if number is not None else (actual, expected)
+        return (_against(expected, number), expected) if number is not None else (actual, expected)
     if isinstance(actual, str) and isinstance(expected, str) and actual != expected:
         left = _as_instant(actual)
         right = _as_instant(expected) if left is not None else None

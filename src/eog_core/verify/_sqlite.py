@@ -23,6 +23,8 @@ __all__ = ["DEFAULT_SQL_TIMEOUT", "SqliteSqlRunner"]
 DEFAULT_SQL_TIMEOUT = 30.0
 
 _TIME_FUNCTIONS = ("date", "time", "datetime", "julianday", "unixepoch", "strftime")
+#: SQL keywords that read the clock, and the function of the pinned moment each becomes.
+_TIME_KEYWORDS = {"current_timestamp": "datetime", "current_date": "date", "current_time": "time"}
 
 
 class _Clock:
@@ -63,12 +65,17 @@ def _pin_now(connection: sqlite3.Connection, clock: _Clock) -> None:
 
     The built-in functions are shadowed by same-named Python functions that
     swap the ``'now'`` argument and delegate to the built-ins of another
-    connection. (``CURRENT_TIMESTAMP`` and friends are keywords and keep the
-    wall clock.)
+    connection. The keywords ``CURRENT_TIMESTAMP``, ``CURRENT_DATE`` and
+    ``CURRENT_TIME`` are SQLite calls of the functions of those names with no
+    arguments, which an application function overrides: they become
+    ``datetime()``, ``date()`` and ``time()`` of the pinned moment.
     """
     for name in _TIME_FUNCTIONS:
         first = 1 if name == "strftime" else 0
         connection.create_function(name, -1, functools.partial(clock.evaluate, name, first),
+                                   deterministic=True)
+    for keyword, function in _TIME_KEYWORDS.items():
+        connection.create_function(keyword, 0, functools.partial(clock.evaluate, function, 0),
                                    deterministic=True)
 
 
@@ -135,6 +142,8 @@ class SqliteSqlRunner:
 
     def _open(self, gym: str, source: str | os.PathLike[str]) -> sqlite3.Connection:
         path = Path(source)
+        if path.is_dir():
+            raise VerificationError(f"database snapshot for gym {gym!r} is a directory, not a SQLite file: {path}")
         if not path.is_file():
             raise VerificationError(f"database snapshot for gym {gym!r} not found: {path}")
         try:

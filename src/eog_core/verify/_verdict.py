@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 import attrs
 
+from eog_core.tasks import MISSING_MODE
+
 __all__ = ["FailureKind", "TaskVerdict", "ToolLatency", "VerifierResult"]
 
 FailureKind = Literal["config_error", "verifier_error", "gym_unreachable", "judge_error", "no_verifiers",
@@ -140,7 +142,8 @@ class TaskVerdict:
         """
         if repeat is None and not detailed and self.policy == "parity":
             return self.upstream_record()
-        head: dict[str, Any] = {"task_id": self.task_id, "domain": self.domain, "mode": self.mode}
+        head: dict[str, Any] = {"task_id": self.task_id, "domain": self.domain,
+                                "mode": self.mode or MISSING_MODE}
         if repeat is not None:
             head["repeat"] = repeat
         latencies = (
@@ -180,7 +183,8 @@ class TaskVerdict:
         """
         counted = [r for r in self.results if r.counted]
         return {
-            "task_id": self.task_id, "domain": self.domain, "mode": self.mode, "repeat": repeat,
+            "task_id": self.task_id, "domain": self.domain, "mode": self.mode or MISSING_MODE,
+            "repeat": repeat,
             "policy": self.policy, "success": self.success, "reward": float(self.reward),
             "pass_rate": float(self.pass_rate), "num_defined": self.num_defined,
             "num_scored": self.num_scored, "num_passed": self.num_passed,
