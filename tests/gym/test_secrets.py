@@ -142,3 +142,30 @@ async def test_url_credentials_never_show(caplog: pytest.LogCaptureFixture) -> N
     assert "***@127.0.0.1" in repr(client)
     leaks = [text for text in [*seen, caplog.text] if SENTINEL in text]
     assert leaks == []
+
+
+async def test_credentials_in_gym_urls_are_masked_in_errors_and_leak_warnings(
+        unused_tcp_port: int, caplog: pytest.LogCaptureFixture) -> None:
+    """#20: the unreachable-replica error joined raw URLs, and the janitor's last leak
+    warning logged one: ``http://alice:s3cr3tPW@...`` shows as ``http://***@...``."""
+    from eog_core.errors import GymUnreachableError
+    from eog_core.gym import Janitor
+
+    url = f"http://alice:s3cr3tPW@127.0.0.1:{unused_tcp_port}"
+    other = f"http://bob:0therPW@127.0.0.1:{unused_tcp_port}/second"
+    directory = GymDirectory({"g": [url, other]}, reprobe_attempts=0, probe_timeout=0.5)
+    async with directory:
+        for replica in directory._table["g"]:
+            directory.mark_down(directory._lease(replica))
+        with pytest.raises(GymUnreachableError) as caught:
+            await directory.acquire("g")
+    assert "s3cr3tPW" not in str(caught.value) and "0therPW" not in str(caught.value)
+    assert "***@" in str(caught.value)
+
+    caplog.set_level(logging.DEBUG)
+    janitor = Janitor(base_delay=0.0)
+    janitor.adopt(gym="g", url=url, database_id="db_1", error="delete failed")
+    leaked = await janitor.aclose()
+    assert [entry.database_id for entry in leaked] == ["db_1"]
+    assert "still leaked" in caplog.text
+    assert "s3cr3tPW" not in caplog.text

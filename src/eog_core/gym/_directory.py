@@ -260,7 +260,8 @@ class GymDirectory:
             healthy += await self._alive(down, auth)
         if not healthy:
             raise GymUnreachableError(
-                f"no healthy replica of gym {gym!r} ({', '.join(r.url for r in candidates)})",
+                f"no healthy replica of gym {gym!r} "
+                f"({', '.join(redact_url(r.url) for r in candidates)})",
                 gym=gym,
             )
         # Probing awaited: another session may have taken a replica to its cap meanwhile.

@@ -265,7 +265,7 @@ class Janitor:
                 "janitor: database %s on %s (%s) is still leaked after %d attempt(s): %s",
                 entry.database_id,
                 entry.gym,
-                entry.url,
+                redact_url(entry.url),
                 entry.attempts,
                 entry.last_error,
             )
