@@ -440,3 +440,21 @@ async def test_an_upstream_file_without_an_evaluated_record_does_not_outlive_a_f
         options=RolloutOptions.build(seed_root=demo_paths().directory, rollout_retries=0))
     assert report.records[0]["failure_kind"] == "model_unreachable"
     assert not upstream.exists()
+
+
+async def test_the_preflight_waits_a_moment_for_a_server_still_starting(
+        unused_tcp_port: int) -> None:
+    """The README's offline try starts `serve-model &` just before `run`: a refused connection
+    is retried for a few seconds before it is called dead."""
+    url = f"http://127.0.0.1:{unused_tcp_port}/v1"
+
+    async def start_late() -> ScriptedModel:
+        await asyncio.sleep(1.0)
+        return await ScriptedModel(port=unused_tcp_port).__aenter__()
+
+    late = asyncio.create_task(start_late())
+    try:
+        async with ModelClient(ModelSettings(model="demo", base_url=url)) as client:
+            assert "listed" in await client.preflight()
+    finally:
+        await (await late).__aexit__()

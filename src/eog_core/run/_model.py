@@ -59,6 +59,9 @@ __all__ = ["ModelClient", "ModelJudge", "ModelReply", "ModelSettings", "retry_af
 log = logging.getLogger("eog_core.run.model")
 
 _RETRY_STATUSES = frozenset({408, 409, 429})
+_STARTING_GRACE = 5.0
+"""Seconds the preflight waits for a refusing endpoint to start listening (a server started
+in the background a moment before the run, as the README's offline try does)."""
 _MAX_RETRY_AFTER = 600.0
 
 
@@ -405,14 +408,24 @@ class ModelClient:
         settings = self.settings
         where = redact_url(settings.base_url)
         timeout = min(10.0, settings.timeout)  # a live server lists its models at once
-        try:
-            answer = await self._exchange("GET", settings.base_url + "/models", seconds=timeout)
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            hung = isinstance(exc, TimeoutError)
-            raise ModelPreflightError(
-                f"no model server answers at {where}: " + (
-                    f"GET /models got no answer in {timeout:g}s" if hung else
-                    f"{type(exc).__name__}: {exc}".rstrip(": "))) from None
+        starting_until = time.monotonic() + _STARTING_GRACE
+        while True:
+            try:
+                answer = await self._exchange("GET", settings.base_url + "/models", seconds=timeout)
+                break
+            except aiohttp.ClientConnectorError:  # refused: maybe a server started a moment ago
+                if time.monotonic() >= starting_until:
+                    exc_text = "nothing accepts connections there"
+                    raise ModelPreflightError(
+                        f"no model server answers at {where}: {exc_text} (waited "
+                        f"{_STARTING_GRACE:g}s)") from None
+                await asyncio.sleep(0.25)
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                hung = isinstance(exc, TimeoutError)
+                raise ModelPreflightError(
+                    f"no model server answers at {where}: " + (
+                        f"GET /models got no answer in {timeout:g}s" if hung else
+                        f"{type(exc).__name__}: {exc}".rstrip(": "))) from None
         if answer.status in (401, 403):
             raise ModelPreflightError(f"{where} refused the API key (HTTP {answer.status}: "
                                       f"{_detail(answer.text)})", status=answer.status)
