@@ -32,8 +32,8 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 # Characters json.dumps(ensure_ascii=False) writes raw that str.splitlines() (and some JSON Lines
 # readers, and JavaScript before ES2019) treat as line ends, and lone surrogates, which no UTF-8
-# text can carry: written as \uXXXX escapes, the line is valid UTF-8 JSON that reads back to the
-# same string.
+# text can carry: written as JSON's six-character \u escapes, the line is valid UTF-8 JSON that
+# reads back to the same string.
 _LINE_UNSAFE = re.compile("[\u0085\u2028\u2029\ud800-\udfff]")
 _DECODER = json.JSONDecoder()
 
@@ -67,6 +67,12 @@ def repair_text(text: str) -> tuple[str, int]:
     if not _LONE_SURROGATE.search(text):
         return text, 0
     return _LONE_SURROGATE.subn("\ufffd", text)
+
+
+def may_hold_lone_surrogates(text: str) -> bool:
+    """Could ``json.loads(text)`` hold a lone surrogate? Only through a ``\\ud800``-style escape
+    (a cheap scan of the text, before any walk of the parsed value)."""
+    return _SURROGATE_ESCAPE.search(text) is not None
 
 
 def repair_tree(value: Any) -> tuple[Any, int]:
@@ -245,7 +251,7 @@ def loads_untrusted(data: str | bytes | bytearray, *, max_depth: int = MAX_DEPTH
         raise JsonInputError(f"integer literal{at} has more than {limit} digits", offset=offset) from None
     if nesting_depth(value, limit=max_depth) > max_depth:
         raise JsonInputError(f"JSON nested deeper than {max_depth} levels")
-    if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
+    if may_hold_lone_surrogates(text) and _has_lone_surrogate(value):
         raise JsonInputError("not UTF-8: a string holds an unpaired surrogate escape (such as "
                              "\\ud800), which no UTF-8 text can carry")
     return value

@@ -31,7 +31,7 @@ from typing import Any
 import aiohttp
 import attrs
 
-from eog_core._json import dumps_utf8, repair_tree
+from eog_core._json import dumps_utf8, may_hold_lone_surrogates, repair_tree
 from eog_core._redact import redact_url
 from eog_core.errors import (
     ContextOverflowError,
@@ -232,8 +232,7 @@ class ModelClient:
         body = conversation.body(settings)
         started = time.time()
         clock = time.perf_counter()
-        answer, attempts = await self._post(conversation.endpoint, body)
-        answer, repaired = repair_tree(answer)
+        answer, attempts, repaired = await self._post(conversation.endpoint, body)
         try:
             parsed = conversation.read(answer, turn)
         except ValueError as exc:
@@ -321,7 +320,9 @@ class ModelClient:
             self._failing_since = since
         return time.monotonic() - self._failing_since >= self.settings.unreachable_after
 
-    async def _post(self, endpoint: str, body: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+    async def _post(self, endpoint: str,
+                    body: Mapping[str, Any]) -> tuple[dict[str, Any], int, int]:
+        """The answer (lone surrogates repaired), the attempts it took, how many were repaired."""
         settings = self.settings
         url = settings.base_url + endpoint
         payload, replaced = dumps_utf8(body)
@@ -355,7 +356,10 @@ class ModelClient:
                     self._answered()
                 if 200 <= status < 300:
                     if isinstance(parsed, dict) and not parsed.get("error"):
-                        return parsed, attempt
+                        if not may_hold_lone_surrogates(answer.text):  # the usual: no walk
+                            return parsed, attempt, 0
+                        repaired, count = repair_tree(parsed)
+                        return repaired, attempt, count
                     reason = f"HTTP {status} with an unreadable body: {answer.text[:200]!r}"
                     give_up = self._transport_failed(time.monotonic())
                 else:
