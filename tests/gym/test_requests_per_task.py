@@ -91,3 +91,46 @@ async def test_eight_requests_per_task_on_fastmcp(
         assert Counter(log.entries) == Counter({k: 4 * n for k, n in ONE_TASK.items()})
         log.clear()
     assert log.entries == [("DELETE", "/mcp", None)]  # the pool closed: the shared session ends
+
+
+@pytest.mark.parametrize("given", ["a directory per rollout", "no directory"])
+async def test_the_readme_example_pays_only_its_useful_requests(given: str) -> None:
+    """#19: the pool (and the shared MCP session and tool list on it) lives from the first
+    acquire until the loop ends, and TaskSession.start without a directory uses the loop's
+    one default: after the first task, no initialize and no tools/list; per task exactly
+    seed + tool calls + verifier queries (strict and parity) + delete."""
+    import attrs
+
+    from eog_core import PARITY, load_task
+    from eog_core.gym import default_directory
+    from eog_core.local import demo_paths, load_demo_trajectory
+
+    paths = demo_paths()
+    steps = load_demo_trajectory()
+    async with LocalGym.demo() as gym:
+        task = load_task(paths.task)
+        task = attrs.evolve(task, gym_servers=tuple(  # the task's own URL is this gym's
+            attrs.evolve(g, url=gym.url) for g in task.gym_servers))
+
+        async def one() -> None:  # the README's embedding example, as written
+            directory = None if given == "no directory" else GymDirectory({gym.name: gym.url})
+            async with TaskSession.start(task, directory=directory,
+                                         seed_root=paths.directory) as session:
+                for step in steps:
+                    result = await session.call_tool(step["name"], step["arguments"])
+                    assert not result.is_error, result.text
+                strict = await session.verify(policy=STRICT)
+                parity = await session.verify(policy=PARITY)
+            assert strict.success and parity.success
+
+        await one()
+        assert (gym.method_counts["initialize"], gym.method_counts["tools/list"]) == (1, 1)
+        gym.reset_counters()
+        for _ in range(3):
+            await one()
+        queries = 3 * 2 * len(task.verifiers)
+        assert gym.method_counts == {"tools/call": 3 * len(steps)}
+        assert gym.request_counts == {"/api/seed-database": 3, "/mcp": 3 * len(steps),
+                                      "/api/sql-runner": queries, "/api/delete-database": 3}
+        await default_directory().aclose()
+        assert gym.database_ids() == []

@@ -119,13 +119,37 @@ async def test_session_per_database_gives_each_task_its_own_session(
         assert gym.session_ids() == []
 
 
-async def test_without_a_held_pool_the_last_task_session_ends_the_shared_session(
+async def test_a_directory_holds_its_pool_from_the_first_acquire_until_aclose(
     gym: LocalGym, task: Task
 ) -> None:
+    """#19: not held with ``async with``, a directory still keeps the shared MCP session
+    between tasks (one initialize for many tasks); ``aclose()`` ends it early."""
     directory = GymDirectory({gym.name: gym.url})
-    async with TaskSession.start(task, directory=directory, seed_root=PATHS.directory):
-        assert len(gym.session_ids()) == 1
+    for _ in range(3):
+        async with TaskSession.start(task, directory=directory, seed_root=PATHS.directory):
+            assert len(gym.session_ids()) == 1
+        assert len(gym.session_ids()) == 1  # still open between tasks
+    assert gym.method_counts["initialize"] == 1
+    await directory.aclose()
     assert gym.session_ids() == []
+    await directory.aclose()  # idempotent
+
+
+async def test_a_directory_s_pool_ends_with_its_event_loop(gym: LocalGym, task: Task) -> None:
+    """Never closed by hand, the pool a directory held closes when its loop ends
+    (``asyncio.run`` closes async generators): the shared MCP session gets its DELETE."""
+
+    async def tasks_on_another_loop() -> None:
+        directory = GymDirectory({gym.name: gym.url})
+        for _ in range(2):
+            async with TaskSession.start(task, directory=directory, seed_root=PATHS.directory):
+                pass
+        assert len(gym.session_ids()) == 1
+
+    await asyncio.to_thread(asyncio.run, tasks_on_another_loop())
+    assert gym.session_ids() == []
+    assert gym.database_ids() == []
+    assert gym.method_counts["initialize"] == 1
 
 
 async def test_tool_list_is_cached_per_replica_until_refreshed(fastmcp: UvicornThread) -> None:

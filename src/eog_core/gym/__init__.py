@@ -1,7 +1,7 @@
 """Talking to gym servers: MCP over Streamable HTTP, the REST database API, SSE."""
 
 from eog_core.gym._client import GymClient, Timeouts, ToolResult, new_database_id, seed_timeout
-from eog_core.gym._directory import GymDirectory, Lease, Replica
+from eog_core.gym._directory import GymDirectory, Lease, Replica, default_directory
 from eog_core.gym._handle import SessionHandle
 from eog_core.gym._headers import (
     AuthConfig,
@@ -59,6 +59,7 @@ __all__ = [
     "auth_headers",
     "connection_pool",
     "context_headers",
+    "default_directory",
     "default_janitor",
     "gym_error_kind",
     "new_database_id",

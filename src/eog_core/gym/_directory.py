@@ -114,6 +114,10 @@ class GymDirectory:
     clock: Callable[[], float] = attrs.field(default=time.monotonic, kw_only=True, repr=False)
     _table: dict[str, list[Replica]] = attrs.field(factory=dict, init=False, repr=False)
     _held: list[Pool] = attrs.field(factory=list, init=False, repr=False)
+    _loop_holds: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Pool] = attrs.field(
+        factory=weakref.WeakKeyDictionary, init=False, repr=False)
+    """Per event loop, the pool lease taken by the first ``acquire()`` there: held until the
+    loop ends (its pool closes with the loop) or :meth:`aclose`."""
     _listed: frozenset[str] = attrs.field(default=frozenset(), init=False, repr=False)
     _probes: dict[tuple[str, str], asyncio.Future[bool]] = attrs.field(
         factory=dict, init=False, repr=False)
@@ -181,10 +185,23 @@ class GymDirectory:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Let go of the connection pool held by ``async with`` (its last holder ends the
-        shared MCP sessions with ``DELETE``). Idempotent."""
+        """Let go of the connection pool, held since the first ``acquire()`` on this event
+        loop or by ``async with`` (its last holder ends the shared MCP sessions with
+        ``DELETE``). Idempotent; a later ``acquire()`` holds it again."""
         while self._held:
             await release_pool(self._held.pop())
+        held = self._loop_holds.pop(asyncio.get_running_loop(), None)
+        if held is not None:
+            await release_pool(held)
+
+    def _hold_pool(self) -> None:
+        """Keep this loop's pool, and the MCP sessions and tool lists shared over it, from
+        the first session until the loop ends: a directory not held with ``async with``
+        still pays one ``initialize`` and one ``tools/list`` per replica, not one per task."""
+        loop = asyncio.get_running_loop()
+        held = self._loop_holds.get(loop)
+        if held is None or held.closed:
+            self._loop_holds[loop] = lease_pool()
 
     def gyms(self) -> dict[str, list[Replica]]:
         """A copy of the table, for reports."""
@@ -231,6 +248,7 @@ class GymDirectory:
 
         ``auth`` (the task's credentials for this gym) goes on the health probes.
         """
+        self._hold_pool()
         replicas = self._replicas_for(gym, fallback)
         if self.return_timeout is not None:
             await self._await_return(gym, replicas)
@@ -285,8 +303,9 @@ class GymDirectory:
                     f"{self.return_timeout:g} s", gym=gym)
             waiter: asyncio.Future[None] = loop.create_future()
             self._returns.setdefault(gym, []).append(waiter)
-            try:
-                await asyncio.wait_for(asyncio.shield(waiter), remaining)
+            try:  # not wait_for: on 3.11 it can drop a cancellation racing the wake-up
+                async with asyncio.timeout(remaining):
+                    await asyncio.shield(waiter)
             except TimeoutError:
                 continue
             finally:
@@ -401,3 +420,20 @@ class GymDirectory:
 def _wake(waiter: asyncio.Future[None]) -> None:
     if not waiter.done():
         waiter.set_result(None)
+
+
+_DEFAULT_DIRECTORIES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, GymDirectory] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def default_directory() -> GymDirectory:
+    """The directory task sessions of the running event loop use when none is given (each
+    task's gyms at the URLs the task names). One per loop, as :func:`default_janitor`: its
+    pool, shared MCP sessions, tool lists and seed bound serve every task of the loop.
+    ``await default_directory().aclose()`` ends them before the loop does."""
+    loop = asyncio.get_running_loop()
+    directory = _DEFAULT_DIRECTORIES.get(loop)
+    if directory is None:
+        directory = _DEFAULT_DIRECTORIES[loop] = GymDirectory()
+    return directory

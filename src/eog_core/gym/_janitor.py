@@ -228,13 +228,18 @@ class Janitor:
 
     async def _run(self) -> None:
         try:
-            while self._pending or any(not session.closed for session in self._sessions.values()):
+            while not self._closing and (
+                self._pending or any(not session.closed for session in self._sessions.values())
+            ):
                 wake = self._wake
                 assert wake is not None
                 wake.clear()
                 await self.sweep()
+                # Not asyncio.wait_for: on Python 3.11 it drops a cancellation that arrives
+                # as the event is set (an adopt just before aclose), and aclose waited forever.
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(wake.wait(), self.interval)
+                    async with asyncio.timeout(self.interval):
+                        await wake.wait()
         finally:  # drop every reference to this event loop once idle
             self._loop_task = None
             self._wake = None

@@ -31,7 +31,7 @@ from eog_core.errors import (
     UsageError,
 )
 from eog_core.gym._client import GymClient, Timeouts, ToolResult, new_database_id
-from eog_core.gym._directory import GymDirectory, Lease
+from eog_core.gym._directory import GymDirectory, Lease, default_directory
 from eog_core.gym._headers import HeaderMode
 from eog_core.gym._janitor import Janitor, default_janitor
 from eog_core.gym._seeding import (
@@ -161,7 +161,7 @@ class TaskSession:
         return SessionStart(
             lambda: cls._open(
                 task,
-                directory=directory or GymDirectory(),
+                directory=directory or default_directory(),
                 seed_root=None if seed_root is None else Path(seed_root),
                 seed_sql=seed_sql or {},
                 tool_snapshots=tool_snapshots,
