@@ -142,3 +142,37 @@ async def test_verdict_and_records_carry_per_tool_latencies(task: Task) -> None:
     reported = verdict.to_dict()["tool_latencies_ms"]
     assert [set(entry) for entry in reported] == [{"tool", "gym", "latency_ms"}] * len(steps)
     assert reported[0]["tool"] == steps[0][0]
+
+
+async def test_one_directory_serves_two_event_loops_with_one_seed_bound(task: Task) -> None:
+    """#20: a directory shared by loops in two threads (as the NeMo Gym server does) keeps
+    one ``max_concurrent_seeds`` per replica across them, and probes a down replica from
+    each loop without "attached to a different loop" errors."""
+    gym = task.gym_servers[0].name
+    async with running(FakeGym(seed_delay=0.05)) as fake:
+        directory = GymDirectory({gym: fake.url}, max_concurrent_seeds=1, probe_after=0.0)
+
+        async def four_tasks() -> None:
+            async def one() -> None:
+                async with await TaskSession.start(task, directory=directory,
+                                                   seed_sql={gym: "-"}):
+                    pass
+            await asyncio.gather(*(one() for _ in range(4)))
+
+        def on_a_loop_of_its_own() -> None:
+            asyncio.run(four_tasks())
+
+        await asyncio.gather(asyncio.to_thread(on_a_loop_of_its_own),
+                             asyncio.to_thread(on_a_loop_of_its_own))
+        assert fake.seeds_received == 8
+        assert fake.max_seeds_in_flight == 1
+        assert fake.seeded == {}
+        stats = replica_stats(directory, gym)
+        assert (stats["seeding"], stats["seeds_waiting"], stats["active"]) == (0, 0, 0)
+        assert stats["lifecycles"] == 8
+
+        directory.mark_down(Lease(gym=gym, url=fake.url))  # both loops now probe it first
+        await asyncio.gather(asyncio.to_thread(on_a_loop_of_its_own),
+                             asyncio.to_thread(on_a_loop_of_its_own))
+        assert fake.seeds_received == 16 and fake.max_seeds_in_flight == 1
+        assert replica_stats(directory, gym)["down"] is False

@@ -18,11 +18,13 @@ asking for a gym whose every replica is out of service waits for one to return.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import logging
 import os
 import random
+import threading
 import time
 import tomllib
 import weakref
@@ -35,7 +37,7 @@ import attrs
 from eog_core._redact import redact_url, redacted_url_repr
 from eog_core.errors import GymUnreachableError, SchemaError, UsageError
 from eog_core.gym._client import GymClient, Timeouts
-from eog_core.gym._seed_slot import SeedSlot
+from eog_core.gym._seed_slot import SeedGate, SeedSlot
 from eog_core.gym._transport import Pool, Transport, lease_pool, release_pool
 from eog_core.tasks import DEFAULT_GYMS, AuthConfig
 
@@ -113,17 +115,24 @@ class GymDirectory:
     transport: Transport | None = attrs.field(default=None, kw_only=True)
     clock: Callable[[], float] = attrs.field(default=time.monotonic, kw_only=True, repr=False)
     _table: dict[str, list[Replica]] = attrs.field(factory=dict, init=False, repr=False)
-    _held: list[Pool] = attrs.field(factory=list, init=False, repr=False)
+    _held: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[Pool]] = attrs.field(
+        factory=weakref.WeakKeyDictionary, init=False, repr=False)
+    """Per event loop, the pools held by ``async with``."""
     _loop_holds: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Pool] = attrs.field(
         factory=weakref.WeakKeyDictionary, init=False, repr=False)
     """Per event loop, the pool lease taken by the first ``acquire()`` there: held until the
     loop ends (its pool closes with the loop) or :meth:`aclose`."""
     _listed: frozenset[str] = attrs.field(default=frozenset(), init=False, repr=False)
-    _probes: dict[tuple[str, str], asyncio.Future[bool]] = attrs.field(
-        factory=dict, init=False, repr=False)
-    _seed_gates: weakref.WeakKeyDictionary[
-        asyncio.AbstractEventLoop, dict[tuple[str, str], asyncio.Semaphore]
+    _probes: weakref.WeakKeyDictionary[
+        asyncio.AbstractEventLoop, dict[tuple[str, str], asyncio.Future[bool]]
     ] = attrs.field(factory=weakref.WeakKeyDictionary, init=False, repr=False)
+    """Per event loop (a future belongs to one), the probe in flight per replica."""
+    _seed_gates: dict[tuple[str, str], SeedGate] = attrs.field(
+        factory=dict, init=False, repr=False)
+    """Per replica, its seed bound: one count for every event loop using the directory."""
+    _lock: threading.Lock = attrs.field(factory=threading.Lock, init=False, repr=False)
+    """Guards the replicas' counters and the tables: a directory may serve several event
+    loops in several threads at once (the NeMo Gym server does)."""
     _returns: dict[str, list[asyncio.Future[None]]] = attrs.field(
         factory=dict, init=False, repr=False)
 
@@ -178,7 +187,9 @@ class GymDirectory:
     async def __aenter__(self) -> GymDirectory:
         """Hold the event loop's connection pool open, and with it the MCP sessions and
         tool lists shared by the task sessions on this directory's replicas, until exit."""
-        self._held.append(lease_pool())
+        pool = lease_pool()
+        with self._lock:
+            self._held.setdefault(asyncio.get_running_loop(), []).append(pool)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -188,9 +199,12 @@ class GymDirectory:
         """Let go of the connection pool, held since the first ``acquire()`` on this event
         loop or by ``async with`` (its last holder ends the shared MCP sessions with
         ``DELETE``). Idempotent; a later ``acquire()`` holds it again."""
-        while self._held:
-            await release_pool(self._held.pop())
-        held = self._loop_holds.pop(asyncio.get_running_loop(), None)
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            pools = self._held.pop(loop, [])
+            held = self._loop_holds.pop(loop, None)
+        while pools:
+            await release_pool(pools.pop())
         if held is not None:
             await release_pool(held)
 
@@ -200,8 +214,12 @@ class GymDirectory:
         still pays one ``initialize`` and one ``tools/list`` per replica, not one per task."""
         loop = asyncio.get_running_loop()
         held = self._loop_holds.get(loop)
-        if held is None or held.closed:
-            self._loop_holds[loop] = lease_pool()
+        if held is not None and not held.closed:
+            return
+        with self._lock:
+            held = self._loop_holds.get(loop)
+            if held is None or held.closed:
+                self._loop_holds[loop] = lease_pool()
 
     def gyms(self) -> dict[str, list[Replica]]:
         """A copy of the table, for reports."""
@@ -232,14 +250,12 @@ class GymDirectory:
     def seed_slot(self, lease: Lease) -> SeedSlot:
         """Hold one of the replica's ``max_concurrent_seeds`` seed slots for an
         ``async with`` block."""
-        loop = asyncio.get_running_loop()
-        gates = self._seed_gates.get(loop)
-        if gates is None:
-            gates = self._seed_gates[loop] = {}
-        gate = gates.get((lease.gym, lease.url))
-        if gate is None:
-            gate = gates[(lease.gym, lease.url)] = asyncio.Semaphore(self.max_concurrent_seeds)
-        return SeedSlot(gate, self._find(lease))
+        with self._lock:
+            gate = self._seed_gates.get((lease.gym, lease.url))
+            if gate is None:
+                gate = self._seed_gates[(lease.gym, lease.url)] = SeedGate(
+                    self.max_concurrent_seeds, self._lock)
+        return SeedSlot(gate, self._find(lease), self._lock)
 
     async def acquire(
         self, gym: str, fallback: str | None = None, *, auth: AuthConfig | None = None
@@ -254,8 +270,10 @@ class GymDirectory:
             await self._await_return(gym, replicas)
         if len(replicas) == 1:  # the usual: one replica, in service
             only = replicas[0]
-            if only.down_since is None and not only.retired and not self._at_cap(only):
-                return self._lease(only)
+            if only.down_since is None:
+                lease = self._lease(only)
+                if lease is not None:
+                    return lease
         candidates = [r for r in replicas if not r.retired and not self._at_cap(r)]
         if not candidates:
             raise GymUnreachableError(
@@ -283,11 +301,12 @@ class GymDirectory:
                 gym=gym,
             )
         # Probing awaited: another session may have taken a replica to its cap meanwhile.
-        healthy = [r for r in healthy if not r.retired and not self._at_cap(r)]
-        if not healthy:
-            raise GymUnreachableError(f"no replica of gym {gym!r} is both healthy and under its "
-                                      "lifecycle cap", gym=gym)
-        return self._lease(min(healthy, key=lambda r: (r.active, r.lifecycles)))
+        for replica in sorted(healthy, key=lambda r: (r.active, r.lifecycles)):
+            lease = self._lease(replica)
+            if lease is not None:
+                return lease
+        raise GymUnreachableError(f"no replica of gym {gym!r} is both healthy and under its "
+                                  "lifecycle cap", gym=gym)
 
     async def _await_return(self, gym: str, replicas: Sequence[Replica]) -> None:
         """Wait (up to ``return_timeout``) while every replica is retired or at its cap:
@@ -295,27 +314,37 @@ class GymDirectory:
         assert self.return_timeout is not None
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.return_timeout
-        while all(r.retired or self._at_cap(r) for r in replicas):
-            remaining = deadline - loop.time()
+        while True:
+            with self._lock:  # checked and queued at once: reset() may run in another thread
+                if not all(r.retired or self._at_cap(r) for r in replicas):
+                    return
+                remaining = deadline - loop.time()
+                waiter: asyncio.Future[None] = loop.create_future()
+                if remaining > 0:
+                    self._returns.setdefault(gym, []).append(waiter)
             if remaining <= 0:
                 raise GymUnreachableError(
                     f"no replica of gym {gym!r} returned to service within "
                     f"{self.return_timeout:g} s", gym=gym)
-            waiter: asyncio.Future[None] = loop.create_future()
-            self._returns.setdefault(gym, []).append(waiter)
             try:  # not wait_for: on 3.11 it can drop a cancellation racing the wake-up
                 async with asyncio.timeout(remaining):
                     await asyncio.shield(waiter)
             except TimeoutError:
                 continue
             finally:
-                waiters = self._returns.get(gym, [])
-                if waiter in waiters:
-                    waiters.remove(waiter)
+                with self._lock:
+                    waiters = self._returns.get(gym, [])
+                    if waiter in waiters:
+                        waiters.remove(waiter)
 
-    def _lease(self, replica: Replica) -> Lease:
-        replica.active += 1
-        replica.lifecycles += 1
+    def _lease(self, replica: Replica) -> Lease | None:
+        """Take the replica for a session unless it is retired or at its cap (checked and
+        counted at once: another thread may be taking the last lifecycle)."""
+        with self._lock:
+            if replica.retired or self._at_cap(replica):
+                return None
+            replica.active += 1
+            replica.lifecycles += 1
         return Lease(gym=replica.gym, url=replica.url)
 
     def _replicas_for(self, gym: str, fallback: str | None) -> list[Replica]:
@@ -330,14 +359,19 @@ class GymDirectory:
                 url=fallback)
         # An unlisted gym is wherever the task says: each task's URL is its own replica.
         url = fallback.rstrip("/")
-        known = self._table.setdefault(gym, [])
-        replica = next((r for r in known if r.url == url), None)
-        if replica is None:
+        with self._lock:
+            known = self._table.setdefault(gym, [])
+            replica = next((r for r in known if r.url == url), None)
+            if replica is None:
+                replica = Replica(gym=gym, url=url)
+                known.append(replica)
+                new = True
+            else:
+                new = False
+        if new:
             log.warning("gym %r is not in the directory: using the URL the task names, %s "
                         "(add the gym to the directory to choose; allow_fallback=False forbids this)",
                         gym, redact_url(url))
-            replica = Replica(gym=gym, url=url)
-            known.append(replica)
         return [replica]
 
     def _at_cap(self, replica: Replica) -> bool:
@@ -348,19 +382,24 @@ class GymDirectory:
         replica = self._find(lease)
         if replica is None:
             return
-        replica.active = max(0, replica.active - 1)
-        # At its cap a replica takes no new session (see acquire); once its last
-        # session is over it is retired and reported, safe to restart.
-        if self._at_cap(replica) and replica.active == 0 and not replica.retired:
-            replica.retired = True
-            if self.on_exhausted is not None:
-                self.on_exhausted(attrs.evolve(replica))
+        with self._lock:
+            replica.active = max(0, replica.active - 1)
+            # At its cap a replica takes no new session (see acquire); once its last
+            # session is over it is retired and reported, safe to restart.
+            exhausted = self._at_cap(replica) and replica.active == 0 and not replica.retired
+            if exhausted:
+                replica.retired = True
+                report = attrs.evolve(replica)
+        if exhausted and self.on_exhausted is not None:
+            self.on_exhausted(report)
 
     def mark_down(self, lease: Lease) -> None:
         """The replica could not be reached; it is probed before being used again."""
         replica = self._find(lease)
-        if replica is not None and replica.down_since is None:
-            replica.down_since = self.clock()
+        if replica is not None:
+            with self._lock:
+                if replica.down_since is None:
+                    replica.down_since = self.clock()
 
     def drain(self, gym: str, url: str) -> bool:
         """Take a replica out of service (its sessions in flight carry on; no new ones):
@@ -368,7 +407,8 @@ class GymDirectory:
         replica = self._find(Lease(gym=gym, url=url.rstrip("/")))
         if replica is None:
             return False
-        replica.retired = True
+        with self._lock:
+            replica.retired = True
         return True
 
     def in_flight(self, gym: str, url: str) -> int:
@@ -381,10 +421,13 @@ class GymDirectory:
         waiting for the gym (``return_timeout``) go on."""
         replica = self._find(Lease(gym=gym, url=url.rstrip("/")))
         if replica is not None:
-            replica.lifecycles, replica.retired, replica.down_since = 0, False, None
-            for waiter in self._returns.pop(gym, []):
+            with self._lock:
+                replica.lifecycles, replica.retired, replica.down_since = 0, False, None
+                waiters = self._returns.pop(gym, [])
+            for waiter in waiters:
                 if not waiter.done():
-                    waiter.get_loop().call_soon_threadsafe(_wake, waiter)
+                    with contextlib.suppress(RuntimeError):  # its loop is closed
+                        waiter.get_loop().call_soon_threadsafe(_wake, waiter)
 
     def _find(self, lease: Lease) -> Replica | None:
         return next((r for r in self._table.get(lease.gym, ()) if r.url == lease.url), None)
@@ -394,27 +437,32 @@ class GymDirectory:
         if not replicas:
             return []
         futures = []
+        with self._lock:
+            probes = self._probes.setdefault(asyncio.get_running_loop(), {})
         for replica in replicas:
             key = (replica.gym, replica.url)
-            probe = self._probes.get(key)
+            probe = probes.get(key)
             if probe is None or probe.done():
-                probe = self._probes[key] = asyncio.ensure_future(self._probe(replica, auth))
-                probe.add_done_callback(functools.partial(self._forget_probe, key))
+                probe = probes[key] = asyncio.ensure_future(self._probe(replica, auth))
+                probe.add_done_callback(functools.partial(_forget_probe, probes, key))
             futures.append(probe)
         answers = await asyncio.gather(*(asyncio.shield(f) for f in futures))
         return [replica for replica, alive in zip(replicas, answers, strict=True) if alive]
-
-    def _forget_probe(self, key: tuple[str, str], probe: asyncio.Future[bool]) -> None:
-        if self._probes.get(key) is probe:
-            del self._probes[key]
 
     async def _probe(self, replica: Replica, auth: AuthConfig | None) -> bool:
         timeouts = Timeouts(connect=self.probe_timeout, admin=self.probe_timeout)
         async with GymClient(replica.url, name=replica.gym, auth=auth, transport=self.transport,
                              timeouts=timeouts, shared_session=True) as client:
             alive = await client.probe()
-        replica.down_since = None if alive else self.clock()
+        with self._lock:
+            replica.down_since = None if alive else self.clock()
         return alive
+
+
+def _forget_probe(probes: dict[tuple[str, str], asyncio.Future[bool]], key: tuple[str, str],
+                  probe: asyncio.Future[bool]) -> None:
+    if probes.get(key) is probe:
+        del probes[key]
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:
