@@ -167,6 +167,7 @@ class McpSession:
         closing = asyncio.ensure_future(self._close(time_limit))
         _ENDING.add(closing)
         closing.add_done_callback(_ENDING.discard)
+        closing.add_done_callback(_retrieve)  # its closer may have been cancelled
         await asyncio.shield(closing)
 
     async def _close(self, time_limit: float) -> None:
@@ -211,7 +212,7 @@ class McpSession:
                 log.debug("gym %s: the server does not end MCP sessions on DELETE", self.gym)
             else:
                 log.info("gym %s: ending the MCP session failed: %s", self.gym, exc)
-        except GymError as exc:
+        except (GymError, ClosedError) as exc:  # ClosedError: the pool closed under it
             log.info("gym %s: ending the MCP session failed: %s", self.gym, exc)
 
     async def _initialize_once(self, *, stale: int | None, time_limit: float) -> None:
