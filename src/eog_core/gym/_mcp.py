@@ -35,6 +35,7 @@ from typing import Any
 import attrs
 from multidict import CIMultiDict, CIMultiDictProxy
 
+from eog_core._mcp_protocol import SUPPORTED_PROTOCOL_VERSIONS, VERSION_HEADER_FROM
 from eog_core._version import __version__
 from eog_core.errors import (
     ClosedError,
@@ -53,14 +54,11 @@ log = logging.getLogger("eog_core.gym")
 
 CLIENT_INFO = {"name": "eog-core", "version": __version__}
 _ACCEPT = "application/json, text/event-stream"
-_VERSION_HEADER_SINCE = "2025-06-18"
 _MERGED_MAX = 1024  # cached header sets per session (a few per task in flight)
 _NO_HEADERS: Mapping[str, str] = {}
 _VERSION = re.compile(r"[0-9A-Za-z._-]{1,32}")
 # The spec allows visible ASCII only (0x21-0x7E); it is sent back as a header.
 _SESSION_ID = re.compile(r"[\x21-\x7e]{1,1024}")
-SUPPORTED_PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-"""The MCP revisions this client speaks (the EOG containers answer 2024-11-05)."""
 
 
 @attrs.define(eq=False)
@@ -412,7 +410,7 @@ class McpSession:
         if session_id is not None:
             headers["mcp-session-id"] = session_id
         version = version or self.negotiated_version
-        if version is not None and version >= _VERSION_HEADER_SINCE:
+        if version is not None and version >= VERSION_HEADER_FROM:
             headers["MCP-Protocol-Version"] = version
         return headers
 
