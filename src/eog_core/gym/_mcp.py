@@ -21,6 +21,10 @@ JSON-RPC ``-32601`` (this client offers no such capability).
 The server's chosen protocol version must be one of
 :data:`SUPPORTED_PROTOCOL_VERSIONS`; otherwise the session is ended and
 :class:`ProtocolVersionError` raised (the spec says the client should disconnect).
+
+This module is the session's state machine; reading JSON-RPC answers and
+replying to the server's requests is :mod:`eog_core.gym._jsonrpc`, what
+``initialize`` sends and accepts :mod:`eog_core.gym._mcp_handshake`.
 """
 
 from __future__ import annotations
@@ -28,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-import re
 from collections.abc import Coroutine, Hashable, Mapping
 from typing import Any
 
@@ -36,29 +39,18 @@ import attrs
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from eog_core._mcp_protocol import SUPPORTED_PROTOCOL_VERSIONS, VERSION_HEADER_FROM
-from eog_core._version import __version__
-from eog_core.errors import (
-    ClosedError,
-    GymError,
-    GymHTTPError,
-    GymProtocolError,
-    GymTimeoutError,
-    JsonRpcError,
-    ProtocolVersionError,
-)
+from eog_core.errors import ClosedError, GymError, GymHTTPError, GymTimeoutError
+from eog_core.gym._jsonrpc import AnswerTo, ServerRequests, pick_answer, result_of, session_gone
+from eog_core.gym._mcp_handshake import INITIALIZED, initialize_request, read_initialize
 from eog_core.gym._transport import HttpRequest, HttpResponse, Transport
 
 __all__ = ["SUPPORTED_PROTOCOL_VERSIONS", "McpSession"]
 
 log = logging.getLogger("eog_core.gym")
 
-CLIENT_INFO = {"name": "eog-core", "version": __version__}
 _ACCEPT = "application/json, text/event-stream"
 _MERGED_MAX = 1024  # cached header sets per session (a few per task in flight)
 _NO_HEADERS: Mapping[str, str] = {}
-_VERSION = re.compile(r"[0-9A-Za-z._-]{1,32}")
-# The spec allows visible ASCII only (0x21-0x7E); it is sent back as a header.
-_SESSION_ID = re.compile(r"[\x21-\x7e]{1,1024}")
 
 
 @attrs.define(eq=False)
@@ -95,7 +87,7 @@ class McpSession:
         factory=dict, init=False, repr=False)
     """Per caller's headers object (by identity): the request's whole headers, built once."""
     """``Accept`` and the session's headers, sent on every request in the session."""
-    _answerer: _ServerRequests | None = attrs.field(default=None, init=False, repr=False)
+    _answerer: ServerRequests | None = attrs.field(default=None, init=False, repr=False)
 
     def request(
         self,
@@ -141,7 +133,7 @@ class McpSession:
     def _raise_unless_gone(self, error: GymHTTPError, sent_with: str | None) -> None:
         """Re-raise ``error`` unless it says the session it was sent in is gone (then
         the caller re-initializes, which a closed session never does)."""
-        if sent_with is None or not _session_gone(error):
+        if sent_with is None or not session_gone(error):
             raise error
         self._check_open()
         log.info("gym %s: MCP session expired (HTTP %s), re-initializing", self.gym, error.status)
@@ -240,59 +232,22 @@ class McpSession:
     async def _shake_hands(self, time_limit: float) -> None:
         self._set_session(None, None)
         self.tools = None  # a new session may be a new server: list its tools again
-        params = {
-            "protocolVersion": self.protocol_version,
-            "capabilities": {},
-            "clientInfo": CLIENT_INFO,
-        }
         request_id = next(self._ids)
         response = await self._post(
-            {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params},
-            {},
-            time_limit=time_limit,
-            idempotent=True,
-            request_id=request_id,
-            session_id=None,
-            version=None,
-        )
-        result = _result_of(_pick(response, request_id, self.gym, self.url), self)
-        if not isinstance(result, dict) or not isinstance(result.get("protocolVersion"), str):
-            raise GymProtocolError(
-                "initialize answered without a protocolVersion", gym=self.gym, url=self.url
-            )
-        session_id = response.headers.get("mcp-session-id")
-        if session_id is not None and not _SESSION_ID.fullmatch(session_id):
-            raise GymProtocolError(
-                f"initialize answered an unusable mcp-session-id {session_id[:80]!r} "
-                "(visible ASCII only)", gym=self.gym, url=self.url)
-        version = result["protocolVersion"]
-        if not _VERSION.fullmatch(version):  # it is sent back as a header on every request
-            if session_id is not None:
-                await self._end(session_id, None, time_limit)
-            raise GymProtocolError(
-                f"initialize answered an unusable protocolVersion {version!r}",
-                gym=self.gym, url=self.url)
-        if version not in SUPPORTED_PROTOCOL_VERSIONS:
-            if session_id is not None:  # disconnect: end what the server opened
-                await self._end(session_id, version, time_limit)
-            raise ProtocolVersionError(
-                f"the gym chose MCP protocol version {version!r}; eog_core speaks "
-                f"{', '.join(SUPPORTED_PROTOCOL_VERSIONS)}",
-                version=version, supported=SUPPORTED_PROTOCOL_VERSIONS,
-                gym=self.gym, url=self.url)
-        self.server_info = result.get("serverInfo")
+            initialize_request(request_id, self.protocol_version), {}, time_limit=time_limit,
+            idempotent=True, request_id=request_id, session_id=None, version=None)
+        opened = read_initialize(response, request_id, self.gym, self.url)
+        session_id, version = opened.session_id, opened.version
+        if opened.refusal is not None:
+            if session_id is not None:  # end what the server opened, then refuse it
+                await self._end(session_id, opened.sendable_version, time_limit)
+            raise opened.refusal
+        self.server_info = opened.server_info
         if session_id is not None:
             self._unconfirmed = (session_id, version)  # ours from now on: close ends it
         try:
-            await self._post(
-                {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                {},
-                time_limit=time_limit,
-                idempotent=True,
-                request_id=None,
-                session_id=session_id,
-                version=version,
-            )
+            await self._post(INITIALIZED, {}, time_limit=time_limit, idempotent=True,
+                             request_id=None, session_id=session_id, version=version)
         except GymError:
             self._unconfirmed = None
             if session_id is not None:
@@ -322,7 +277,7 @@ class McpSession:
         self.session_id, self.negotiated_version = session_id, version
         self._fixed = {"Accept": _ACCEPT, **self._session_headers(session_id, version)}
         self._merged.clear()
-        self._answerer = _ServerRequests(self, session_id, version)
+        self._answerer = self._server_requests(session_id, version)
 
     async def _exchange(
         self,
@@ -347,7 +302,7 @@ class McpSession:
             connect_timeout=self.connect_timeout,
             idempotent=idempotent,
             gym=self.gym,
-            sse_until=_AnswerTo(request_id),
+            sse_until=AnswerTo(request_id),
             on_message=self._answerer,
             deadline=started + time_limit if renew else None,  # retries within the call's bound
         )
@@ -369,8 +324,8 @@ class McpSession:
         body = response.body
         if (not response.is_event_stream and type(body) is dict and body.get("id") == request_id
                 and ("result" in body or "error" in body)):
-            return _result_of(body, self)  # the usual answer: one JSON object
-        return _result_of(_pick(response, request_id, self.gym, self.url), self)
+            return result_of(body, self.gym, self.url)  # the usual answer: one JSON object
+        return result_of(pick_answer(response, request_id, self.gym, self.url), self.gym, self.url)
 
     async def _post(
         self,
@@ -398,8 +353,8 @@ class McpSession:
             connect_timeout=self.connect_timeout,
             idempotent=idempotent,
             gym=self.gym,
-            sse_until=None if request_id is None else _AnswerTo(request_id),
-            on_message=None if request_id is None else _ServerRequests(self, session_id, version),
+            sse_until=None if request_id is None else AnswerTo(request_id),
+            on_message=None if request_id is None else self._server_requests(session_id, version),
         )
         return await self.transport.send(request)
 
@@ -414,6 +369,15 @@ class McpSession:
             headers["MCP-Protocol-Version"] = version
         return headers
 
+    def _server_requests(self, session_id: str | None, version: str | None) -> ServerRequests:
+        """What answers the server's requests in session ``session_id`` (by POST, in it)."""
+
+        async def post(reply: dict[str, Any]) -> HttpResponse:
+            return await self._post(reply, {}, time_limit=self.close_timeout, idempotent=True,
+                                    request_id=None, session_id=session_id, version=version)
+
+        return ServerRequests(post=post, gym=self.gym)
+
 
 _ENDING: set[asyncio.Future[Any]] = set()  # closes kept alive past a cancelled caller
 
@@ -422,95 +386,3 @@ def _retrieve(future: asyncio.Future[None]) -> None:
     """Mark a handshake's failure as seen: its waiters may all have gone."""
     if not future.cancelled():
         future.exception()
-
-
-class _AnswerTo:
-    """True for the JSON-RPC response (result or error) to request ``request_id``
-    (a plain class: one is made per request)."""
-
-    __slots__ = ("request_id",)
-
-    def __init__(self, request_id: int) -> None:
-        self.request_id = request_id
-
-    def __call__(self, message: Any) -> bool:
-        return (
-            isinstance(message, dict)
-            and message.get("id") == self.request_id
-            and ("result" in message or "error" in message)
-        )
-
-
-@attrs.frozen
-class _ServerRequests:
-    """Answers requests the server sends on a response stream (POSTed back, as the spec says).
-
-    ``ping`` gets an empty result; anything else JSON-RPC ``-32601``: this
-    client declares no sampling, elicitation or roots capability. Without an
-    answer a server waiting on one (FastMCP's ``ctx.elicit``) would hang the call.
-    """
-
-    session: McpSession
-    session_id: str | None
-    version: str | None
-
-    async def __call__(self, message: Any) -> None:
-        if not (isinstance(message, dict) and isinstance(message.get("method"), str)
-                and "id" in message and "result" not in message and "error" not in message):
-            return
-        method = message["method"]
-        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
-        if method == "ping":
-            reply["result"] = {}
-        else:
-            reply["error"] = {"code": -32601, "message": f"Method not found: {method}"}
-            log.info("gym %s asked this client for %s: answered -32601", self.session.gym, method)
-        session = self.session
-        try:
-            await session._post(reply, {}, time_limit=session.close_timeout, idempotent=True,
-                                request_id=None, session_id=self.session_id, version=self.version)
-        except GymError as exc:
-            log.info("gym %s: answering its %s request failed: %s", session.gym, method, exc)
-
-
-def _pick(response: HttpResponse, request_id: int, gym: str | None, url: str) -> dict[str, Any]:
-    is_answer = _AnswerTo(request_id)
-    candidates: tuple[Any, ...]
-    if response.is_event_stream:
-        candidates = response.messages
-    elif isinstance(response.body, list):
-        candidates = tuple(response.body)
-    else:
-        candidates = (response.body,)
-    for message in candidates:
-        if is_answer(message):
-            answer: dict[str, Any] = message
-            return answer
-    where = "event stream ended" if response.is_event_stream else "answer arrived"
-    raise GymProtocolError(
-        f"{where} without a JSON-RPC response to request {request_id}", gym=gym, url=url
-    )
-
-
-def _result_of(message: dict[str, Any], session: McpSession) -> Any:
-    error = message.get("error")
-    if error is None:
-        return message.get("result")
-    if not isinstance(error, dict):
-        raise GymProtocolError(
-            f"malformed JSON-RPC error: {error!r}", gym=session.gym, url=session.url
-        )
-    code = error.get("code")
-    raise JsonRpcError(
-        str(error.get("message", "")),
-        code=code if isinstance(code, int) else -32603,
-        data=error.get("data"),
-        gym=session.gym,
-        url=session.url,
-    )
-
-
-def _session_gone(error: GymHTTPError) -> bool:
-    if error.status == 404:
-        return True
-    return error.status == 400 and "session" in error.detail.lower()
