@@ -8,9 +8,9 @@ from pathlib import Path
 import eog_core.gym
 
 GYM = Path(eog_core.gym.__file__).parent
-MCP_MODULES = ["_jsonrpc.py", "_mcp.py", "_mcp_handshake.py"]
+MCP_MODULES = ["_jsonrpc.py", "_mcp.py", "_mcp_handshake.py", "_mcp_stream.py"]
 # Lower first: a module may import only those before it.
-ORDER = ["_jsonrpc", "_mcp_handshake", "_mcp"]
+ORDER = ["_jsonrpc", "_mcp_handshake", "_mcp_stream", "_mcp"]
 
 
 def _gym_imports(path: Path) -> set[str]:

@@ -16,7 +16,10 @@ closed, a session never re-initializes: every request raises
 Requests the server sends on a response stream before its answer (``ping``,
 ``elicitation/create``, ``sampling/createMessage``, ``roots/list``) are
 answered by POST at once: ``ping`` with an empty result, anything else with
-JSON-RPC ``-32601`` (this client offers no such capability).
+JSON-RPC ``-32601`` (this client offers no such capability). Requests sent on
+the standalone ``GET`` stream (related to no request of ours) are answered
+alike only by a session opened with ``listen``; otherwise that stream is never
+opened, and a tool waiting on such a request hangs until its time limit.
 
 The server's chosen protocol version must be one of
 :data:`SUPPORTED_PROTOCOL_VERSIONS`; otherwise the session is ended and
@@ -42,6 +45,7 @@ from eog_core._mcp_protocol import SUPPORTED_PROTOCOL_VERSIONS, VERSION_HEADER_F
 from eog_core.errors import ClosedError, GymError, GymHTTPError, GymTimeoutError
 from eog_core.gym._jsonrpc import AnswerTo, ServerRequests, pick_answer, result_of, session_gone
 from eog_core.gym._mcp_handshake import INITIALIZED, initialize_request, read_initialize
+from eog_core.gym._mcp_stream import ServerStream
 from eog_core.gym._transport import HttpRequest, HttpResponse, Transport
 
 __all__ = ["SUPPORTED_PROTOCOL_VERSIONS", "McpSession"]
@@ -68,6 +72,9 @@ class McpSession:
     connect_timeout: float
     base_headers: Mapping[str, str] = attrs.field(factory=dict, repr=False)
     close_timeout: float = 30.0
+    listen: bool = False
+    """Open the standalone ``GET`` stream after each handshake and answer the server's
+    requests on it (:mod:`eog_core.gym._mcp_stream`)."""
     _handshake: asyncio.Future[None] | None = attrs.field(default=None, init=False, repr=False)
     _unconfirmed: tuple[str, str] | None = attrs.field(default=None, init=False, repr=False)
     """A session the server opened whose ``initialized`` notification has not completed."""
@@ -88,6 +95,7 @@ class McpSession:
     """Per caller's headers object (by identity): the request's whole headers, built once."""
     """``Accept`` and the session's headers, sent on every request in the session."""
     _answerer: ServerRequests | None = attrs.field(default=None, init=False, repr=False)
+    _stream: ServerStream | None = attrs.field(default=None, init=False, repr=False)
 
     def request(
         self,
@@ -256,6 +264,8 @@ class McpSession:
         self._unconfirmed = None
         self._set_session(session_id, version)
         self.initializations += 1
+        if self.listen:
+            await self._listen(session_id, version, time_limit)
 
     def _headers(self, headers: Mapping[str, str]) -> CIMultiDictProxy[str]:
         """``headers`` with the credentials and the session's headers, as aiohttp sends
@@ -274,6 +284,9 @@ class McpSession:
 
     def _set_session(self, session_id: str | None, version: str | None) -> None:
         """The session requests are sent in, with the headers and answerer that go with it."""
+        if self._stream is not None:  # it listened in the session now left
+            self._stream.close()
+            self._stream = None
         self.session_id, self.negotiated_version = session_id, version
         self._fixed = {"Accept": _ACCEPT, **self._session_headers(session_id, version)}
         self._merged.clear()
@@ -327,36 +340,18 @@ class McpSession:
             return result_of(body, self.gym, self.url)  # the usual answer: one JSON object
         return result_of(pick_answer(response, request_id, self.gym, self.url), self.gym, self.url)
 
-    async def _post(
-        self,
-        payload: Mapping[str, Any],
-        headers: Mapping[str, str],
-        *,
-        time_limit: float,
-        idempotent: bool,
-        request_id: int | None,
-        session_id: str | None,
-        version: str | None,
-    ) -> HttpResponse:
-        all_headers = {
-            **self.base_headers,
-            **headers,
-            "Accept": _ACCEPT,
-            **self._session_headers(session_id, version),
-        }
-        request = HttpRequest(
-            method="POST",
-            url=self.url,
-            headers=all_headers,
-            json=payload,
-            timeout=time_limit,
-            connect_timeout=self.connect_timeout,
-            idempotent=idempotent,
-            gym=self.gym,
+    async def _post(self, payload: Mapping[str, Any], headers: Mapping[str, str], *,
+                    time_limit: float, idempotent: bool, request_id: int | None,
+                    session_id: str | None, version: str | None) -> HttpResponse:
+        """One POST outside the open session's fast path (the handshake, replies)."""
+        all_headers = {**self.base_headers, **headers, "Accept": _ACCEPT,
+                       **self._session_headers(session_id, version)}
+        return await self.transport.send(HttpRequest(
+            method="POST", url=self.url, headers=all_headers, json=payload, timeout=time_limit,
+            connect_timeout=self.connect_timeout, idempotent=idempotent, gym=self.gym,
             sse_until=None if request_id is None else AnswerTo(request_id),
             on_message=None if request_id is None else self._server_requests(session_id, version),
-        )
-        return await self.transport.send(request)
+        ))
 
     def _session_headers(
         self, session_id: str | None, version: str | None = None
@@ -368,6 +363,17 @@ class McpSession:
         if version is not None and version >= VERSION_HEADER_FROM:
             headers["MCP-Protocol-Version"] = version
         return headers
+
+    async def _listen(self, session_id: str | None, version: str | None,
+                      time_limit: float) -> None:
+        """Open the standalone stream of the session just initialized (within ``time_limit``)."""
+        stream = self._stream = ServerStream(
+            transport=self.transport, url=self.url, gym=self.gym,
+            headers={**self.base_headers, "Accept": "text/event-stream",
+                     **self._session_headers(session_id, version)},
+            connect_timeout=self.connect_timeout,
+            answer=self._server_requests(session_id, version))
+        await stream.open(time_limit)
 
     def _server_requests(self, session_id: str | None, version: str | None) -> ServerRequests:
         """What answers the server's requests in session ``session_id`` (by POST, in it)."""
