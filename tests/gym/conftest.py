@@ -64,6 +64,12 @@ def build_fastmcp(*, json_response: bool) -> FastMCP:
             metadata=ServerMessageMetadata(related_request_id=ctx.request_id))
         return "pong"
 
+    @server.tool()
+    async def pings_alone(ctx: Context[Any, Any, Any]) -> str:
+        """Ping the client on the standalone GET stream (no related request), then answer."""
+        await ctx.session.send_ping()
+        return "pong"
+
     class Answer(BaseModel):
         answer: str
 
