@@ -9,36 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from eog_core import Task, load_task
+from eog_core import Task
 from eog_core.gym import GymClient, GymDirectory, Janitor, TaskSession
 from eog_core.local import LocalGym, demo_paths
 
+from .conftest import eventually
 from .fake_gym import FakeGym, running
 
 PATHS = demo_paths()
 FIND = ("find_account", {"name": "Harbor Lane"})
-
-
-@pytest.fixture
-async def gym() -> AsyncIterator[LocalGym]:
-    async with LocalGym.demo() as server:
-        yield server
-
-
-@pytest.fixture
-def task() -> Task:
-    return load_task(PATHS.task)
-
-
-async def eventually(condition: Callable[[], bool], limit: float = 10.0) -> None:
-    """Wait until ``condition`` holds (the gym's counters offer no event to wait on)."""
-    async with asyncio.timeout(limit):
-        while not condition():  # noqa: ASYNC110 - bounded by the timeout above
-            await asyncio.sleep(0.005)
 
 
 async def rollout(task: Task, directory: GymDirectory, janitor: Janitor, *, own: bool) -> None:
@@ -73,21 +55,21 @@ async def test_a_pool_close_cancelled_while_it_waits_for_the_handshake_still_end
 
 @pytest.mark.parametrize("own", [False, True], ids=["shared-session", "own-session"])
 async def test_sixty_rollouts_cancelled_twice_at_random_leave_no_session(
-    gym: LocalGym, task: Task, own: bool
+    demo_gym: LocalGym, demo_task: Task, own: bool
 ) -> None:
     """The chaos report's run: sequential rollouts, each cancelled at a random moment and
     again while closing (seeded, so a failure repeats)."""
     chooser = random.Random(20)
-    directory = GymDirectory({gym.name: gym.url})  # not held: each rollout's pool closes with it
+    directory = GymDirectory({demo_gym.name: demo_gym.url})  # not held: each rollout's pool closes with it
     janitor = Janitor(base_delay=0.01, max_delay=0.05, interval=0.01)  # deletes interrupted ones
-    gym.set_latency(0.002)
+    demo_gym.set_latency(0.002)
     for _ in range(60):
-        running = asyncio.ensure_future(rollout(task, directory, janitor, own=own))
+        running = asyncio.ensure_future(rollout(demo_task, directory, janitor, own=own))
         await asyncio.sleep(chooser.uniform(0.0, 0.03))  # a random moment, not a wait
         running.cancel()
         await asyncio.sleep(chooser.uniform(0.0, 0.01))
         running.cancel()
         with pytest.raises(asyncio.CancelledError):
             await running
-    await eventually(lambda: gym.session_ids() == [] and gym.database_ids() == [])
+    await eventually(lambda: demo_gym.session_ids() == [] and demo_gym.database_ids() == [])
     assert await janitor.aclose() == []

@@ -6,23 +6,13 @@ goes to that stream) and LocalGym (which offers no stream: 405).
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
-
 import pytest
 
 from eog_core.errors import GymTimeoutError
 from eog_core.gym import GymClient, Timeouts, _mcp_stream, connection_pool
 from eog_core.local import LocalGym
 
-from .conftest import UvicornThread
-
-
-async def eventually(condition: Callable[[], bool], limit: float = 10.0) -> None:
-    """Wait until ``condition`` holds (the listener's task offers no event to wait on)."""
-    async with asyncio.timeout(limit):
-        while not condition():  # noqa: ASYNC110 - bounded by the timeout above
-            await asyncio.sleep(0.01)
+from .conftest import UvicornThread, eventually
 
 
 @pytest.mark.parametrize("shared", [False, True], ids=["own-session", "shared-session"])
