@@ -28,6 +28,7 @@ async def rollout(task: Task, directory: GymDirectory, janitor: Janitor, *, own:
                                  janitor=janitor, session_per_database=own) as session:
         for _ in range(3):
             await session.call_tool(*FIND)
+        await asyncio.Event().wait()  # the model thinking: the rollout ends only when cancelled
 
 
 async def test_a_pool_close_cancelled_while_it_waits_for_the_handshake_still_ends_it() -> None:
