@@ -41,7 +41,7 @@ def test_one_version_from_the_installed_metadata() -> None:
     from importlib.metadata import version
 
     import eog_core
-    from eog_core.gym._mcp import CLIENT_INFO
+    from eog_core.gym._mcp_handshake import CLIENT_INFO
     from eog_core.local._server import SERVER_VERSION
 
     assert eog_core.__version__ == version("eog-core") == CLIENT_INFO["version"] == SERVER_VERSION

@@ -1,7 +1,9 @@
 """The server side of MCP over Streamable HTTP, shared by the local gym and the gateway.
 
-Error codes, header names, protocol-version negotiation and the JSON and SSE
-framing of JSON-RPC answers: what every MCP endpoint we serve answers alike.
+Error codes, protocol-version negotiation and the JSON and SSE framing of
+JSON-RPC answers: what every MCP endpoint we serve answers alike. The revisions
+and header names, shared with the client, live in :mod:`eog_core._mcp_protocol`
+(re-exported here).
 """
 
 from __future__ import annotations
@@ -11,6 +13,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
+
+from eog_core._mcp_protocol import (
+    LATEST_PROTOCOL_VERSION,
+    PROTOCOL_HEADER,
+    SESSION_HEADER,
+    SUPPORTED_PROTOCOL_VERSIONS,
+    VERSION_HEADER_FROM,
+)
 
 __all__ = [
     "BAD_SESSION",
@@ -31,13 +41,6 @@ __all__ = [
     "rpc_error",
     "sse_event",
 ]
-
-SUPPORTED_PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[-1]
-VERSION_HEADER_FROM = "2025-06-18"  # the first version whose clients send MCP-Protocol-Version
-
-SESSION_HEADER = "mcp-session-id"
-PROTOCOL_HEADER = "mcp-protocol-version"
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600

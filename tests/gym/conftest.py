@@ -1,10 +1,12 @@
-"""Real servers on loopback: the official SDK's FastMCP (SSE and JSON) under uvicorn."""
+"""Real servers on loopback: the official SDK's FastMCP (SSE and JSON) under uvicorn, and
+the demo LocalGym with its task; ``eventually`` waits on what offers no event."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import anyio
@@ -14,6 +16,27 @@ from mcp import types
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import BaseModel
+
+from eog_core import Task, load_task
+from eog_core.local import LocalGym, demo_paths
+
+
+async def eventually(condition: Callable[[], bool], limit: float = 10.0) -> None:
+    """Wait until ``condition`` holds (for peers' counters and tasks that offer no event)."""
+    async with asyncio.timeout(limit):
+        while not condition():  # noqa: ASYNC110 - bounded by the timeout above
+            await asyncio.sleep(0.005)
+
+
+@pytest.fixture
+async def demo_gym() -> AsyncIterator[LocalGym]:
+    async with LocalGym.demo() as server:
+        yield server
+
+
+@pytest.fixture
+def demo_task() -> Task:
+    return load_task(demo_paths().task)
 
 
 def free_port() -> int:
@@ -62,6 +85,12 @@ def build_fastmcp(*, json_response: bool) -> FastMCP:
         await ctx.session.send_request(
             types.ServerRequest(types.PingRequest()), types.EmptyResult,
             metadata=ServerMessageMetadata(related_request_id=ctx.request_id))
+        return "pong"
+
+    @server.tool()
+    async def pings_alone(ctx: Context[Any, Any, Any]) -> str:
+        """Ping the client on the standalone GET stream (no related request), then answer."""
+        await ctx.session.send_ping()
         return "pong"
 
     class Answer(BaseModel):

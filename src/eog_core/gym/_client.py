@@ -71,6 +71,9 @@ class GymClient:
     on this event loop uses, and its cached tool list; closing the client leaves
     that session open, and the connection pool ends it (``DELETE``) when it
     closes. Otherwise the client has its own session, ended when it closes.
+    With ``server_stream=True`` the session also opens MCP's standalone ``GET``
+    stream and answers the server's requests sent there (off by default: without
+    it a tool whose server pings on that stream hangs until ``Timeouts.rpc``).
     """
 
     base_url: str = attrs.field(converter=_normalize_url, repr=redacted_url_repr)
@@ -82,6 +85,7 @@ class GymClient:
     protocol_version: str = attrs.field(default="2025-06-18", kw_only=True)
     header_mode: HeaderMode = attrs.field(default="strict", kw_only=True)
     shared_session: bool = attrs.field(default=False, kw_only=True)
+    server_stream: bool = attrs.field(default=False, kw_only=True)
     _transport: Transport = attrs.field(init=False, repr=False)
     _mcp: McpSession | None = attrs.field(default=None, init=False, repr=False)
     _pool: Pool | None = attrs.field(default=None, init=False, repr=False)
@@ -228,6 +232,7 @@ class GymClient:
             connect_timeout=self.timeouts.connect,
             base_headers=self._auth_headers(),
             close_timeout=self.timeouts.admin,
+            listen=self.server_stream,
         )
 
     def _session(self) -> McpSession:
@@ -248,6 +253,7 @@ class GymClient:
             tuple(sorted(base.items())),
             self.timeouts.connect,
             None if self.transport is None else id(self.transport),
+            self.server_stream,
         )
         found = pool.shared.get(key)
         if isinstance(found, McpSession):

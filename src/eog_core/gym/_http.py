@@ -68,8 +68,9 @@ class HttpRequest:
     :class:`GymTimeoutError`). ``sse_until`` stops reading an event stream at the
     first decoded message for which it returns true; ``on_message`` is awaited
     with each decoded message of an event stream first (to answer the server's
-    own requests). With ``raw_body`` a 2xx body is not decoded at all: the answer
-    carries it in ``raw`` only.
+    own requests); ``on_open`` is called once an event stream's headers arrived,
+    before its first event (a stream held open for the server's messages). With
+    ``raw_body`` a 2xx body is not decoded at all: the answer carries it in ``raw`` only.
     """
 
     method: str
@@ -82,6 +83,7 @@ class HttpRequest:
     gym: str | None = None
     sse_until: Callable[[Any], bool] | None = None
     on_message: Callable[[Any], Awaitable[None]] | None = None
+    on_open: Callable[[], None] | None = None
     raw_body: bool = False
     deadline: float | None = None
 
@@ -217,6 +219,8 @@ async def _read_event_stream(
 ) -> tuple[Any, ...]:
     parser = SseParser()
     messages: list[Any] = []
+    if request.on_open is not None:
+        request.on_open()
     async for chunk in response.content.iter_any():
         for event in parser.feed(chunk):
             if event.event != "message":

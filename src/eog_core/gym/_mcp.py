@@ -16,11 +16,18 @@ closed, a session never re-initializes: every request raises
 Requests the server sends on a response stream before its answer (``ping``,
 ``elicitation/create``, ``sampling/createMessage``, ``roots/list``) are
 answered by POST at once: ``ping`` with an empty result, anything else with
-JSON-RPC ``-32601`` (this client offers no such capability).
+JSON-RPC ``-32601`` (this client offers no such capability). Requests sent on
+the standalone ``GET`` stream (related to no request of ours) are answered
+alike only by a session opened with ``listen``; otherwise that stream is never
+opened, and a tool waiting on such a request hangs until its time limit.
 
 The server's chosen protocol version must be one of
 :data:`SUPPORTED_PROTOCOL_VERSIONS`; otherwise the session is ended and
 :class:`ProtocolVersionError` raised (the spec says the client should disconnect).
+
+This module is the session's state machine; reading JSON-RPC answers and
+replying to the server's requests is :mod:`eog_core.gym._jsonrpc`, what
+``initialize`` sends and accepts :mod:`eog_core.gym._mcp_handshake`.
 """
 
 from __future__ import annotations
@@ -28,39 +35,26 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-import re
 from collections.abc import Coroutine, Hashable, Mapping
 from typing import Any
 
 import attrs
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from eog_core._version import __version__
-from eog_core.errors import (
-    ClosedError,
-    GymError,
-    GymHTTPError,
-    GymProtocolError,
-    GymTimeoutError,
-    JsonRpcError,
-    ProtocolVersionError,
-)
+from eog_core._mcp_protocol import SUPPORTED_PROTOCOL_VERSIONS, VERSION_HEADER_FROM
+from eog_core.errors import ClosedError, GymError, GymHTTPError, GymTimeoutError
+from eog_core.gym._jsonrpc import AnswerTo, ServerRequests, pick_answer, result_of, session_gone
+from eog_core.gym._mcp_handshake import INITIALIZED, initialize_request, read_initialize
+from eog_core.gym._mcp_stream import ServerStream
 from eog_core.gym._transport import HttpRequest, HttpResponse, Transport
 
 __all__ = ["SUPPORTED_PROTOCOL_VERSIONS", "McpSession"]
 
 log = logging.getLogger("eog_core.gym")
 
-CLIENT_INFO = {"name": "eog-core", "version": __version__}
 _ACCEPT = "application/json, text/event-stream"
-_VERSION_HEADER_SINCE = "2025-06-18"
 _MERGED_MAX = 1024  # cached header sets per session (a few per task in flight)
 _NO_HEADERS: Mapping[str, str] = {}
-_VERSION = re.compile(r"[0-9A-Za-z._-]{1,32}")
-# The spec allows visible ASCII only (0x21-0x7E); it is sent back as a header.
-_SESSION_ID = re.compile(r"[\x21-\x7e]{1,1024}")
-SUPPORTED_PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-"""The MCP revisions this client speaks (the EOG containers answer 2024-11-05)."""
 
 
 @attrs.define(eq=False)
@@ -78,6 +72,9 @@ class McpSession:
     connect_timeout: float
     base_headers: Mapping[str, str] = attrs.field(factory=dict, repr=False)
     close_timeout: float = 30.0
+    listen: bool = False
+    """Open the standalone ``GET`` stream after each handshake and answer the server's
+    requests on it (:mod:`eog_core.gym._mcp_stream`)."""
     _handshake: asyncio.Future[None] | None = attrs.field(default=None, init=False, repr=False)
     _unconfirmed: tuple[str, str] | None = attrs.field(default=None, init=False, repr=False)
     """A session the server opened whose ``initialized`` notification has not completed."""
@@ -97,7 +94,8 @@ class McpSession:
         factory=dict, init=False, repr=False)
     """Per caller's headers object (by identity): the request's whole headers, built once."""
     """``Accept`` and the session's headers, sent on every request in the session."""
-    _answerer: _ServerRequests | None = attrs.field(default=None, init=False, repr=False)
+    _answerer: ServerRequests | None = attrs.field(default=None, init=False, repr=False)
+    _stream: ServerStream | None = attrs.field(default=None, init=False, repr=False)
 
     def request(
         self,
@@ -143,7 +141,7 @@ class McpSession:
     def _raise_unless_gone(self, error: GymHTTPError, sent_with: str | None) -> None:
         """Re-raise ``error`` unless it says the session it was sent in is gone (then
         the caller re-initializes, which a closed session never does)."""
-        if sent_with is None or not _session_gone(error):
+        if sent_with is None or not session_gone(error):
             raise error
         self._check_open()
         log.info("gym %s: MCP session expired (HTTP %s), re-initializing", self.gym, error.status)
@@ -167,6 +165,7 @@ class McpSession:
         closing = asyncio.ensure_future(self._close(time_limit))
         _ENDING.add(closing)
         closing.add_done_callback(_ENDING.discard)
+        closing.add_done_callback(_retrieve)  # its closer may have been cancelled
         await asyncio.shield(closing)
 
     async def _close(self, time_limit: float) -> None:
@@ -211,7 +210,7 @@ class McpSession:
                 log.debug("gym %s: the server does not end MCP sessions on DELETE", self.gym)
             else:
                 log.info("gym %s: ending the MCP session failed: %s", self.gym, exc)
-        except GymError as exc:
+        except (GymError, ClosedError) as exc:  # ClosedError: the pool closed under it
             log.info("gym %s: ending the MCP session failed: %s", self.gym, exc)
 
     async def _initialize_once(self, *, stale: int | None, time_limit: float) -> None:
@@ -241,59 +240,22 @@ class McpSession:
     async def _shake_hands(self, time_limit: float) -> None:
         self._set_session(None, None)
         self.tools = None  # a new session may be a new server: list its tools again
-        params = {
-            "protocolVersion": self.protocol_version,
-            "capabilities": {},
-            "clientInfo": CLIENT_INFO,
-        }
         request_id = next(self._ids)
         response = await self._post(
-            {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params},
-            {},
-            time_limit=time_limit,
-            idempotent=True,
-            request_id=request_id,
-            session_id=None,
-            version=None,
-        )
-        result = _result_of(_pick(response, request_id, self.gym, self.url), self)
-        if not isinstance(result, dict) or not isinstance(result.get("protocolVersion"), str):
-            raise GymProtocolError(
-                "initialize answered without a protocolVersion", gym=self.gym, url=self.url
-            )
-        session_id = response.headers.get("mcp-session-id")
-        if session_id is not None and not _SESSION_ID.fullmatch(session_id):
-            raise GymProtocolError(
-                f"initialize answered an unusable mcp-session-id {session_id[:80]!r} "
-                "(visible ASCII only)", gym=self.gym, url=self.url)
-        version = result["protocolVersion"]
-        if not _VERSION.fullmatch(version):  # it is sent back as a header on every request
-            if session_id is not None:
-                await self._end(session_id, None, time_limit)
-            raise GymProtocolError(
-                f"initialize answered an unusable protocolVersion {version!r}",
-                gym=self.gym, url=self.url)
-        if version not in SUPPORTED_PROTOCOL_VERSIONS:
-            if session_id is not None:  # disconnect: end what the server opened
-                await self._end(session_id, version, time_limit)
-            raise ProtocolVersionError(
-                f"the gym chose MCP protocol version {version!r}; eog_core speaks "
-                f"{', '.join(SUPPORTED_PROTOCOL_VERSIONS)}",
-                version=version, supported=SUPPORTED_PROTOCOL_VERSIONS,
-                gym=self.gym, url=self.url)
-        self.server_info = result.get("serverInfo")
+            initialize_request(request_id, self.protocol_version), {}, time_limit=time_limit,
+            idempotent=True, request_id=request_id, session_id=None, version=None)
+        opened = read_initialize(response, request_id, self.gym, self.url)
+        session_id, version = opened.session_id, opened.version
+        if opened.refusal is not None:
+            if session_id is not None:  # end what the server opened, then refuse it
+                await self._end(session_id, opened.sendable_version, time_limit)
+            raise opened.refusal
+        self.server_info = opened.server_info
         if session_id is not None:
             self._unconfirmed = (session_id, version)  # ours from now on: close ends it
         try:
-            await self._post(
-                {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                {},
-                time_limit=time_limit,
-                idempotent=True,
-                request_id=None,
-                session_id=session_id,
-                version=version,
-            )
+            await self._post(INITIALIZED, {}, time_limit=time_limit, idempotent=True,
+                             request_id=None, session_id=session_id, version=version)
         except GymError:
             self._unconfirmed = None
             if session_id is not None:
@@ -302,6 +264,8 @@ class McpSession:
         self._unconfirmed = None
         self._set_session(session_id, version)
         self.initializations += 1
+        if self.listen:
+            await self._listen(session_id, version, time_limit)
 
     def _headers(self, headers: Mapping[str, str]) -> CIMultiDictProxy[str]:
         """``headers`` with the credentials and the session's headers, as aiohttp sends
@@ -320,10 +284,13 @@ class McpSession:
 
     def _set_session(self, session_id: str | None, version: str | None) -> None:
         """The session requests are sent in, with the headers and answerer that go with it."""
+        if self._stream is not None:  # it listened in the session now left
+            self._stream.close()
+            self._stream = None
         self.session_id, self.negotiated_version = session_id, version
         self._fixed = {"Accept": _ACCEPT, **self._session_headers(session_id, version)}
         self._merged.clear()
-        self._answerer = _ServerRequests(self, session_id, version)
+        self._answerer = self._server_requests(session_id, version)
 
     async def _exchange(
         self,
@@ -348,7 +315,7 @@ class McpSession:
             connect_timeout=self.connect_timeout,
             idempotent=idempotent,
             gym=self.gym,
-            sse_until=_AnswerTo(request_id),
+            sse_until=AnswerTo(request_id),
             on_message=self._answerer,
             deadline=started + time_limit if renew else None,  # retries within the call's bound
         )
@@ -370,39 +337,21 @@ class McpSession:
         body = response.body
         if (not response.is_event_stream and type(body) is dict and body.get("id") == request_id
                 and ("result" in body or "error" in body)):
-            return _result_of(body, self)  # the usual answer: one JSON object
-        return _result_of(_pick(response, request_id, self.gym, self.url), self)
+            return result_of(body, self.gym, self.url)  # the usual answer: one JSON object
+        return result_of(pick_answer(response, request_id, self.gym, self.url), self.gym, self.url)
 
-    async def _post(
-        self,
-        payload: Mapping[str, Any],
-        headers: Mapping[str, str],
-        *,
-        time_limit: float,
-        idempotent: bool,
-        request_id: int | None,
-        session_id: str | None,
-        version: str | None,
-    ) -> HttpResponse:
-        all_headers = {
-            **self.base_headers,
-            **headers,
-            "Accept": _ACCEPT,
-            **self._session_headers(session_id, version),
-        }
-        request = HttpRequest(
-            method="POST",
-            url=self.url,
-            headers=all_headers,
-            json=payload,
-            timeout=time_limit,
-            connect_timeout=self.connect_timeout,
-            idempotent=idempotent,
-            gym=self.gym,
-            sse_until=None if request_id is None else _AnswerTo(request_id),
-            on_message=None if request_id is None else _ServerRequests(self, session_id, version),
-        )
-        return await self.transport.send(request)
+    async def _post(self, payload: Mapping[str, Any], headers: Mapping[str, str], *,
+                    time_limit: float, idempotent: bool, request_id: int | None,
+                    session_id: str | None, version: str | None) -> HttpResponse:
+        """One POST outside the open session's fast path (the handshake, replies)."""
+        all_headers = {**self.base_headers, **headers, "Accept": _ACCEPT,
+                       **self._session_headers(session_id, version)}
+        return await self.transport.send(HttpRequest(
+            method="POST", url=self.url, headers=all_headers, json=payload, timeout=time_limit,
+            connect_timeout=self.connect_timeout, idempotent=idempotent, gym=self.gym,
+            sse_until=None if request_id is None else AnswerTo(request_id),
+            on_message=None if request_id is None else self._server_requests(session_id, version),
+        ))
 
     def _session_headers(
         self, session_id: str | None, version: str | None = None
@@ -411,9 +360,29 @@ class McpSession:
         if session_id is not None:
             headers["mcp-session-id"] = session_id
         version = version or self.negotiated_version
-        if version is not None and version >= _VERSION_HEADER_SINCE:
+        if version is not None and version >= VERSION_HEADER_FROM:
             headers["MCP-Protocol-Version"] = version
         return headers
+
+    async def _listen(self, session_id: str | None, version: str | None,
+                      time_limit: float) -> None:
+        """Open the standalone stream of the session just initialized (within ``time_limit``)."""
+        stream = self._stream = ServerStream(
+            transport=self.transport, url=self.url, gym=self.gym,
+            headers={**self.base_headers, "Accept": "text/event-stream",
+                     **self._session_headers(session_id, version)},
+            connect_timeout=self.connect_timeout,
+            answer=self._server_requests(session_id, version))
+        await stream.open(time_limit)
+
+    def _server_requests(self, session_id: str | None, version: str | None) -> ServerRequests:
+        """What answers the server's requests in session ``session_id`` (by POST, in it)."""
+
+        async def post(reply: dict[str, Any]) -> HttpResponse:
+            return await self._post(reply, {}, time_limit=self.close_timeout, idempotent=True,
+                                    request_id=None, session_id=session_id, version=version)
+
+        return ServerRequests(post=post, gym=self.gym)
 
 
 _ENDING: set[asyncio.Future[Any]] = set()  # closes kept alive past a cancelled caller
@@ -423,95 +392,3 @@ def _retrieve(future: asyncio.Future[None]) -> None:
     """Mark a handshake's failure as seen: its waiters may all have gone."""
     if not future.cancelled():
         future.exception()
-
-
-class _AnswerTo:
-    """True for the JSON-RPC response (result or error) to request ``request_id``
-    (a plain class: one is made per request)."""
-
-    __slots__ = ("request_id",)
-
-    def __init__(self, request_id: int) -> None:
-        self.request_id = request_id
-
-    def __call__(self, message: Any) -> bool:
-        return (
-            isinstance(message, dict)
-            and message.get("id") == self.request_id
-            and ("result" in message or "error" in message)
-        )
-
-
-@attrs.frozen
-class _ServerRequests:
-    """Answers requests the server sends on a response stream (POSTed back, as the spec says).
-
-    ``ping`` gets an empty result; anything else JSON-RPC ``-32601``: this
-    client declares no sampling, elicitation or roots capability. Without an
-    answer a server waiting on one (FastMCP's ``ctx.elicit``) would hang the call.
-    """
-
-    session: McpSession
-    session_id: str | None
-    version: str | None
-
-    async def __call__(self, message: Any) -> None:
-        if not (isinstance(message, dict) and isinstance(message.get("method"), str)
-                and "id" in message and "result" not in message and "error" not in message):
-            return
-        method = message["method"]
-        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
-        if method == "ping":
-            reply["result"] = {}
-        else:
-            reply["error"] = {"code": -32601, "message": f"Method not found: {method}"}
-            log.info("gym %s asked this client for %s: answered -32601", self.session.gym, method)
-        session = self.session
-        try:
-            await session._post(reply, {}, time_limit=session.close_timeout, idempotent=True,
-                                request_id=None, session_id=self.session_id, version=self.version)
-        except GymError as exc:
-            log.info("gym %s: answering its %s request failed: %s", session.gym, method, exc)
-
-
-def _pick(response: HttpResponse, request_id: int, gym: str | None, url: str) -> dict[str, Any]:
-    is_answer = _AnswerTo(request_id)
-    candidates: tuple[Any, ...]
-    if response.is_event_stream:
-        candidates = response.messages
-    elif isinstance(response.body, list):
-        candidates = tuple(response.body)
-    else:
-        candidates = (response.body,)
-    for message in candidates:
-        if is_answer(message):
-            answer: dict[str, Any] = message
-            return answer
-    where = "event stream ended" if response.is_event_stream else "answer arrived"
-    raise GymProtocolError(
-        f"{where} without a JSON-RPC response to request {request_id}", gym=gym, url=url
-    )
-
-
-def _result_of(message: dict[str, Any], session: McpSession) -> Any:
-    error = message.get("error")
-    if error is None:
-        return message.get("result")
-    if not isinstance(error, dict):
-        raise GymProtocolError(
-            f"malformed JSON-RPC error: {error!r}", gym=session.gym, url=session.url
-        )
-    code = error.get("code")
-    raise JsonRpcError(
-        str(error.get("message", "")),
-        code=code if isinstance(code, int) else -32603,
-        data=error.get("data"),
-        gym=session.gym,
-        url=session.url,
-    )
-
-
-def _session_gone(error: GymHTTPError) -> bool:
-    if error.status == 404:
-        return True
-    return error.status == 400 and "session" in error.detail.lower()

@@ -155,19 +155,37 @@ async def release_pool(pool: Pool) -> None:
 
 
 async def _close(pool: Pool) -> None:
+    """Close ``pool`` once. The work runs as its own task that the closer awaits
+    shielded: a closer cancelled (and cancelled again) while the shared MCP sessions
+    end returns at once, and the HTTP session still stays open until every one of
+    them has sent its ``DELETE`` (each bounded by its own close timeout)."""
     if pool.closed:
         return
     pool.closed = True
     loop = asyncio.get_running_loop()
     if _POOLS.get(loop) is pool:
         del _POOLS[loop]
+    closing = asyncio.ensure_future(_finish(pool))
+    _CLOSING.add(closing)
+    closing.add_done_callback(_CLOSING.discard)
+    await asyncio.shield(closing)
+
+
+_CLOSING: set[asyncio.Future[None]] = set()  # pool closes kept alive past a cancelled closer
+
+
+async def _finish(pool: Pool) -> None:
+    resources = list(pool.shared.values())
+    pool.shared.clear()
     try:
-        for resource in list(pool.shared.values()):
-            try:
-                await resource.aclose()
-            except Exception:  # one failing resource must not keep the pool open
-                log.exception("closing the connection pool: ending %r failed", resource)
-        pool.shared.clear()
+        ends = [asyncio.ensure_future(resource.aclose()) for resource in resources]
+        if ends:
+            await asyncio.wait(ends)  # together; one failing must not keep the others open
+        for resource, end in zip(resources, ends, strict=True):
+            failure = None if end.cancelled() else end.exception()
+            if failure is not None and isinstance(failure, Exception):
+                log.error("closing the connection pool: ending %r failed", resource,
+                          exc_info=failure)
     finally:
         await pool.session.close()
         keeper, pool.keeper = pool.keeper, None
