@@ -23,12 +23,16 @@ PATHS = demo_paths()
 FIND = ("find_account", {"name": "Harbor Lane"})
 
 
-async def rollout(task: Task, directory: GymDirectory, janitor: Janitor, *, own: bool) -> None:
-    async with TaskSession.start(task, directory=directory, seed_root=PATHS.directory,
-                                 janitor=janitor, session_per_database=own) as session:
-        for _ in range(3):
-            await session.call_tool(*FIND)
-        await asyncio.Event().wait()  # the model thinking: the rollout ends only when cancelled
+async def rollout(task: Task, gym: LocalGym, janitor: Janitor, *, own: bool) -> None:
+    directory = GymDirectory({gym.name: gym.url})  # each rollout's pool closes with it
+    try:
+        async with TaskSession.start(task, directory=directory, seed_root=PATHS.directory,
+                                     janitor=janitor, session_per_database=own) as session:
+            for _ in range(3):
+                await session.call_tool(*FIND)
+            await asyncio.Event().wait()  # the model thinking: ends only when cancelled
+    finally:
+        await directory.aclose()  # a second cancel may land here, in the pool's close
 
 
 async def test_a_pool_close_cancelled_while_it_waits_for_the_handshake_still_ends_it() -> None:
@@ -61,16 +65,16 @@ async def test_sixty_rollouts_cancelled_twice_at_random_leave_no_session(
     """The chaos report's run: sequential rollouts, each cancelled at a random moment and
     again while closing (seeded, so a failure repeats)."""
     chooser = random.Random(20)
-    directory = GymDirectory({demo_gym.name: demo_gym.url})  # not held: each rollout's pool closes with it
     janitor = Janitor(base_delay=0.01, max_delay=0.05, interval=0.01)  # deletes interrupted ones
     demo_gym.set_latency(0.002)
     for _ in range(60):
-        running = asyncio.ensure_future(rollout(demo_task, directory, janitor, own=own))
+        running = asyncio.ensure_future(rollout(demo_task, demo_gym, janitor, own=own))
         await asyncio.sleep(chooser.uniform(0.0, 0.03))  # a random moment, not a wait
         running.cancel()
         await asyncio.sleep(chooser.uniform(0.0, 0.01))
         running.cancel()
         with pytest.raises(asyncio.CancelledError):
             await running
-    await eventually(lambda: demo_gym.session_ids() == [] and demo_gym.database_ids() == [])
+    await eventually(lambda: not janitor.leaked() and demo_gym.session_ids() == []
+                     and demo_gym.database_ids() == [])
     assert await janitor.aclose() == []
