@@ -283,3 +283,14 @@ def test_several_uvicorn_workers_are_refused_at_startup(stack: Stack) -> None:
         server_client=stack.resources.server_client)
     with pytest.raises(UsageError, match="num_workers must be 1, not 2"):
         server.setup_webserver()
+
+
+def test_strict_and_parity_share_one_set_of_verifier_queries(stack: Stack) -> None:
+    """/verify sends each distinct verifier query once for both verdicts (as ``eog-core
+    run`` does; it used to verify twice: 12 SQL queries for the demo task instead of 6)."""
+    queries = {v.validation_config.query for v in load_task(PATHS.task).verifiers}  # type: ignore[union-attr]
+    before = stack.gym.request_counts.get("/api/sql-runner", 0)
+    result = stack.run("solve")
+    assert result["strict_success"] and result["parity_success"]
+    assert result["strict_verdict"]["num_scored"] == 6 and result["parity_verdict"]["num_scored"] == 5
+    assert stack.gym.request_counts["/api/sql-runner"] - before == len(queries)

@@ -48,8 +48,9 @@ from eog_core.gym import GymDirectory, Janitor, TaskSession
 from eog_core.integrations import nemo_gym_failure_kind
 from eog_core.metrics import pass_at_k
 from eog_core.model_view import final_answer, tool_observation
+from eog_core.run import verify_both
 from eog_core.tasks import ToolSnapshot, load_task, load_tool_snapshots
-from eog_core.verify import PARITY, STRICT, JudgeRequest, TaskVerdict
+from eog_core.verify import JudgeRequest, TaskVerdict
 
 __all__ = [
     "EogResourcesServer",
@@ -298,9 +299,8 @@ class EogResourcesServer(SimpleResourcesServer):
         key, _, session = await self._session(request)
         final = final_answer(body.response.model_dump(mode="json"))
         judge = self._judge if self.config.judge_model_server else None
-        try:
-            strict = await session.verify(policy=STRICT, final_response=final, judge=judge)
-            parity = await session.verify(policy=PARITY, final_response=final, judge=judge)
+        try:  # one set of verifier queries for both verdicts, as ``eog-core run`` sends
+            strict, parity = await verify_both(session, final, judge)
         finally:
             await self._close(key)
         response = self._response(body, session, strict, parity)
