@@ -294,3 +294,32 @@ def test_strict_and_parity_share_one_set_of_verifier_queries(stack: Stack) -> No
     assert result["strict_success"] and result["parity_success"]
     assert result["strict_verdict"]["num_scored"] == 6 and result["parity_verdict"]["num_scored"] == 5
     assert stack.gym.request_counts["/api/sql-runner"] - before == len(queries)
+
+
+def test_the_gym_pool_outlives_the_idle_moments_between_rollouts(stack: Stack) -> None:
+    """The server holds its gym directory from first use: rollouts one after another
+    (the server idle in between) reuse one MCP session, no handshake per rollout."""
+    stack.run("solve")
+    handshakes = stack.gym.method_counts.get("initialize", 0)
+    for _ in range(3):
+        stack.run("solve")
+        assert len(stack.gym.session_ids()) >= 1  # held while no rollout is open
+    assert stack.gym.method_counts.get("initialize", 0) == handshakes
+
+
+def test_shutdown_deletes_open_rollouts_and_ends_the_shared_mcp_session(stack: Stack) -> None:
+    """The lifespan holds the directory from start-up; shutdown closes what is open."""
+    server = EogResourcesServer(
+        config=EogResourcesServerConfig(host="127.0.0.1", port=0, entrypoint="", name="shutdown",
+                                        gym_url_pools={stack.gym.name: [stack.gym.url]},
+                                        seed_sql_root=str(PATHS.directory)),
+        server_client=stack.resources.server_client)
+    row = to_nemo_row(load_task(PATHS.task), {stack.gym.name: demo_tool_snapshot()})
+    sessions = set(stack.gym.session_ids())
+    with TestClient(server.setup_webserver()) as client:
+        assert client.post("/seed_session", json=row).status_code == 200
+        step = script("solve")[0]
+        assert json.loads(client.post(f"/{step['name']}", json=step["arguments"]).text)["isError"] is False
+        assert len(stack.gym.database_ids()) == 1
+    assert stack.gym.database_ids() == []  # the rollout left open was deleted at shutdown
+    assert set(stack.gym.session_ids()) == sessions

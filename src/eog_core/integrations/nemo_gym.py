@@ -20,9 +20,10 @@ fails answers 503 (the episode fails and is retried).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any, Literal
 
 from fastapi import FastAPI, HTTPException, Request, Response
@@ -162,6 +163,34 @@ async def _ready(session: TaskSession) -> TaskSession:
     return session
 
 
+class _LoopResources:
+    """The gym directory and janitor of one event loop, held while the server serves on it.
+
+    The directory is entered (``async with`` semantics) when made, so the loop's
+    connection pool and the MCP sessions shared over it live until the server shuts
+    down (or the loop ends), not only while some rollout happens to be open. Each
+    loop has its own: a directory and a janitor run on the loop that made them.
+    """
+
+    def __init__(self, directory: GymDirectory, janitor: Janitor) -> None:
+        self.directory = directory
+        self.janitor = janitor
+
+    @classmethod
+    async def open(cls, gyms: Mapping[str, list[str]], ttl: float) -> _LoopResources:
+        directory = GymDirectory(gyms)
+        await directory.__aenter__()
+        return cls(directory, Janitor(ttl=ttl))
+
+    async def aclose(self) -> None:
+        """Close the sessions still open on this loop (their databases are deleted),
+        then let go of the connection pool."""
+        try:
+            await self.janitor.aclose()
+        finally:
+            await self.directory.aclose()
+
+
 class EogResourcesServer(SimpleResourcesServer):
     """EnterpriseOps-Gym tasks as a NeMo Gym resources server."""
 
@@ -169,8 +198,7 @@ class EogResourcesServer(SimpleResourcesServer):
     _rollouts: dict[str, _Rollout] = PrivateAttr(default_factory=dict)
     _closed: set[str] = PrivateAttr(default_factory=set)
     _verified: dict[str, EogVerifyResponse] = PrivateAttr(default_factory=dict)
-    _janitors: dict[asyncio.AbstractEventLoop, Janitor] = PrivateAttr(default_factory=dict)
-    _directory: GymDirectory | None = PrivateAttr(default=None)
+    _loops: dict[asyncio.AbstractEventLoop, _LoopResources] = PrivateAttr(default_factory=dict)
     _snapshots: dict[str, ToolSnapshot] | None = PrivateAttr(default=None)
 
     def setup_webserver(self) -> FastAPI:
@@ -183,32 +211,57 @@ class EogResourcesServer(SimpleResourcesServer):
         app = super().setup_webserver()
         # After the base routes, which Starlette matches first: /verify stays /verify.
         app.post("/{tool_name}")(self.call_tool)
+        inner = app.router.lifespan_context
+
+        @contextlib.asynccontextmanager
+        async def lifespan(application: FastAPI) -> AsyncIterator[Any]:
+            await self._resources()  # the pool is up before the first rollout arrives
+            try:
+                async with inner(application) as state:
+                    yield state
+            finally:
+                await self.aclose()
+
+        app.router.lifespan_context = lifespan
         return app
+
+    async def aclose(self) -> None:
+        """Shut down on the running loop: close its open rollouts (deleting their
+        databases) and release its gym directory. The server's lifespan calls this."""
+        loop = asyncio.get_running_loop()
+        mine = [self._rollouts.pop(k) for k, r in list(self._rollouts.items()) if r.loop is loop]
+        for rollout in mine:
+            rollout.seeding.cancel()  # a seed in flight cleans up after itself
+        await asyncio.gather(*(r.seeding for r in mine), return_exceptions=True)
+        resources = self._loops.pop(loop, None)
+        if resources is not None:
+            await resources.aclose()
 
     # -- sessions -----------------------------------------------------------
 
-    def _janitor(self) -> Janitor:
-        """One janitor per event loop (it runs on the loop that made it)."""
+    async def _resources(self) -> tuple[GymDirectory, Janitor, dict[str, ToolSnapshot] | None]:
+        """This loop's directory (held from its first use) and janitor, and the snapshots."""
         loop = asyncio.get_running_loop()
-        for other in [lp for lp in self._janitors if lp.is_closed()]:
-            del self._janitors[other]
-        if loop not in self._janitors:
-            self._janitors[loop] = Janitor(ttl=self.config.session_ttl_seconds)
-        return self._janitors[loop]
-
-    def _resources(self) -> tuple[GymDirectory, Janitor, dict[str, ToolSnapshot] | None]:
-        if self._directory is None:
-            self._directory = GymDirectory(self.config.gym_url_pools)
+        for other in [lp for lp in self._loops if lp.is_closed()]:
+            del self._loops[other]  # its pool closed with it
+        resources = self._loops.get(loop)
+        if resources is None:
+            resources = self._loops[loop] = await _LoopResources.open(
+                self.config.gym_url_pools, self.config.session_ttl_seconds)
         if self._snapshots is None and self.config.tool_snapshots:
             self._snapshots = load_tool_snapshots(self.config.tool_snapshots)
-        return self._directory, self._janitor(), self._snapshots
+        return resources.directory, resources.janitor, self._snapshots
+
+    async def _janitor(self) -> Janitor:
+        """The running loop's janitor (sessions run on the loop that made them)."""
+        return (await self._resources())[1]
 
     async def _start(self, row: Mapping[str, Any]) -> TaskSession:
         try:
             task = load_task(dict(row))
         except SchemaError as exc:
             raise HTTPException(status_code=422, detail=f"not an EOG row: {exc}") from exc
-        directory, janitor, snapshots = self._resources()
+        directory, janitor, snapshots = await self._resources()
         try:
             return await TaskSession.start(
                 task, directory=directory, seed_root=self.config.seed_sql_root,
@@ -227,7 +280,7 @@ class EogResourcesServer(SimpleResourcesServer):
         elif episode_id is not None and rollout.episode_id not in (None, episode_id):
             raise HTTPException(status_code=409, detail=f"session {key!r} has another episode")
         try:
-            return await rollout.session(self._janitor())
+            return await rollout.session(await self._janitor())
         except HTTPException:
             self._rollouts.pop(key, None)
             raise
@@ -251,7 +304,7 @@ class EogResourcesServer(SimpleResourcesServer):
         if rollout is None:
             return
         try:
-            session = await rollout.session(self._janitor())
+            session = await rollout.session(await self._janitor())
         except HTTPException:
             return  # a failed seed left nothing behind
         await session.aclose()
@@ -267,7 +320,7 @@ class EogResourcesServer(SimpleResourcesServer):
         rollout = self._rollouts.get(key) if isinstance(key, str) else None
         if key is None or rollout is None:
             raise HTTPException(status_code=400, detail="no seeded session: call /seed_session first")
-        return key, rollout, await rollout.session(self._janitor())
+        return key, rollout, await rollout.session(await self._janitor())
 
     # -- tools --------------------------------------------------------------
 
