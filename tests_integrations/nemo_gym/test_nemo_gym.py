@@ -323,3 +323,11 @@ def test_shutdown_deletes_open_rollouts_and_ends_the_shared_mcp_session(stack: S
         assert len(stack.gym.database_ids()) == 1
     assert stack.gym.database_ids() == []  # the rollout left open was deleted at shutdown
     assert set(stack.gym.session_ids()) == sessions
+
+
+def test_nemo_gym_starts_no_ray_cluster_for_the_server() -> None:
+    """NeMo Gym 0.7 runs ``initialize_ray()`` for a server that does not declare
+    ``ray_enabled`` (and warns that the default will change)."""
+    from nemo_gym.server_utils import _server_uses_ray
+
+    assert _server_uses_ray(EogResourcesServer) is False

@@ -24,7 +24,7 @@ import contextlib
 import math
 from collections import defaultdict
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from fastapi import FastAPI, HTTPException, Request, Response
 from nemo_gym.base_resources_server import (
@@ -193,6 +193,10 @@ class _LoopResources:
 
 class EogResourcesServer(SimpleResourcesServer):
     """EnterpriseOps-Gym tasks as a NeMo Gym resources server."""
+
+    #: NeMo Gym 0.7 starts a Ray cluster for a server unless it declares otherwise: this
+    #: one runs no Ray work (its rollouts are HTTP calls to the gyms).
+    ray_enabled: ClassVar[bool] = False
 
     config: EogResourcesServerConfig
     _rollouts: dict[str, _Rollout] = PrivateAttr(default_factory=dict)
