@@ -331,3 +331,52 @@ def test_nemo_gym_starts_no_ray_cluster_for_the_server() -> None:
     from nemo_gym.server_utils import _server_uses_ray
 
     assert _server_uses_ray(EogResourcesServer) is False
+
+
+def run_requests_per_rollout(gym: LocalGym, tmp_path: Path) -> float:
+    """What ``eog-core run`` (the CLI, concurrency 4) sends the gym per rollout at steady
+    state: two runs of 4 and 12 rollouts, so the one-time costs (handshake, tool
+    listing, the shared session's end) cancel out."""
+    import subprocess
+    import sys
+
+    totals = {}
+    with subprocess.Popen([sys.executable, "-m", "eog_core", "serve-model", "--json", "--port", "0"],
+                          stdout=subprocess.PIPE, text=True) as model:
+        try:
+            assert model.stdout is not None
+            base_url = json.loads(model.stdout.readline())["base_url"]
+            for repeats in (4, 12):
+                before = sum(gym.request_counts.values())
+                done = subprocess.run(
+                    [sys.executable, "-m", "eog_core", "run", str(PATHS.task), "--base-url", base_url,
+                     "--model", "demo", "--gym", f"{gym.name}={gym.url}", "--seed-root",
+                     str(PATHS.directory), "--repeats", str(repeats), "--concurrency", "4",
+                     "--out", str(tmp_path / f"run{repeats}"), "-q"],
+                    capture_output=True, text=True, timeout=300)
+                assert done.returncode == 0, done.stderr
+                totals[repeats] = sum(gym.request_counts.values()) - before
+        finally:
+            model.terminate()
+    return (totals[12] - totals[4]) / 8
+
+
+def test_the_adapter_sends_the_gym_what_eog_core_run_sends(stack: Stack, tmp_path: Path) -> None:
+    """Gym requests per rollout through SimpleAgent at concurrency 4, steady state, counted
+    by the gym: the useful ones (seed, each tool call, each distinct verifier query,
+    delete), as many as ``eog-core run`` makes for the same task (17 for the demo)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    task = load_task(PATHS.task)
+    useful = 1 + len(script("solve")) + len({v.validation_config.query  # type: ignore[union-attr]
+                                             for v in task.verifiers}) + 1
+    assert run_requests_per_rollout(stack.gym, tmp_path) == useful
+    stack.run("solve")  # warm
+    before = sum(stack.gym.request_counts.values())
+    rounds, concurrency = 3, 4
+    with ThreadPoolExecutor(concurrency) as pool:
+        for _ in range(rounds):
+            results = list(pool.map(lambda _: stack.run("solve"), range(concurrency)))
+            assert all(r["reward"] == 1.0 for r in results)
+    assert sum(stack.gym.request_counts.values()) - before == rounds * concurrency * useful
+    assert stack.gym.database_ids() == []
