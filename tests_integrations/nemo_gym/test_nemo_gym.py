@@ -380,3 +380,61 @@ def test_the_adapter_sends_the_gym_what_eog_core_run_sends(stack: Stack, tmp_pat
             assert all(r["reward"] == 1.0 for r in results)
     assert sum(stack.gym.request_counts.values()) - before == rounds * concurrency * useful
     assert stack.gym.database_ids() == []
+
+
+RESPONSE = {"id": "r", "object": "response", "created_at": 0, "model": "m", "output": [],
+            "parallel_tool_calls": False, "tool_choice": "auto", "tools": []}
+
+
+def a_server(stack: Stack, name: str, **options: Any) -> EogResourcesServer:
+    return EogResourcesServer(
+        config=EogResourcesServerConfig(host="127.0.0.1", port=0, entrypoint="", name=name,
+                                        gym_url_pools={stack.gym.name: [stack.gym.url]},
+                                        seed_sql_root=str(PATHS.directory), **options),
+        server_client=stack.resources.server_client)
+
+
+def hand_off_from_a_stopped_loop(stack: Stack) -> None:
+    """Seed on one loop that then stops (and is closed without running again), go on and
+    verify on another."""
+    import asyncio
+
+    import httpx
+
+    server = a_server(stack, "handoff")
+    app = server.setup_webserver()
+    row = to_nemo_row(load_task(PATHS.task), {stack.gym.name: demo_tool_snapshot()})
+
+    async def post(path: str, body: Any, cookies: httpx.Cookies | None = None) -> httpx.Response:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://eog",
+                                     cookies=cookies) as client:
+            return await client.post(path, json=body)
+
+    first, second = asyncio.new_event_loop(), asyncio.new_event_loop()
+    try:
+        seeded = first.run_until_complete(post("/seed_session", row))  # then `first` stops
+        assert seeded.status_code == 200, seeded.text
+        step = script("solve")[0]
+        called = second.run_until_complete(post(f"/{step['name']}", step["arguments"], seeded.cookies))
+        assert json.loads(called.text)["isError"] is False
+        verified = second.run_until_complete(post("/verify", row | {"response": RESPONSE}, seeded.cookies))
+        assert verified.status_code == 200, verified.text
+        assert stack.gym.database_ids() == []
+        second.run_until_complete(server.aclose())
+        second.run_until_complete(second.shutdown_asyncgens())
+    finally:
+        first.close()  # never run again: its pool is left to the garbage collector
+        second.close()
+
+
+def test_a_handoff_from_a_loop_that_stopped_detaches_the_old_session(stack: Stack) -> None:
+    """The old session is detached at once, not by a coroutine scheduled on a loop that
+    never runs again (the session was left registered and the coroutine never awaited)."""
+    import gc
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        hand_off_from_a_stopped_loop(stack)
+        gc.collect()  # the closed loop's leftovers (its unclosed pool warns: expected here)
+    assert [str(w.message) for w in caught if "never awaited" in str(w.message)] == []

@@ -152,8 +152,7 @@ class _Rollout:
             raise HTTPException(status_code=409, detail="the session is still seeding")
         old = self.seeding.result()
         session = await TaskSession.attach(old.handle(), janitor=janitor, tool_errors="result")
-        if not self.loop.is_closed():
-            asyncio.run_coroutine_threadsafe(old.detach(), self.loop)
+        await _hand_off(old, self.loop)
         self.seeding = loop.create_task(_ready(session))
         self.loop = loop
         return session
@@ -161,6 +160,26 @@ class _Rollout:
 
 async def _ready(session: TaskSession) -> TaskSession:
     return session
+
+
+async def _hand_off(old: TaskSession, loop: asyncio.AbstractEventLoop) -> None:
+    """Detach ``old`` (close its clients, keep its databases) on the loop it runs on.
+
+    A loop that no longer runs would never run a detach scheduled there, and the
+    old session would stay registered with that loop's janitor, which would one day
+    close it and delete the databases the new session uses: detach it here instead
+    (detaching sends nothing to the gym).
+    """
+    if old.closed:
+        return
+    if loop.is_running():
+        detach = old.detach()
+        try:
+            asyncio.run_coroutine_threadsafe(detach, loop)
+            return
+        except RuntimeError:  # the loop closed meanwhile
+            detach.close()
+    await old.detach()
 
 
 class _LoopResources:
