@@ -438,3 +438,60 @@ def test_a_handoff_from_a_loop_that_stopped_detaches_the_old_session(stack: Stac
         hand_off_from_a_stopped_loop(stack)
         gc.collect()  # the closed loop's leftovers (its unclosed pool warns: expected here)
     assert [str(w.message) for w in caught if "never awaited" in str(w.message)] == []
+
+
+def test_a_retried_verify_in_fail_mode_answers_503_again(stack: Stack) -> None:
+    """With ``on_infrastructure_failure: fail`` the rollout is closed before the 503; a
+    resent /verify gets the same 503 (it used to answer 400: no seeded session)."""
+    server = a_server(stack, "retry-fail", on_infrastructure_failure="fail")
+    row = to_nemo_row(load_task(PATHS.task), {stack.gym.name: demo_tool_snapshot()})
+    with TestClient(server.setup_webserver()) as client:
+        assert client.post("/seed_session", json=row).status_code == 200
+        stack.gym.drop_next(after_tool_call=True)
+        step = script("solve")[0]
+        assert json.loads(client.post(f"/{step['name']}", json=step["arguments"]).text)["isError"]
+        first = client.post("/verify", json=row | {"response": RESPONSE})
+        again = client.post("/verify", json=row | {"response": RESPONSE})
+    assert first.status_code == again.status_code == 503, again.text
+    assert again.json() == first.json() and "transport_peer_drop" in again.text
+    assert stack.gym.database_ids() == []
+
+
+def test_a_session_the_janitor_closed_is_forgotten(stack: Stack) -> None:
+    """A rollout left idle past ``session_ttl_seconds`` is closed by the janitor; the server
+    then forgets it and answers its calls with one clear 409 (it kept the rollout forever,
+    and a tool call on it raised ClosedError)."""
+    import time
+
+    server = a_server(stack, "ttl", session_ttl_seconds=0.05)
+    row = to_nemo_row(load_task(PATHS.task), {stack.gym.name: demo_tool_snapshot()})
+    with TestClient(server.setup_webserver()) as client:
+        assert client.post("/seed_session", json=row).status_code == 200
+        deadline = time.monotonic() + 30
+        while stack.gym.database_ids() and time.monotonic() < deadline:
+            time.sleep(0.01)  # the janitor reaps within its interval (1 s)
+        assert stack.gym.database_ids() == []
+        step = script("solve")[0]
+        called = client.post(f"/{step['name']}", json=step["arguments"])
+        assert called.status_code == 409 and "idle" in called.text, called.text
+        assert server._rollouts == {}
+
+
+def test_the_closed_sessions_remembered_are_bounded(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Closed keys (never seeded again) and verify answers (for retries) are kept for the
+    newest sessions only: the server's maps do not grow with every rollout."""
+    import eog_core.integrations.nemo_gym as adapter
+
+    monkeypatch.setattr(adapter, "_FINISHED_KEPT", 2)
+    server = a_server(stack, "bounded")
+    row = to_nemo_row(load_task(PATHS.task), {stack.gym.name: demo_tool_snapshot()})
+    with TestClient(server.setup_webserver()) as client:
+        for index in range(4):
+            closed = client.post("/close_session", json={"resources_session_id": f"k{index}",
+                                                         "episode_id": {"rollout_id": "r"}})
+            assert closed.status_code == 200
+        seed = ResourcesSeedSessionRequest(resources_session_id="k3", episode_id=EpisodeId(rollout_id="r"),
+                                           task_id=TaskId(taskset="eog", task_id="t"), task_data=row)
+        refused = client.post("/seed_session", json=seed.model_dump(mode="json"))
+        assert refused.status_code == 409 and "was closed" in refused.text
+    assert list(server._finished) == ["k2", "k3"]

@@ -65,8 +65,9 @@ __all__ = [
 #: Tool-call error kinds that say the gym failed, not the model.
 _INFRASTRUCTURE = frozenset({"gym_unreachable", "gym_timeout", "gym_protocol", "gym_http",
                              "gym_error"})
-#: Verify responses kept for retried verifies (the newest; a retry comes right after).
-_VERIFIED_KEPT = 4096
+#: Finished session keys remembered (the newest): a closed key is not seeded again, and a
+#: retried verify gets the first answer (a retry comes right after).
+_FINISHED_KEPT = 4096
 
 
 class EogResourcesServerConfig(BaseResourcesServerConfig):
@@ -158,6 +159,13 @@ class _Rollout:
         return session
 
 
+    def expired(self) -> bool:
+        """The janitor closed the session (idle past the TTL): the rollout is over."""
+        seeding = self.seeding
+        return (seeding.done() and not seeding.cancelled() and seeding.exception() is None
+                and seeding.result().closed)
+
+
 async def _ready(session: TaskSession) -> TaskSession:
     return session
 
@@ -219,8 +227,9 @@ class EogResourcesServer(SimpleResourcesServer):
 
     config: EogResourcesServerConfig
     _rollouts: dict[str, _Rollout] = PrivateAttr(default_factory=dict)
-    _closed: set[str] = PrivateAttr(default_factory=set)
-    _verified: dict[str, EogVerifyResponse] = PrivateAttr(default_factory=dict)
+    _finished: dict[str, EogVerifyResponse | HTTPException | None] = PrivateAttr(
+        default_factory=dict)
+    """Closed keys (bounded, oldest forgotten first), with their verify answer if any."""
     _loops: dict[asyncio.AbstractEventLoop, _LoopResources] = PrivateAttr(default_factory=dict)
     _snapshots: dict[str, ToolSnapshot] | None = PrivateAttr(default=None)
 
@@ -294,7 +303,8 @@ class EogResourcesServer(SimpleResourcesServer):
 
     async def _seeded(self, key: str, row: Mapping[str, Any], episode_id: str | None) -> TaskSession:
         """Seed once per key: a repeated seed gets the same session, a closed key none."""
-        if key in self._closed:
+        self._forget_expired()
+        if key in self._finished:
             raise HTTPException(status_code=409, detail=f"session {key!r} was closed")
         rollout = self._rollouts.get(key)
         if rollout is None:
@@ -321,8 +331,21 @@ class EogResourcesServer(SimpleResourcesServer):
         session = await self._seeded(key, body.model_dump(), None)
         return EogSeedSessionResponse(databases=dict(session.database_ids))
 
+    def _finish(self, key: str, answer: EogVerifyResponse | HTTPException | None = None) -> None:
+        """Remember ``key`` as closed (and its verify answer, for a retried verify)."""
+        if answer is not None or key not in self._finished:
+            self._finished[key] = answer
+        while len(self._finished) > _FINISHED_KEPT:  # the oldest first (insertion order)
+            del self._finished[next(iter(self._finished))]
+
+    def _forget_expired(self) -> None:
+        """Drop the rollouts whose session the janitor closed (idle past the TTL)."""
+        for key in [k for k, rollout in self._rollouts.items() if rollout.expired()]:
+            del self._rollouts[key]
+            self._finish(key)
+
     async def _close(self, key: str) -> None:
-        self._closed.add(key)
+        self._finish(key)
         rollout = self._rollouts.pop(key, None)
         if rollout is None:
             return
@@ -343,6 +366,11 @@ class EogResourcesServer(SimpleResourcesServer):
         rollout = self._rollouts.get(key) if isinstance(key, str) else None
         if key is None or rollout is None:
             raise HTTPException(status_code=400, detail="no seeded session: call /seed_session first")
+        if rollout.expired():
+            self._forget_expired()
+            raise HTTPException(status_code=409, detail=(
+                f"session {key!r} was closed after {self.config.session_ttl_seconds:g} s idle "
+                "(session_ttl_seconds); its databases are deleted"))
         return key, rollout, await rollout.session(await self._janitor())
 
     # -- tools --------------------------------------------------------------
@@ -370,8 +398,11 @@ class EogResourcesServer(SimpleResourcesServer):
 
     async def verify(self, request: Request, body: EogVerifyRequest) -> EogVerifyResponse:  # type: ignore[override]
         key = request.session.get(SESSION_ID_KEY)
-        if isinstance(key, str) and key in self._verified:  # a retried verify: the
-            return self._verified[key]                      # databases are gone, same answer
+        earlier = self._finished.get(key) if isinstance(key, str) else None
+        if isinstance(earlier, HTTPException):  # a retried verify: the databases are gone,
+            raise HTTPException(status_code=earlier.status_code, detail=earlier.detail)
+        if earlier is not None:                  # so it gets the first answer again
+            return earlier
         key, _, session = await self._session(request)
         final = final_answer(body.response.model_dump(mode="json"))
         judge = self._judge if self.config.judge_model_server else None
@@ -381,11 +412,11 @@ class EogResourcesServer(SimpleResourcesServer):
             await self._close(key)
         response = self._response(body, session, strict, parity)
         if response.mask_sample and self.config.on_infrastructure_failure == "fail":
-            raise HTTPException(status_code=503, detail=f"{response.failure_kind}: "
-                                                        f"{response.failure_reason}")
-        self._verified[key] = response
-        while len(self._verified) > _VERIFIED_KEPT:  # the oldest first (insertion order)
-            del self._verified[next(iter(self._verified))]
+            failed = HTTPException(status_code=503, detail=f"{response.failure_kind}: "
+                                                           f"{response.failure_reason}")
+            self._finish(key, failed)
+            raise failed
+        self._finish(key, response)
         return response
 
     def _response(self, body: EogVerifyRequest, session: TaskSession, strict: TaskVerdict,
