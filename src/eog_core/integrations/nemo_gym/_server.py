@@ -1,66 +1,42 @@
-"""A NeMo Gym resources server for EnterpriseOps-Gym tasks (``eog-core[nemo-gym]``).
-
-``EogResourcesServer`` is a real ``SimpleResourcesServer``: ``/seed_session``
-seeds a :class:`~eog_core.gym.TaskSession` for the row (the legacy cookie-keyed
-body of ``SimpleAgent``, or the ``resources_session_id`` contract of
-Environment Servers: an idempotent seed, no re-seed after close), a catch-all
-``POST /{tool}`` forwards to :meth:`TaskSession.call_tool` and answers what
-upstream's model sees (:func:`eog_core.tool_observation`), ``/verify`` scores
-with both policies and deletes the databases, ``/close_session`` deletes them
-too, and ``/aggregate_metrics`` adds success and verifier pass rates, overall
-and per domain, and pass@k.
-
-A gym failure during a tool call is a tool error for the model and is recorded;
-``verify`` then masks the sample (``mask_sample``, with NeMo Gym's
-``failure_kind``), or with ``on_infrastructure_failure: fail`` answers 503 so
-the episode is retried: an infrastructure failure never scores 0. A seed that
-fails answers 503 (the episode fails and is retried).
-"""
+"""``EogResourcesServer``: the routes, the rollouts' lifecycle, the verify answer."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
-from collections import defaultdict
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from fastapi import FastAPI, HTTPException, Request, Response
 from nemo_gym.base_resources_server import (
-    BaseResourcesServerConfig,
-    BaseSeedSessionRequest,
-    BaseSeedSessionResponse,
-    BaseVerifyRequest,
-    BaseVerifyResponse,
     ResourcesCloseSessionRequest,
     ResourcesCloseSessionResponse,
     ResourcesSeedSessionRequest,
     ResourcesSeedSessionResponse,
     SimpleResourcesServer,
 )
-from nemo_gym.config_types import ModelServerRef
 from nemo_gym.failure_kinds import validate_failure_kind
 from nemo_gym.server_utils import SESSION_ID_KEY, get_response_json, raise_for_status
-from pydantic import ConfigDict, Field, PrivateAttr
+from pydantic import PrivateAttr
 
 from eog_core.errors import EogError, SchemaError, SeedError, UsageError
 from eog_core.gym import GymDirectory, Janitor, TaskSession
 from eog_core.integrations import nemo_gym_failure_kind
-from eog_core.metrics import pass_at_k
+from eog_core.integrations.nemo_gym._metrics import aggregate_rollouts
+from eog_core.integrations.nemo_gym._rollouts import LoopResources, Rollout
+from eog_core.integrations.nemo_gym._schema import (
+    EogResourcesServerConfig,
+    EogSeedSessionRequest,
+    EogSeedSessionResponse,
+    EogVerifyRequest,
+    EogVerifyResponse,
+)
 from eog_core.model_view import final_answer, tool_observation
 from eog_core.run import verify_both
 from eog_core.tasks import ToolSnapshot, load_task, load_tool_snapshots
 from eog_core.verify import JudgeRequest, TaskVerdict
 
-__all__ = [
-    "EogResourcesServer",
-    "EogResourcesServerConfig",
-    "EogSeedSessionRequest",
-    "EogSeedSessionResponse",
-    "EogVerifyRequest",
-    "EogVerifyResponse",
-]
+__all__ = ["EogResourcesServer"]
 
 #: Tool-call error kinds that say the gym failed, not the model.
 _INFRASTRUCTURE = frozenset({"gym_unreachable", "gym_timeout", "gym_protocol", "gym_http",
@@ -68,155 +44,6 @@ _INFRASTRUCTURE = frozenset({"gym_unreachable", "gym_timeout", "gym_protocol", "
 #: Finished session keys remembered (the newest): a closed key is not seeded again, and a
 #: retried verify gets the first answer (a retry comes right after).
 _FINISHED_KEPT = 4096
-
-
-class EogResourcesServerConfig(BaseResourcesServerConfig):
-    """Where the gyms are, how to seed them, and how to reward a rollout."""
-
-    gym_url_pools: dict[str, list[str]] = Field(default_factory=dict)
-    """Gym name -> replica base URLs; each rollout is pinned to one (a :class:`GymDirectory`).
-    Gyms not listed use the URL their task names."""
-    seed_sql_root: str | None = None
-    """Folder holding the tasks' ``seed_database_file`` paths (where gym_dbs.zip was unzipped)."""
-    tool_snapshots: str | None = None
-    """A folder of tool snapshot files (``eog-data/tools``); unset: list tools live."""
-    reward_policy: Literal["strict", "parity"] = "strict"
-    """Which verdict gives the reward: strict counts every verifier, parity is upstream's."""
-    fractional_reward: bool = False
-    """Reward the verifier pass rate instead of all-pass (0 or 1)."""
-    on_infrastructure_failure: Literal["mask", "fail"] = "mask"
-    """A gym failure in the rollout: ``mask`` the sample, or ``fail`` verify (503) for a retry."""
-    session_ttl_seconds: float = 3600.0
-    """Sessions idle this long are closed and their databases deleted (killed rollouts)."""
-    judge_model_server: ModelServerRef | None = None
-    """Model server that judges ``response_check`` verifiers (none: they fail as judge errors)."""
-    judge_responses_create_params: dict[str, Any] = Field(default_factory=dict)
-
-
-class EogSeedSessionRequest(BaseSeedSessionRequest):
-    """The legacy seed body: the dataset row (``to_nemo_row``) as ``SimpleAgent`` posts it."""
-
-    model_config = ConfigDict(extra="allow")
-    verifier_metadata: dict[str, Any]
-
-
-class EogSeedSessionResponse(BaseSeedSessionResponse):
-    databases: dict[str, str] = Field(default_factory=dict)
-
-
-class EogVerifyRequest(BaseVerifyRequest):
-    model_config = ConfigDict(extra="allow")
-
-
-class EogVerifyResponse(BaseVerifyResponse):
-    """The reward with both verdicts; flat numbers so aggregate metrics can average them."""
-
-    model_config = ConfigDict(extra="allow")
-    task_id: str | None = None
-    domain: str | None = None
-    success: bool
-    verifier_pass_rate: float
-    evaluation_completed: bool
-    strict_success: bool
-    strict_pass_rate: float
-    parity_success: bool
-    parity_pass_rate: float
-    num_verifiers_defined: int
-    num_verifiers_scored: int
-    num_tool_calls: int
-    num_tool_errors: int
-    verification_results: dict[str, Any] = Field(default_factory=dict)
-    strict_verdict: dict[str, Any] = Field(default_factory=dict)
-    parity_verdict: dict[str, Any] = Field(default_factory=dict)
-    tool_latencies_ms: list[dict[str, Any]] = Field(default_factory=list)
-
-
-class _Rollout:
-    """One seeded (or seeding) rollout, keyed by cookie session id or resources_session_id."""
-
-    def __init__(self, seeding: asyncio.Task[TaskSession], episode_id: str | None) -> None:
-        self.seeding = seeding
-        self.loop = seeding.get_loop()
-        self.episode_id = episode_id
-
-    async def session(self, janitor: Janitor) -> TaskSession:
-        """The rollout's session on the running event loop.
-
-        Requests of one rollout may arrive on several loops (a TestClient without
-        ``with`` runs each on its own): the session is then re-attached from its
-        handle here, and handed off (not deleted) on the loop it came from.
-        """
-        loop = asyncio.get_running_loop()
-        if self.loop is loop:
-            return await asyncio.shield(self.seeding)
-        if not self.seeding.done():
-            raise HTTPException(status_code=409, detail="the session is still seeding")
-        old = self.seeding.result()
-        session = await TaskSession.attach(old.handle(), janitor=janitor, tool_errors="result")
-        await _hand_off(old, self.loop)
-        self.seeding = loop.create_task(_ready(session))
-        self.loop = loop
-        return session
-
-
-    def expired(self) -> bool:
-        """The janitor closed the session (idle past the TTL): the rollout is over."""
-        seeding = self.seeding
-        return (seeding.done() and not seeding.cancelled() and seeding.exception() is None
-                and seeding.result().closed)
-
-
-async def _ready(session: TaskSession) -> TaskSession:
-    return session
-
-
-async def _hand_off(old: TaskSession, loop: asyncio.AbstractEventLoop) -> None:
-    """Detach ``old`` (close its clients, keep its databases) on the loop it runs on.
-
-    A loop that no longer runs would never run a detach scheduled there, and the
-    old session would stay registered with that loop's janitor, which would one day
-    close it and delete the databases the new session uses: detach it here instead
-    (detaching sends nothing to the gym).
-    """
-    if old.closed:
-        return
-    if loop.is_running():
-        detach = old.detach()
-        try:
-            asyncio.run_coroutine_threadsafe(detach, loop)
-            return
-        except RuntimeError:  # the loop closed meanwhile
-            detach.close()
-    await old.detach()
-
-
-class _LoopResources:
-    """The gym directory and janitor of one event loop, held while the server serves on it.
-
-    The directory is entered (``async with`` semantics) when made, so the loop's
-    connection pool and the MCP sessions shared over it live until the server shuts
-    down (or the loop ends), not only while some rollout happens to be open. Each
-    loop has its own: a directory and a janitor run on the loop that made them.
-    """
-
-    def __init__(self, directory: GymDirectory, janitor: Janitor) -> None:
-        self.directory = directory
-        self.janitor = janitor
-
-    @classmethod
-    async def open(cls, gyms: Mapping[str, list[str]], ttl: float) -> _LoopResources:
-        directory = GymDirectory(gyms)
-        await directory.__aenter__()
-        return cls(directory, Janitor(ttl=ttl))
-
-    async def aclose(self) -> None:
-        """Close the sessions still open on this loop (their databases are deleted),
-        then let go of the connection pool."""
-        try:
-            await self.janitor.aclose()
-        finally:
-            await self.directory.aclose()
-
 
 class EogResourcesServer(SimpleResourcesServer):
     """EnterpriseOps-Gym tasks as a NeMo Gym resources server."""
@@ -226,11 +53,11 @@ class EogResourcesServer(SimpleResourcesServer):
     ray_enabled: ClassVar[bool] = False
 
     config: EogResourcesServerConfig
-    _rollouts: dict[str, _Rollout] = PrivateAttr(default_factory=dict)
+    _rollouts: dict[str, Rollout] = PrivateAttr(default_factory=dict)
     _finished: dict[str, EogVerifyResponse | HTTPException | None] = PrivateAttr(
         default_factory=dict)
     """Closed keys (bounded, oldest forgotten first), with their verify answer if any."""
-    _loops: dict[asyncio.AbstractEventLoop, _LoopResources] = PrivateAttr(default_factory=dict)
+    _loops: dict[asyncio.AbstractEventLoop, LoopResources] = PrivateAttr(default_factory=dict)
     _snapshots: dict[str, ToolSnapshot] | None = PrivateAttr(default=None)
 
     def setup_webserver(self) -> FastAPI:
@@ -278,7 +105,7 @@ class EogResourcesServer(SimpleResourcesServer):
             del self._loops[other]  # its pool closed with it
         resources = self._loops.get(loop)
         if resources is None:
-            resources = self._loops[loop] = await _LoopResources.open(
+            resources = self._loops[loop] = await LoopResources.open(
                 self.config.gym_url_pools, self.config.session_ttl_seconds)
         if self._snapshots is None and self.config.tool_snapshots:
             self._snapshots = load_tool_snapshots(self.config.tool_snapshots)
@@ -308,7 +135,7 @@ class EogResourcesServer(SimpleResourcesServer):
             raise HTTPException(status_code=409, detail=f"session {key!r} was closed")
         rollout = self._rollouts.get(key)
         if rollout is None:
-            rollout = self._rollouts[key] = _Rollout(
+            rollout = self._rollouts[key] = Rollout(
                 asyncio.get_running_loop().create_task(self._start(row)), episode_id)
         elif episode_id is not None and rollout.episode_id not in (None, episode_id):
             raise HTTPException(status_code=409, detail=f"session {key!r} has another episode")
@@ -361,7 +188,7 @@ class EogResourcesServer(SimpleResourcesServer):
         await self._close(body.resources_session_id)
         return ResourcesCloseSessionResponse(resources_session_id=body.resources_session_id)
 
-    async def _session(self, request: Request) -> tuple[str, _Rollout, TaskSession]:
+    async def _session(self, request: Request) -> tuple[str, Rollout, TaskSession]:
         key = request.session.get(SESSION_ID_KEY)
         rollout = self._rollouts.get(key) if isinstance(key, str) else None
         if key is None or rollout is None:
@@ -455,36 +282,3 @@ class EogResourcesServer(SimpleResourcesServer):
     def compute_metrics(self, tasks: list[list[dict[str, Any]]]) -> dict[str, Any]:
         """Success and verifier pass rates (overall and ``<domain>/...``) and pass@k."""
         return aggregate_rollouts(tasks)
-
-
-def _rates(rows: list[dict[str, Any]]) -> dict[str, float]:
-    def mean(key: str) -> float:
-        return sum(float(r.get(key) or 0.0) for r in rows) / len(rows)
-
-    return {"success_rate": mean("success"), "verifier_pass_rate": mean("verifier_pass_rate"),
-            "strict_success_rate": mean("strict_success"),
-            "parity_success_rate": mean("parity_success"), "num_rollouts": float(len(rows))}
-
-
-def aggregate_rollouts(tasks: list[list[dict[str, Any]]]) -> dict[str, Any]:
-    """Metrics of verify responses grouped by task (NeMo Gym's ``compute_metrics`` input).
-
-    Masked samples are left out (NeMo Gym hands only scored ones to the hook, and
-    this keeps it so when called directly).
-    """
-    groups = [[r for r in group if not r.get("mask_sample")] for group in tasks]
-    groups = [group for group in groups if group]
-    rows = [r for group in groups for r in group]
-    if not rows:
-        return {}
-    metrics: dict[str, Any] = dict(_rates(rows))
-    by_domain: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in rows:
-        by_domain[str(row.get("domain") or "unknown")].append(row)
-    for domain, members in sorted(by_domain.items()):
-        metrics.update({f"{domain}/{k}": v for k, v in _rates(members).items()})
-    for k in range(1, max(len(group) for group in groups) + 1):
-        eligible = [g for g in groups if len(g) >= k]
-        values = [pass_at_k(len(g), sum(bool(r.get("success")) for r in g), k) for g in eligible]
-        metrics[f"pass@{k}"] = math.fsum(values) / len(values)
-    return metrics
