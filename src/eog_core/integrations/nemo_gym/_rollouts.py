@@ -39,7 +39,6 @@ class Rollout:
         self.loop = loop
         return session
 
-
     def expired(self) -> bool:
         """The janitor closed the session (idle past the TTL): the rollout is over."""
         seeding = self.seeding
@@ -80,15 +79,13 @@ class LoopResources:
     loop has its own: a directory and a janitor run on the loop that made them.
     """
 
-    def __init__(self, directory: GymDirectory, janitor: Janitor) -> None:
-        self.directory = directory
-        self.janitor = janitor
+    def __init__(self, gyms: Mapping[str, list[str]], ttl: float) -> None:
+        self.directory = GymDirectory(gyms)
+        self.janitor = Janitor(ttl=ttl)
 
-    @classmethod
-    async def open(cls, gyms: Mapping[str, list[str]], ttl: float) -> LoopResources:
-        directory = GymDirectory(gyms)
-        await directory.__aenter__()
-        return cls(directory, Janitor(ttl=ttl))
+    async def hold(self) -> None:
+        """Hold the directory (its connection pool) until :meth:`aclose`."""
+        await self.directory.__aenter__()
 
     async def aclose(self) -> None:
         """Close the sessions still open on this loop (their databases are deleted),

@@ -45,6 +45,7 @@ _INFRASTRUCTURE = frozenset({"gym_unreachable", "gym_timeout", "gym_protocol", "
 #: retried verify gets the first answer (a retry comes right after).
 _FINISHED_KEPT = 4096
 
+
 class EogResourcesServer(SimpleResourcesServer):
     """EnterpriseOps-Gym tasks as a NeMo Gym resources server."""
 
@@ -104,9 +105,10 @@ class EogResourcesServer(SimpleResourcesServer):
         for other in [lp for lp in self._loops if lp.is_closed()]:
             del self._loops[other]  # its pool closed with it
         resources = self._loops.get(loop)
-        if resources is None:
-            resources = self._loops[loop] = await LoopResources.open(
+        if resources is None:  # stored before the first await: one per loop
+            resources = self._loops[loop] = LoopResources(
                 self.config.gym_url_pools, self.config.session_ttl_seconds)
+            await resources.hold()
         if self._snapshots is None and self.config.tool_snapshots:
             self._snapshots = load_tool_snapshots(self.config.tool_snapshots)
         return resources.directory, resources.janitor, self._snapshots
