@@ -148,7 +148,11 @@ def test_fail_mode_answers_503_from_verify_and_snapshots_come_from_files(stack: 
         step = script("solve")[0]
         assert json.loads(client.post(f"/{step['name']}", json=step["arguments"]).text)["isError"]
         failed = client.post("/verify", json=row | {"response": response})
+        # The rollout is closed before the 503: a resent /verify gets the same 503 (it
+        # used to answer 400, no seeded session).
+        again = client.post("/verify", json=row | {"response": response})
     assert failed.status_code == 503 and "transport_peer_drop" in failed.text
+    assert again.status_code == 503 and again.json() == failed.json()
     assert stack.gym.method_counts.get("tools/list", 0) == listed  # tools came from the file
     assert stack.gym.database_ids() == []
 
