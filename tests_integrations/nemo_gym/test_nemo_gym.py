@@ -5,24 +5,16 @@ resources server, and a replaying Responses-API model server; plus LocalGym.
 ``POST /run`` on the agent seeds, loops model -> tool -> model, verifies.
 """
 
-from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import requests
-from fastapi import FastAPI, Request
 from fastapi.testclient import TestClient
 from nemo_gym.base_resources_server import ResourcesSeedSessionRequest
-from nemo_gym.config_types import BaseServerConfig, ModelServerRef, ResourcesServerRef
 from nemo_gym.episode_types import EpisodeId, TaskId
-from nemo_gym.server_utils import ServerClient
 from nemo_gym.testing.session_conformance import check_resources_session_contract
-from omegaconf import OmegaConf
-from responses_api_agents.simple_agent.app import SimpleAgent, SimpleAgentConfig
 
 from eog_core import load_task, to_nemo_row
 from eog_core.integrations.nemo_gym import (
@@ -30,98 +22,9 @@ from eog_core.integrations.nemo_gym import (
     EogResourcesServerConfig,
     aggregate_rollouts,
 )
-from eog_core.local import LocalGym, demo_paths, demo_tool_snapshot
-from tests_integrations._support import (
-    FINAL_TEXT,
-    arguments_text,
-    doc_examples,
-    free_port,
-    run_example,
-    script,
-    serve_asgi,
-)
-
-PATHS = demo_paths()
-
-
-class ReplayModel:
-    """A Responses-API model server that replays a script and records what it was sent."""
-
-    def __init__(self) -> None:
-        self.steps: list[dict[str, Any]] = []
-        self.requests: list[dict[str, Any]] = []
-        self.app = FastAPI()
-        self.app.post("/v1/responses")(self.responses)
-
-    async def responses(self, request: Request) -> dict[str, Any]:
-        body = await request.json()
-        self.requests.append(body)
-        done = sum(1 for item in body["input"] if item.get("type") == "function_call_output")
-        if done < len(self.steps):
-            step = self.steps[done]
-            output: list[dict[str, Any]] = [{
-                "type": "function_call", "id": f"fc_{done}", "call_id": f"call_{done}",
-                "name": step["name"], "arguments": arguments_text(step), "status": "completed"}]
-        else:
-            output = [{"type": "message", "id": "msg_final", "role": "assistant",
-                       "status": "completed",
-                       "content": [{"type": "output_text", "text": FINAL_TEXT, "annotations": []}]}]
-        return {"id": f"resp_{len(self.requests)}", "object": "response", "created_at": 0,
-                "model": "replay", "output": output, "parallel_tool_calls": False,
-                "tool_choice": "auto", "tools": []}
-
-    def observations(self) -> list[str]:
-        last = self.requests[-1]["input"]
-        return [item["output"] for item in last if item.get("type") == "function_call_output"]
-
-
-class Stack:
-    def __init__(self, gym: LocalGym, model: ReplayModel, agent_url: str,
-                 resources: EogResourcesServer) -> None:
-        self.gym, self.model, self.agent_url, self.resources = gym, model, agent_url, resources
-
-    def run(self, kind: str, **row_overrides: Any) -> dict[str, Any]:
-        self.model.steps = script(kind)
-        task = load_task(PATHS.task)
-        row = to_nemo_row(task, {self.gym.name: demo_tool_snapshot()}) | row_overrides
-        answer = requests.post(f"{self.agent_url}/run", json=row, timeout=120)
-        assert answer.status_code == 200, answer.text
-        result: dict[str, Any] = answer.json()
-        return result
-
-
-@pytest.fixture(scope="module")
-def stack() -> Iterator[Stack]:
-    model = ReplayModel()
-    ports = {"model": free_port(), "eog": free_port(), "agent": free_port()}
-    with LocalGym.demo().run_in_thread() as gym:
-        config = OmegaConf.create({
-            "model": {"responses_api_models": {"replay": {"host": "127.0.0.1", "port": ports["model"]}}},
-            "eog": {"resources_servers": {"eog": {"host": "127.0.0.1", "port": ports["eog"]}}},
-            "agent": {"responses_api_agents": {"simple_agent": {"host": "127.0.0.1", "port": ports["agent"]}}},
-        })
-        client = ServerClient(head_server_config=BaseServerConfig(host="127.0.0.1", port=free_port()),
-                              global_config_dict=config)
-        # How NeMo Gym hands a spawned server its config (its HTTP client reads it).
-        patch = pytest.MonkeyPatch()
-        patch.setenv("NEMO_GYM_CONFIG_DICT", OmegaConf.to_yaml(config))
-        resources = EogResourcesServer(
-            config=EogResourcesServerConfig(
-                host="127.0.0.1", port=ports["eog"], entrypoint="", name="eog",
-                gym_url_pools={gym.name: [gym.url]}, seed_sql_root=str(PATHS.directory)),
-            server_client=client)
-        agent = SimpleAgent(
-            config=SimpleAgentConfig(
-                host="127.0.0.1", port=ports["agent"], entrypoint="", name="agent",
-                model_server=ModelServerRef(type="responses_api_models", name="model"),
-                resources_server=ResourcesServerRef(type="resources_servers", name="eog")),
-            server_client=client)
-        try:
-            with serve_asgi((model.app, ports["model"]), (resources.setup_webserver(), ports["eog"]),
-                            (agent.setup_webserver(), ports["agent"])) as urls:
-                yield Stack(gym, model, urls[2], resources)
-        finally:
-            patch.undo()
+from eog_core.local import demo_tool_snapshot
+from tests_integrations._support import doc_examples, free_port, run_example, script
+from tests_integrations.nemo_gym.stack import PATHS, Stack
 
 
 def test_the_correct_trajectory_scores_one(stack: Stack) -> None:
@@ -245,7 +148,11 @@ def test_fail_mode_answers_503_from_verify_and_snapshots_come_from_files(stack: 
         step = script("solve")[0]
         assert json.loads(client.post(f"/{step['name']}", json=step["arguments"]).text)["isError"]
         failed = client.post("/verify", json=row | {"response": response})
+        # The rollout is closed before the 503: a resent /verify gets the same 503 (it
+        # used to answer 400, no seeded session).
+        again = client.post("/verify", json=row | {"response": response})
     assert failed.status_code == 503 and "transport_peer_drop" in failed.text
+    assert again.status_code == 503 and again.json() == failed.json()
     assert stack.gym.method_counts.get("tools/list", 0) == listed  # tools came from the file
     assert stack.gym.database_ids() == []
 
