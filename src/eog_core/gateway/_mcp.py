@@ -78,7 +78,7 @@ def _client_info(params: Mapping[str, Any]) -> dict[str, Any] | None:
     return {k: v[:_CLIENT_INFO_MAX] for k, v in kept.items()}
 
 
-def _wants_sse(request: web.Request) -> bool:
+def _wants_sse(request: web.BaseRequest) -> bool:
     accept = request.headers.get("Accept", "")
     return "text/event-stream" in accept and "application/json" not in accept and "*/*" not in accept
 
@@ -93,7 +93,7 @@ class McpHandler:
     finish_tool: bool
     finish: Finisher
 
-    async def post(self, request: web.Request, rollout: GatewayRollout, body: bytes) -> web.StreamResponse:
+    async def post(self, request: web.BaseRequest, rollout: GatewayRollout, body: bytes) -> web.StreamResponse:
         try:
             message = json.loads(body)
         except (ValueError, UnicodeDecodeError):
@@ -142,14 +142,14 @@ class McpHandler:
                 answer = dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
         return await _answer(request, answer, found.session_id)
 
-    def delete(self, request: web.Request, rollout: GatewayRollout) -> web.Response:
+    def delete(self, request: web.BaseRequest, rollout: GatewayRollout) -> web.Response:
         found = self._session(request, rollout, None)
         if isinstance(found, web.Response):
             return found
         del rollout.mcp_sessions[found.session_id]
         return web.Response(status=200)
 
-    async def _initialize(self, request: web.Request, rollout: GatewayRollout, request_id: Any,
+    async def _initialize(self, request: web.BaseRequest, rollout: GatewayRollout, request_id: Any,
                           params: Mapping[str, Any]) -> web.StreamResponse:
         if len(rollout.mcp_sessions) >= MAX_SESSIONS:
             return error_response(request_id, BAD_SESSION, f"Bad Request: this rollout has "
@@ -169,7 +169,7 @@ class McpHandler:
         return await _answer(request, dumps({"jsonrpc": "2.0", "id": request_id, "result": result}),
                              session.session_id)
 
-    def _session(self, request: web.Request, rollout: GatewayRollout,
+    def _session(self, request: web.BaseRequest, rollout: GatewayRollout,
                  request_id: Any) -> McpClientSession | web.Response:
         session_id = request.headers.get(SESSION_HEADER)
         if not session_id:
@@ -214,7 +214,7 @@ class McpHandler:
         raise _RpcFailure(METHOD_NOT_FOUND, f"Method not found: {method[:80]}")
 
 
-async def _answer(request: web.Request, body: str, session_id: str) -> web.StreamResponse:
+async def _answer(request: web.BaseRequest, body: str, session_id: str) -> web.StreamResponse:
     """One JSON-RPC answer (``body``, JSON text): plain JSON, or one SSE event."""
     headers = {SESSION_HEADER: session_id}
     if not _wants_sse(request):
