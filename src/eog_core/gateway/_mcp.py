@@ -50,6 +50,7 @@ FINISH_TOOL = {
         "required": ["answer"]},
 }
 MAX_SESSIONS = 16  # MCP sessions open at once on one rollout (each initialize opens one)
+_JSON_TYPE = "application/json; charset=utf-8"  # what web.Response(text=...) would say
 _CLIENT_INFO_MAX = 512  # characters of a clientInfo kept in the record
 
 
@@ -216,11 +217,12 @@ class McpHandler:
 
 async def _answer(request: web.BaseRequest, body: str, session_id: str) -> web.StreamResponse:
     """One JSON-RPC answer (``body``, JSON text): plain JSON, or one SSE event."""
-    headers = {SESSION_HEADER: session_id}
     if not _wants_sse(request):
-        return web.Response(text=body, content_type="application/json", headers=headers)
+        return web.Response(body=body.encode(), headers={"Content-Type": _JSON_TYPE,
+                                                         SESSION_HEADER: session_id})
     response = web.StreamResponse(status=200, headers={
-        **headers, "Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        SESSION_HEADER: session_id, "Content-Type": "text/event-stream",
+        "Cache-Control": "no-cache"})
     await response.prepare(request)
     await response.write(sse_event(body))
     await response.write_eof()
