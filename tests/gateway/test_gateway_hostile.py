@@ -121,6 +121,23 @@ async def test_only_the_routes_of_the_table_answer(gateway: Gateway, http: aioht
         assert response.status == 200
 
 
+async def test_expect_100_continue_is_answered(gateway: Gateway, http: aiohttp.ClientSession) -> None:
+    """A client that waits for ``100 Continue`` before sending its body (curl does, for a body
+    over 1 KiB) gets it; an unknown expectation is refused with 417."""
+    timeout = aiohttp.ClientTimeout(total=10)
+    async with http.post(f"{gateway.url}/rollouts", json={}, expect100=True,
+                         timeout=timeout) as response:
+        assert response.status == 201
+        rollout = await response.json()
+    async with http.post(rollout["mcp_url"], json=INIT, expect100=True, timeout=timeout,
+                         headers={"Accept": "application/json, text/event-stream"}) as response:
+        assert response.status == 200
+        assert (await response.json())["result"]["serverInfo"]["name"] == "eog-core-gateway"
+    async with http.post(rollout["mcp_url"], json=INIT, headers={"Expect": "teapot"}) as response:
+        assert response.status == 417
+        assert (await response.json())["error"]["code"] == "http_error"
+
+
 async def test_forged_rollout_ids_are_refused(gateway: Gateway, http: aiohttp.ClientSession) -> None:
     await open_rollout(http, gateway)
     for path, method in (("/mcp/forged", "POST"), ("/rollouts/forged/finish", "POST"),

@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import attrs
-from aiohttp import web
+from aiohttp import HttpVersion11, web
 
 from eog_core.errors import EogError, UsageError
 from eog_core.gateway._control import ControlApi, json_error
@@ -358,6 +358,12 @@ class Gateway:
             if not _is_loopback(host):
                 return json_error(403, "forbidden_origin",
                                   "requests from web pages of other hosts are refused")
+        expect = headers.get("Expect")
+        if expect is not None and request.version == HttpVersion11:  # as aiohttp's application
+            if expect.lower() != "100-continue":  # answers it (curl sends it for big bodies)
+                return json_error(417, "http_error", f"unknown Expect: {expect[:40]}")
+            await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            request.writer.output_size = 0
         try:
             return await self._control.route(request)
         except web.HTTPException as exc:  # 413 from reading a body over the limit
