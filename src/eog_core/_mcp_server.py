@@ -58,8 +58,13 @@ def negotiate_version(requested: object) -> str:
     return LATEST_PROTOCOL_VERSION
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+"""One encoder for every answer: ``json.dumps`` with options builds a new one each call."""
+
+
 def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
+    """``value`` as JSON text (``ensure_ascii=False``, ``default=str``)."""
+    return _ENCODER.encode(value)
 
 
 def sse_event(payload: Mapping[str, Any] | str) -> bytes:

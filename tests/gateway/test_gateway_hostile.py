@@ -98,6 +98,46 @@ async def test_nothing_of_the_gym_leaks_in_answers(gateway: Gateway, gym: LocalG
     assert "sql-runner" not in said
 
 
+@pytest.mark.parametrize(("method", "path", "status"), [
+    ("PUT", "/rollouts", 405), ("DELETE", "/rollouts", 405), ("POST", "/rollouts/", 404),
+    ("GET", "/", 404), ("POST", "/rollouts/{id}", 405), ("GET", "/rollouts/{id}/finish", 405),
+    ("POST", "/rollouts/{id}/finish/", 404), ("POST", "/rollouts/{id}/verify", 404),
+    ("POST", "/rollouts//finish", 404), ("POST", "/mcp/", 404), ("POST", "/mcp/{key}/", 404),
+    ("POST", "/mcp/{key}/x", 404), ("PUT", "/mcp/{key}", 405), ("PATCH", "/mcp/forged", 405),
+    ("GET", "/mcp/{key}", 405), ("HEAD", "/mcp/{key}", 405), ("POST", "/MCP/{key}", 404),
+])
+async def test_only_the_routes_of_the_table_answer(gateway: Gateway, http: aiohttp.ClientSession,
+                                                   method: str, path: str, status: int) -> None:
+    rollout = await open_rollout(http, gateway)
+    key = rollout["mcp_url"].rsplit("/", 1)[1]
+    url = gateway.url + path.format(id=rollout["rollout_id"], key=key)
+    async with http.request(method, url, json=INIT) as response:
+        assert response.status == status, (method, path)
+        if method != "HEAD":
+            error = (await response.json())["error"]
+            assert error["code"] in {"not_found", "http_error", "method_not_allowed"}, error
+    assert [r.rollout_id for r in gateway.rollouts()] == [rollout["rollout_id"]]  # still active
+    async with http.head(f"{gateway.url}/rollouts") as response:  # HEAD of a GET route answers
+        assert response.status == 200
+
+
+async def test_expect_100_continue_is_answered(gateway: Gateway, http: aiohttp.ClientSession) -> None:
+    """A client that waits for ``100 Continue`` before sending its body (curl does, for a body
+    over 1 KiB) gets it; an unknown expectation is refused with 417."""
+    timeout = aiohttp.ClientTimeout(total=10)
+    async with http.post(f"{gateway.url}/rollouts", json={}, expect100=True,
+                         timeout=timeout) as response:
+        assert response.status == 201
+        rollout = await response.json()
+    async with http.post(rollout["mcp_url"], json=INIT, expect100=True, timeout=timeout,
+                         headers={"Accept": "application/json, text/event-stream"}) as response:
+        assert response.status == 200
+        assert (await response.json())["result"]["serverInfo"]["name"] == "eog-core-gateway"
+    async with http.post(rollout["mcp_url"], json=INIT, headers={"Expect": "teapot"}) as response:
+        assert response.status == 417
+        assert (await response.json())["error"]["code"] == "http_error"
+
+
 async def test_forged_rollout_ids_are_refused(gateway: Gateway, http: aiohttp.ClientSession) -> None:
     await open_rollout(http, gateway)
     for path, method in (("/mcp/forged", "POST"), ("/rollouts/forged/finish", "POST"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import os
 import sys
 from collections.abc import AsyncIterator, Mapping
@@ -159,7 +160,27 @@ async def _serve_until_done(gateway: Gateway, args: argparse.Namespace, token: s
             print(f"eog-core gateway: serving {plan.pending()} of {plan.total} rollouts on "
                   f"{gateway.url}/rollouts (POST to start one); Ctrl-C stops it", flush=True)
         sys.stdout.flush()
+        _tune_collector()
         await gateway.wait_done()
+
+
+GC_YOUNG_THRESHOLD = 50_000
+"""Net allocations between two collections of the youngest generation (Python's default: 700)."""
+
+
+def _tune_collector() -> None:
+    """Set this process's garbage collector for serving (the gateway owns the process).
+
+    Each collection of the youngest generation walks every object alive in it, and with 16
+    requests in flight that is some 3,000 objects (requests, coroutines, headers): at the
+    default threshold (700 allocations) the collector ran every ~15 tool calls and took 5%
+    of the gateway's CPU, though serving a call leaves almost nothing behind (no cycles).
+    What is loaded by now (modules, tasks, the plan) lives as long as the process: frozen,
+    so full collections walk only what the rollouts made."""
+    gc.collect()
+    gc.freeze()
+    _, middle, old = gc.get_threshold()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, middle, old)
 
 
 def run_gateway(args: argparse.Namespace) -> int:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -37,14 +36,20 @@ def json_error(status: int, code: str, message: str, *,
                              headers=headers, dumps=dumps)
 
 
-_RolloutHandler = Callable[[web.Request, GatewayRollout], Awaitable[web.StreamResponse]]
+def no_route(status: int, request: web.BaseRequest) -> web.Response:
+    """404 (no such path) or 405 (not that method on it)."""
+    return json_error(status, "not_found" if status == 404 else "http_error",
+                      f"no such route: {request.method} {request.path[:100]}")
+
+
+_MCP_METHODS = frozenset({"POST", "DELETE", "GET", "HEAD"})
 
 
 class _BadBody(Exception):
     pass
 
 
-async def _json_object(request: web.Request) -> dict[str, Any]:
+async def _json_object(request: web.BaseRequest) -> dict[str, Any]:
     body = await request.read()
     if not body.strip():
         return {}
@@ -64,30 +69,47 @@ class ControlApi:
         self.gateway = gateway
         self.mcp = mcp
 
-    def add_routes(self, app: web.Application) -> None:
-        app.router.add_post("/rollouts", self.create)
-        app.router.add_get("/rollouts", self.list)
-        app.router.add_post("/rollouts/{rollout_id}/finish", self._on_rollout(self.finish))
-        app.router.add_delete("/rollouts/{rollout_id}", self._on_rollout(self.delete))
-        app.router.add_post("/mcp/{mcp_key}", self._on_rollout(self.mcp_post))
-        app.router.add_get("/mcp/{mcp_key}", self._on_rollout(self.mcp_get))
-        app.router.add_delete("/mcp/{mcp_key}", self._on_rollout(self.mcp_delete))
+    async def route(self, request: web.BaseRequest) -> web.StreamResponse:
+        """Answer ``request`` by its path and method: the routes of the module's docstring
+        only; anything else is a 404 (no such path) or a 405 (no such method on it).
 
-    def _on_rollout(self, handler: _RolloutHandler) -> Callable[[web.Request],
-                                                               Awaitable[web.StreamResponse]]:
-        """``handler`` called with the active rollout the path names (by its id, or its MCP
-        URL's key); refusals answered here."""
-        async def resolved(request: web.Request) -> web.StreamResponse:
-            found = self._rollout(request)
+        One table lookup per request, no router, no middleware chain: the MCP endpoint is
+        the hot route (every tool call of every agent)."""
+        method, parts = request.method, request.path.split("/")
+        if len(parts) == 3 and parts[1] == "mcp" and parts[2]:
+            if method not in _MCP_METHODS:
+                return no_route(405, request)
+            found = self._rollout(self.gateway.find_by_key(parts[2]))
             if isinstance(found, web.Response):
                 return found
-            return await handler(request, found)
-        return resolved
+            if method == "POST":
+                return await self.mcp.post(request, found, await request.read())
+            if method == "DELETE":
+                return self.mcp.delete(request, found)
+            return json_error(405, "method_not_allowed",
+                              "this endpoint opens no server-to-client stream; POST requests",
+                              headers={"Allow": "POST, DELETE"})
+        if len(parts) == 2 and parts[1] == "rollouts":
+            if method == "POST":
+                return await self.create(request)
+            if method in ("GET", "HEAD"):
+                return await self.list(request)
+        elif len(parts) in (3, 4) and parts[1] == "rollouts" and parts[2]:
+            wanted = "DELETE" if len(parts) == 3 else "POST"
+            if len(parts) == 4 and parts[3] != "finish":
+                return no_route(404, request)
+            if method == wanted:
+                found = self._rollout(self.gateway.find(parts[2]))
+                if isinstance(found, web.Response):
+                    return found
+                return await (self.delete(found) if len(parts) == 3 else self.finish(request, found))
+        else:
+            return no_route(404, request)
+        return no_route(405, request)  # a route of the table, not with that method
 
-    def _rollout(self, request: web.Request) -> GatewayRollout | web.Response:
-        info = request.match_info
-        found = (self.gateway.find_by_key(info["mcp_key"]) if "mcp_key" in info
-                 else self.gateway.find(info["rollout_id"]))
+    @staticmethod
+    def _rollout(found: GatewayRollout | str | None) -> GatewayRollout | web.Response:
+        """The active rollout a path names (by its id, or its MCP URL's key), or the refusal."""
         if found is None:
             return json_error(404, "unknown_rollout", "no rollout of that id on this gateway")
         if isinstance(found, str):
@@ -97,7 +119,7 @@ class ControlApi:
             return json_error(409, f"rollout_{found.state}", f"that rollout is {found.state}")
         return found
 
-    async def create(self, request: web.Request) -> web.Response:
+    async def create(self, request: web.BaseRequest) -> web.Response:
         try:
             body = await _json_object(request)
         except _BadBody as exc:
@@ -126,7 +148,7 @@ class ControlApi:
             "mcp_url": mcp_url, "system_prompt": task.system_prompt or "",
             "user_prompt": task.user_prompt or ""}, status=201, dumps=dumps)
 
-    async def list(self, request: web.Request) -> web.Response:
+    async def list(self, request: web.BaseRequest) -> web.Response:
         plan = self.gateway.plan
         return web.json_response({
             "rollouts": [r.describe() for r in self.gateway.rollouts()],
@@ -134,7 +156,7 @@ class ControlApi:
             "planned": plan.total, "evaluated": len(plan.evaluated), "pending": plan.pending()},
             dumps=dumps)
 
-    async def finish(self, request: web.Request, found: GatewayRollout) -> web.Response:
+    async def finish(self, request: web.BaseRequest, found: GatewayRollout) -> web.Response:
         try:
             body = await _json_object(request)
         except _BadBody as exc:
@@ -148,21 +170,9 @@ class ControlApi:
             return json_error(409, "rollout_not_active", str(exc))
         return web.json_response(record, dumps=dumps)
 
-    async def delete(self, request: web.Request, found: GatewayRollout) -> web.Response:
+    async def delete(self, found: GatewayRollout) -> web.Response:
         try:
             record = await self.gateway.abandon(found, "abandoned by the agent (DELETE)")
         except UsageError as exc:
             return json_error(409, "rollout_not_active", str(exc))
         return web.json_response(record, dumps=dumps)
-
-    async def mcp_post(self, request: web.Request, found: GatewayRollout) -> web.StreamResponse:
-        body = await request.read()
-        return await self.mcp.post(request, found, body)
-
-    async def mcp_get(self, request: web.Request, found: GatewayRollout) -> web.StreamResponse:
-        return json_error(405, "method_not_allowed",
-                          "this endpoint opens no server-to-client stream; POST requests",
-                          headers={"Allow": "POST, DELETE"})
-
-    async def mcp_delete(self, request: web.Request, found: GatewayRollout) -> web.StreamResponse:
-        return self.mcp.delete(request, found)

@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import attrs
-from aiohttp import web
+from aiohttp import HttpVersion11, web
 
 from eog_core.errors import EogError, UsageError
 from eog_core.gateway._control import ControlApi, json_error
@@ -106,7 +106,13 @@ class Gateway:
     _plan: RunPlan | None = attrs.field(default=None, init=False)
     _log: RolloutLog | None = attrs.field(default=None, init=False)
     _janitor: Janitor | None = attrs.field(default=None, init=False)
-    _runner: web.AppRunner | None = attrs.field(default=None, init=False)
+    _runner: web.ServerRunner | None = attrs.field(default=None, init=False)
+    _control: ControlApi = attrs.field(init=False, default=attrs.Factory(
+        lambda self: ControlApi(self, McpHandler(finish_tool=self.finish_tool, finish=self.finish)),
+        takes_self=True))
+    _expected: dict[str, bytes] = attrs.field(factory=dict, init=False, repr=False)
+    """``Authorization`` values asked for, as bytes: ``mcp`` on the MCP endpoints,
+    ``control`` on the rest (none: no token)."""
     _reaper: asyncio.Task[None] | None = attrs.field(default=None, init=False)
     _bound: tuple[str, int] | None = attrs.field(default=None, init=False)
     _done: asyncio.Event = attrs.field(factory=asyncio.Event, init=False)
@@ -132,9 +138,8 @@ class Gateway:
             if self._plan.complete:
                 self._done.set()
             self._janitor = Janitor()
-            app = self._build_app()
-            runner = web.AppRunner(app, access_log=None, handle_signals=False,
-                                   shutdown_timeout=SHUTDOWN_SECONDS)
+            runner = web.ServerRunner(self._build_server(), handle_signals=False,
+                                      shutdown_timeout=SHUTDOWN_SECONDS)
             await runner.setup()
             self._runner = runner
             await web.TCPSite(runner, self.host, self.port).start()
@@ -321,46 +326,55 @@ class Gateway:
 
     # -- HTTP -------------------------------------------------------------------------------
 
-    def _build_app(self) -> web.Application:
-        control = ControlApi(self, McpHandler(finish_tool=self.finish_tool, finish=self.finish))
-        app = web.Application(client_max_size=self.max_request_bytes,
-                              middlewares=[self._guard])
-        control.add_routes(app)
-        return app
+    def _build_server(self) -> web.Server:
+        """aiohttp's low-level server with one handler (:meth:`_serve`): no application,
+        router or middleware chain between a request and its answer."""
+        self._expected = {key: f"Bearer {value}".encode() for key, value in
+                          (("mcp", self.token), ("control", self.control_token or self.token))
+                          if value is not None}
+        max_size, loop = self.max_request_bytes, asyncio.get_running_loop()
 
-    @web.middleware
-    async def _guard(self, request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
-        """Every request: its bearer token (when set) and a loopback Origin (DNS rebinding)."""
-        token = self.token
-        if self.control_token is not None and not request.path.startswith("/mcp/"):
-            token = self.control_token
-        if token is not None:
-            given = request.headers.get("Authorization", "")
-            expected = f"Bearer {token}"
-            if not hmac.compare_digest(given.encode(), expected.encode()):
+        def request_factory(message: Any, payload: Any, protocol: Any, writer: Any,
+                            task: Any) -> web.BaseRequest:
+            return web.BaseRequest(message, payload, protocol, writer, task, loop,
+                                   client_max_size=max_size)
+
+        return web.Server(self._serve, request_factory=request_factory, access_log=None)
+
+    async def _serve(self, request: web.BaseRequest) -> web.StreamResponse:
+        """Every request: its bearer token (when set) and a loopback Origin (DNS rebinding)
+        first, then its route; refusals and failures answered as one JSON error."""
+        headers = request.headers
+        if self._expected:
+            expected = self._expected.get("mcp" if request.path.startswith("/mcp/") else "control")
+            given = headers.get("Authorization", "")
+            if expected is not None and not hmac.compare_digest(given.encode(), expected):
                 return json_error(401, "unauthorized",
                                   "this gateway needs 'Authorization: Bearer <token>'",
                                   headers={"WWW-Authenticate": "Bearer"})
-        origin = request.headers.get("Origin")
+        origin = headers.get("Origin")
         if origin is not None and not self.allow_remote:
             host = urlsplit(origin).hostname or ""
             if not _is_loopback(host):
                 return json_error(403, "forbidden_origin",
                                   "requests from web pages of other hosts are refused")
+        expect = headers.get("Expect")
+        if expect is not None and request.version == HttpVersion11:  # as aiohttp's application
+            if expect.lower() != "100-continue":  # answers it (curl sends it for big bodies)
+                return json_error(417, "http_error", f"unknown Expect: {expect[:40]}")
+            await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            request.writer.output_size = 0
         try:
-            response: web.StreamResponse = await handler(request)
-        except web.HTTPException as exc:
+            return await self._control.route(request)
+        except web.HTTPException as exc:  # 413 from reading a body over the limit
             if exc.status == 413:
                 return json_error(413, "too_large",
                                   f"the request body is over {self.max_request_bytes} bytes")
-            return json_error(exc.status, "not_found" if exc.status == 404 else "http_error",
-                              f"no such route: {request.method} {request.path[:100]}"
-                              if exc.status in (404, 405) else exc.reason)
+            return json_error(exc.status, "http_error", exc.reason)
         except Exception:  # a bug of ours: one clear answer, the traceback in the log only
             log.exception("gateway: %s %s failed", request.method, request.path[:100])
             return json_error(500, "internal_error", "the gateway failed on this request; its "
                               "log says why")
-        return response
 
 
 def token_from_env(variable: str | None, environ: Mapping[str, str] | None = None, *,

@@ -50,6 +50,7 @@ FINISH_TOOL = {
         "required": ["answer"]},
 }
 MAX_SESSIONS = 16  # MCP sessions open at once on one rollout (each initialize opens one)
+_JSON_TYPE = "application/json; charset=utf-8"  # what web.Response(text=...) would say
 _CLIENT_INFO_MAX = 512  # characters of a clientInfo kept in the record
 
 
@@ -78,7 +79,7 @@ def _client_info(params: Mapping[str, Any]) -> dict[str, Any] | None:
     return {k: v[:_CLIENT_INFO_MAX] for k, v in kept.items()}
 
 
-def _wants_sse(request: web.Request) -> bool:
+def _wants_sse(request: web.BaseRequest) -> bool:
     accept = request.headers.get("Accept", "")
     return "text/event-stream" in accept and "application/json" not in accept and "*/*" not in accept
 
@@ -93,7 +94,7 @@ class McpHandler:
     finish_tool: bool
     finish: Finisher
 
-    async def post(self, request: web.Request, rollout: GatewayRollout, body: bytes) -> web.StreamResponse:
+    async def post(self, request: web.BaseRequest, rollout: GatewayRollout, body: bytes) -> web.StreamResponse:
         try:
             message = json.loads(body)
         except (ValueError, UnicodeDecodeError):
@@ -142,14 +143,14 @@ class McpHandler:
                 answer = dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
         return await _answer(request, answer, found.session_id)
 
-    def delete(self, request: web.Request, rollout: GatewayRollout) -> web.Response:
+    def delete(self, request: web.BaseRequest, rollout: GatewayRollout) -> web.Response:
         found = self._session(request, rollout, None)
         if isinstance(found, web.Response):
             return found
         del rollout.mcp_sessions[found.session_id]
         return web.Response(status=200)
 
-    async def _initialize(self, request: web.Request, rollout: GatewayRollout, request_id: Any,
+    async def _initialize(self, request: web.BaseRequest, rollout: GatewayRollout, request_id: Any,
                           params: Mapping[str, Any]) -> web.StreamResponse:
         if len(rollout.mcp_sessions) >= MAX_SESSIONS:
             return error_response(request_id, BAD_SESSION, f"Bad Request: this rollout has "
@@ -169,7 +170,7 @@ class McpHandler:
         return await _answer(request, dumps({"jsonrpc": "2.0", "id": request_id, "result": result}),
                              session.session_id)
 
-    def _session(self, request: web.Request, rollout: GatewayRollout,
+    def _session(self, request: web.BaseRequest, rollout: GatewayRollout,
                  request_id: Any) -> McpClientSession | web.Response:
         session_id = request.headers.get(SESSION_HEADER)
         if not session_id:
@@ -214,13 +215,14 @@ class McpHandler:
         raise _RpcFailure(METHOD_NOT_FOUND, f"Method not found: {method[:80]}")
 
 
-async def _answer(request: web.Request, body: str, session_id: str) -> web.StreamResponse:
+async def _answer(request: web.BaseRequest, body: str, session_id: str) -> web.StreamResponse:
     """One JSON-RPC answer (``body``, JSON text): plain JSON, or one SSE event."""
-    headers = {SESSION_HEADER: session_id}
     if not _wants_sse(request):
-        return web.Response(text=body, content_type="application/json", headers=headers)
+        return web.Response(body=body.encode(), headers={"Content-Type": _JSON_TYPE,
+                                                         SESSION_HEADER: session_id})
     response = web.StreamResponse(status=200, headers={
-        **headers, "Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        SESSION_HEADER: session_id, "Content-Type": "text/event-stream",
+        "Cache-Control": "no-cache"})
     await response.prepare(request)
     await response.write(sse_event(body))
     await response.write_eof()

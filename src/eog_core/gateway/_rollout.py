@@ -108,8 +108,10 @@ class GatewayRollout:
             answer = _error_text(f"Error: the gym could not complete the call ({gym_error_kind(exc)})")
             observation, is_error = tool_observation(exc), True
         else:
-            observation, is_error = tool_observation(result), result.is_error
-            answer = observation if result.raw else json.dumps(
+            raw, is_error = result.raw, result.is_error
+            # tool_observation's answer for a gym's result object, without its type dispatch
+            observation = json.dumps(raw) if type(raw) is dict else tool_observation(result)
+            answer = observation if raw else json.dumps(
                 {"content": list(result.content), "isError": result.is_error})
         finally:
             self._in_flight -= 1
