@@ -25,6 +25,7 @@ from eog_core.tasks import (
     load_task,
     load_tool_snapshots,
     parquet_rows,
+    task_from_mapping,
     task_from_row,
     to_nemo_row,
 )
@@ -120,7 +121,7 @@ def _each_row(file: Path) -> Iterator[_Read]:
         where = f"{file}:{number}"
         try:
             row = decode_json(line, source=where, start=start)
-            yield _Read(Task.from_upstream(row, source=where), where, _is_nemo_row(row))
+            yield _Read(task_from_mapping(row, source=where), where, _is_nemo_row(row))
         except SchemaError as exc:
             yield _Read(exc, where)
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from eog_core.errors import UsageError
 from eog_core.gym import GymDirectory, Janitor, SessionHandle, TaskSession
-from eog_core.tasks import Task, load_task, load_tool_snapshots
+from eog_core.tasks import Task, load_task, load_tool_snapshots, to_upstream
 from eog_core.verify import PARITY, STRICT, Policy
 
 __all__ = ["Agent", "EogWorker", "run_rollouts", "task_record"]
@@ -30,7 +30,7 @@ Agent = Callable[[TaskSession], Awaitable[str | None]]
 def task_record(task: Task) -> dict[str, Any]:
     """A task as plain JSON for shipping to a worker (upstream's form plus its names)."""
     named = {"task_id": task.task_id, "domain": task.domain, "mode": task.mode}
-    return task.to_upstream() | {k: v for k, v in named.items() if v is not None}
+    return to_upstream(task) | {k: v for k, v in named.items() if v is not None}
 
 
 class EogWorker:
