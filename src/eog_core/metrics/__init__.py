@@ -18,6 +18,7 @@
 """
 
 from eog_core.metrics._compare import Comparison, compare_runs, format_comparison
+from eog_core.metrics._grid import percent
 from eog_core.metrics._records import MetricsError, PolicyName, PolicyOutcome, RunRecord, TaskKey
 from eog_core.metrics._results import (
     CorrectedSummary,
@@ -112,6 +113,7 @@ __all__ = [
     "pass_at_k",
     "pass_hat_at",
     "pass_hat_k",
+    "percent",
     "rate_intervals",
     "read_upstream_results",
     "read_verdicts",

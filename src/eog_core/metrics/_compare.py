@@ -27,6 +27,7 @@ from collections.abc import Iterable
 import attrs
 
 from eog_core.errors import UsageError
+from eog_core.metrics._grid import percent
 from eog_core.metrics._records import PolicyName, RunRecord, TaskKey
 from eog_core.metrics._results import MetricsInput, as_run_records
 from eog_core.metrics._stats import (
@@ -36,7 +37,6 @@ from eog_core.metrics._stats import (
     standard_deviation,
     tost_normal_p_values,
 )
-from eog_core.metrics._table import percent
 
 __all__ = ["Comparison", "compare_runs", "format_comparison"]
 
