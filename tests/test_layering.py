@@ -60,3 +60,40 @@ def test_no_two_modules_import_each_other() -> None:
     cycles = {frozenset({a, b}) for a, imports in graph.items() for b in imports
               if a in graph[b]}
     assert not cycles - KNOWN_CYCLES
+
+
+#: The gym package's imports of ``verify._outcome``, which another engineer is moving (#19).
+KNOWN_PRIVATE_IMPORTS = frozenset({
+    ("eog_core.gym._client", "eog_core.verify._outcome"),
+    ("eog_core.gym._sql", "eog_core.verify._outcome"),
+    ("eog_core.gym._sql_answer", "eog_core.verify._outcome"),
+})
+
+
+def _package_of(module: str) -> str:
+    return ".".join(module.split(".")[:2])
+
+
+def _is_private(module: str) -> bool:
+    """``eog_core.<package>._x`` (or deeper) is private to ``<package>``; ``eog_core._json``
+    and the like are the neutral modules every package may use."""
+    return any(part.startswith("_") for part in module.split(".")[2:])
+
+
+def test_no_package_imports_another_packages_private_module() -> None:
+    crossings = {(a, b) for a, imports in import_graph().items() for b in imports
+                 if _is_private(b) and _package_of(a) != _package_of(b)}
+    assert not crossings - KNOWN_PRIVATE_IMPORTS
+
+
+def test_the_core_never_imports_the_integrations() -> None:
+    """pyproject.toml: the adapters (``eog_core.integrations.*``) build on the core, not back."""
+    leaks = {(a, b) for a, imports in import_graph().items() for b in imports
+             if b.startswith("eog_core.integrations") and not a.startswith("eog_core.integrations")}
+    assert not leaks
+
+
+def test_private_means_inside_a_package() -> None:
+    assert _is_private("eog_core.metrics._grid") and not _is_private("eog_core._json")
+    assert not _is_private("eog_core.local.demo")
+    assert _package_of("eog_core.report._render") != _package_of("eog_core.metrics._grid")

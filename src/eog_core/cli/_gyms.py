@@ -214,7 +214,7 @@ def _status(args: argparse.Namespace) -> int:
 
 
 async def _status_async(args: argparse.Namespace) -> int:
-    from eog_core.fleet._engine import LABEL_MANAGED
+    from eog_core.fleet import LABEL_MANAGED
 
     engine = _engine(args).engine
     rows = []
@@ -243,7 +243,7 @@ def _logs(args: argparse.Namespace) -> int:
 
 
 async def _logs_async(args: argparse.Namespace) -> int:
-    from eog_core.fleet._engine import LABEL_DOMAIN, LABEL_MANAGED, LABEL_REPLICA
+    from eog_core.fleet import LABEL_DOMAIN, LABEL_MANAGED, LABEL_REPLICA
 
     engine = _engine(args).engine
     found = await engine.containers({LABEL_MANAGED: "1", LABEL_DOMAIN: args.domain,

@@ -20,7 +20,7 @@ from eog_core.gym._headers import HeaderMode
 from eog_core.gym._janitor import Janitor, default_janitor
 from eog_core.gym._teardown import GymState, Teardown
 from eog_core.gym._transport import Transport
-from eog_core.tasks import ToolSet, ToolSpec, load_task, to_upstream
+from eog_core.tasks import ToolSet, ToolSpec, load_task, task_record
 
 if TYPE_CHECKING:
     from eog_core.gym._session import TaskSession, ToolErrors
@@ -51,8 +51,7 @@ class SessionHandle:
             for t in session.tools.tools
         )
         task = session.task
-        named = {"task_id": task.task_id, "domain": task.domain, "mode": task.mode}
-        record = to_upstream(task) | {k: v for k, v in named.items() if v is not None}
+        record = task_record(task)
         return cls(task=record, gym_urls=session.gym_urls(),
                    database_ids=dict(session.database_ids), tools=tools)
 

@@ -29,7 +29,7 @@ from eog_core.errors import EogError, UsageError
 from eog_core.gym import GymDirectory, Janitor, TaskSession
 from eog_core.model_view import tool_observation
 from eog_core.tasks import Task as EogTask
-from eog_core.tasks import ToolSnapshot, ToolSpec, load_task, to_upstream
+from eog_core.tasks import ToolSnapshot, ToolSpec, load_task, task_record
 from eog_core.verify import STRICT, Judge, Policy
 
 __all__ = ["eog_dataset", "eog_task", "inspect_parameters"]
@@ -76,8 +76,7 @@ def _sample(task: EogTask, index: int) -> Sample:
     if task.system_prompt:
         messages.append(ChatMessageSystem(content=task.system_prompt))
     messages.append(ChatMessageUser(content=task.user_prompt or ""))
-    named = {"task_id": task.task_id, "domain": task.domain, "mode": task.mode}
-    record = to_upstream(task) | {k: v for k, v in named.items() if v is not None}
+    record = task_record(task)
     return Sample(input=messages, id=task.task_id or f"task-{index}",
                   metadata={"eog_task": record, "domain": task.domain})
 

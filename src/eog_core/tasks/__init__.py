@@ -36,7 +36,7 @@ from eog_core.tasks._tools import (
     merge_tools,
     raw_schema,
 )
-from eog_core.tasks._write import to_upstream
+from eog_core.tasks._write import task_record, to_upstream
 
 __all__ = [
     "DEFAULT_GYMS",
@@ -72,6 +72,7 @@ __all__ = [
     "structure_or_raise",
     "task_from_mapping",
     "task_from_row",
+    "task_record",
     "to_nemo_row",
     "to_upstream",
 ]

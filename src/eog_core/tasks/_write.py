@@ -13,7 +13,7 @@ from eog_core.tasks._schema import (
     Verifier,
 )
 
-__all__ = ["to_upstream"]
+__all__ = ["task_record", "to_upstream"]
 
 
 def _keep(full: dict[str, Any], source_keys: tuple[str, ...] | None,
@@ -97,3 +97,10 @@ def to_upstream(task: Task) -> dict[str, Any]:
     if "system_prompt" not in written:  # upstream requires it; a row may lack it
         written = {"system_prompt": task.system_prompt} | written
     return written
+
+
+def task_record(task: Task) -> dict[str, Any]:
+    """A task as plain JSON to ship to another worker or process: :func:`to_upstream`
+    plus its ``task_id``, ``domain`` and ``mode`` when it has them (``load_task`` reads it)."""
+    named = {"task_id": task.task_id, "domain": task.domain, "mode": task.mode}
+    return to_upstream(task) | {k: v for k, v in named.items() if v is not None}
