@@ -37,9 +37,11 @@ def _imported(name: str, path: Path, modules: dict[str, Path]) -> Iterator[str]:
             if node.level:
                 head = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*head, *([node.module] if node.module else [])])
-            yield base
-            yield from (f"{base}.{alias.name}" for alias in node.names
-                        if f"{base}.{alias.name}" in modules)
+            submodules = [f"{base}.{alias.name}" for alias in node.names
+                          if f"{base}.{alias.name}" in modules]
+            if len(submodules) < len(node.names):  # ``from pkg import _a, _b`` needs only those
+                yield base
+            yield from submodules
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -53,6 +55,8 @@ def test_the_graph_is_read() -> None:
     graph = import_graph()
     assert "eog_core.tasks._schema" in graph["eog_core.tasks._convert"]
     assert "eog_core.local._thread" in graph["eog_core.local._server"]  # a relative import
+    assert "eog_core.cli._demo" in graph["eog_core.cli._main"]  # from a package, a submodule
+    assert "eog_core.cli" not in graph["eog_core.cli._main"]
 
 
 def test_no_two_modules_import_each_other() -> None:
