@@ -40,7 +40,7 @@ from eog_core.local import (
     load_demo_trajectory,
     read_demo_seed,
 )
-from eog_core.tasks import Task
+from eog_core.tasks import Task, task_from_mapping
 
 DEMO = "demo-csm-server"
 NOTES = "chaos-notes"
@@ -207,7 +207,7 @@ def chaos_task(notes_url: str) -> Task:
         "validation_config": {"query": "SELECT COUNT(*) FROM note", "expected_value": 2,
                               "comparison_type": "equals"},
     })
-    return Task.from_upstream(raw)
+    return task_from_mapping(raw)
 
 
 def session_calls(index: int) -> list[tuple[str, dict[str, Any]]]:

@@ -13,7 +13,7 @@ import pytest
 from eog_core.errors import GymError, SeedError
 from eog_core.gym import GymClient, GymDirectory, Janitor, TaskSession, Timeouts
 from eog_core.local import Fault, FaultProxy, LocalGym
-from eog_core.tasks import Task
+from eog_core.tasks import Task, task_from_mapping
 
 from .harness import NOTES, NOTES_SCHEMA, notes_gym
 
@@ -25,7 +25,7 @@ async def notes() -> AsyncIterator[LocalGym]:
 
 
 def notes_task(url: str) -> Task:
-    return Task.from_upstream({
+    return task_from_mapping({
         "task_id": "one_gym", "user_prompt": "Take a note.", "verifiers": [],
         "gym_servers_config": [{"mcp_server_name": NOTES, "mcp_server_url": url,
                                 "seed_database_file": "notes.sql"}],

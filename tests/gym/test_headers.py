@@ -9,6 +9,7 @@ import pytest
 
 from eog_core.errors import EogError, SchemaError
 from eog_core.gym import AuthConfig, GymClient, HeaderError, auth_headers, context_headers
+from eog_core.tasks import structure_or_raise
 
 SECRET = "tok-3f9a-very-secret"
 
@@ -86,11 +87,11 @@ def test_auth_headers(auth: AuthConfig | None, expected: dict[str, str]) -> None
 
 
 def test_auth_from_upstream() -> None:
-    auth = AuthConfig.from_upstream({"type": "api_key", "token": SECRET, "header_name": "K"})
+    auth = structure_or_raise({"type": "api_key", "token": SECRET, "header_name": "K"}, AuthConfig)
     assert AuthConfig(type="api_key", token=SECRET, header_name="K") == auth
-    assert AuthConfig.from_upstream({"type": "bearer", "token": SECRET}).header_name == "Authorization"
+    assert structure_or_raise({"type": "bearer", "token": SECRET}, AuthConfig).header_name == "Authorization"
     with pytest.raises(SchemaError, match="expected one of") as info:
-        AuthConfig.from_upstream({"type": "oauth", "token": SECRET})
+        structure_or_raise({"type": "oauth", "token": SECRET}, AuthConfig)
     assert info.value.path == "$.type"
     assert SECRET not in str(info.value)
 

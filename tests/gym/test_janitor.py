@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from eog_core import EogError, Task, load_task
+from eog_core import EogError, load_task
 from eog_core.gym import GymClient, GymDirectory, Janitor, TaskSession, Timeouts, _janitor
 from eog_core.local import DEMO_SERVER_NAME, LocalGym, demo_paths
-from eog_core.tasks import AuthConfig
+from eog_core.tasks import AuthConfig, task_from_mapping
 
 SECRET = "s3cret-token"
 
@@ -155,6 +155,6 @@ def _lease(gym: LocalGym) -> Any:
 def test_task_file_with_auth_reaches_the_janitor_redacted() -> None:
     raw = json.loads(demo_paths().task.read_text())
     raw["gym_servers_config"][0]["auth_config"] = {"type": "bearer", "token": SECRET}
-    task = Task.from_upstream(raw)
+    task = task_from_mapping(raw)
     assert task.gym_servers[0].auth == AuthConfig(type="bearer", token=SECRET)
     assert SECRET not in repr(task) and SECRET not in str(task.gym_servers[0].auth)

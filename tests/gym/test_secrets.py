@@ -19,7 +19,7 @@ from eog_core import PARITY, STRICT, Task, load_task
 from eog_core.errors import EogError, RequestError
 from eog_core.gym import GymClient, GymDirectory, TaskSession
 from eog_core.local import LocalGym, ToolContext, demo_paths
-from eog_core.tasks import AuthConfig
+from eog_core.tasks import AuthConfig, to_upstream
 
 SENTINEL = "SENTINEL-7f3a9c-token"
 PATHS = demo_paths()
@@ -71,7 +71,7 @@ async def test_the_token_never_shows(gym: LocalGym, caplog: pytest.LogCaptureFix
     caplog.set_level(logging.DEBUG)
     task = legacy_task(gym.url)
     seen: list[str] = [repr(task), str(task), repr(task.gym_servers)]
-    assert task.to_upstream()["auth_config"]["token"] == SENTINEL  # the data itself is kept
+    assert to_upstream(task)["auth_config"]["token"] == SENTINEL  # the data itself is kept
     async with TaskSession.start(task, directory=GymDirectory({"default_gym": gym.url}),
                                  seed_root=PATHS.directory) as session:
         seen += [repr(session), str(session)]

@@ -22,6 +22,7 @@ from eog_core.errors import (
 )
 from eog_core.gym import GymDirectory, Janitor, TaskSession, connection_pool, default_janitor
 from eog_core.local import LocalGym, demo_paths, load_demo_trajectory
+from eog_core.tasks import task_from_mapping, to_upstream
 
 PATHS = demo_paths()
 
@@ -86,7 +87,7 @@ async def test_demo_rollout_over_sse_answers(task: Task) -> None:
 
 
 async def test_tool_outside_the_task_never_reaches_the_gym(gym: LocalGym, task: Task) -> None:
-    restricted = Task.from_upstream(dict(task.to_upstream(), restricted_tools=["update_case"]))
+    restricted = task_from_mapping(dict(to_upstream(task), restricted_tools=["update_case"]))
     async with TaskSession.start(
         restricted, directory=directory_for(gym), seed_root=PATHS.directory
     ) as session:
@@ -105,7 +106,7 @@ async def test_tool_outside_the_task_never_reaches_the_gym(gym: LocalGym, task: 
 
 
 async def test_forward_any_tool_is_upstreams_behaviour(gym: LocalGym, task: Task) -> None:
-    restricted = Task.from_upstream(dict(task.to_upstream(), restricted_tools=["update_case"]))
+    restricted = task_from_mapping(dict(to_upstream(task), restricted_tools=["update_case"]))
     async with TaskSession.start(
         restricted, directory=directory_for(gym), seed_root=PATHS.directory, forward_any_tool=True
     ) as session:
@@ -133,7 +134,7 @@ def two_gym_task(first: LocalGym, second: LocalGym) -> Task:
         dict(raw["gym_servers_config"][0], mcp_server_name=g.name, mcp_server_url=g.url)
         for g in (first, second)
     ]
-    return Task.from_upstream(dict(raw, gym_servers_config=gyms, verifiers=[]))
+    return task_from_mapping(dict(raw, gym_servers_config=gyms, verifiers=[]))
 
 
 async def test_partial_seed_failure_leaves_no_database() -> None:
@@ -156,7 +157,7 @@ async def test_unreachable_gym_at_start_is_typed_and_leaks_nothing() -> None:
         await dead.start()
         dead_url = dead.url
         await dead.stop()
-        task = Task.from_upstream(
+        task = task_from_mapping(
             dict(
                 json.loads(PATHS.task.read_text()),
                 verifiers=[],
@@ -345,10 +346,10 @@ async def test_unserialisable_arguments_are_typed_and_recorded(gym: LocalGym, ta
 
 
 async def test_refused_calls_do_not_count_for_tool_execution_verifiers(gym: LocalGym, task: Task) -> None:
-    raw = task.to_upstream()
+    raw = to_upstream(task)
     raw["verifiers"] = [{"verifier_type": "tool_execution", "name": "used_get_case",
                          "validation_config": {"selected_tools": ["get_case"], "minimum_tool_calls": 1}}]
-    checked = Task.from_upstream(raw)
+    checked = task_from_mapping(raw)
     async with TaskSession.start(checked, directory=directory_for(gym), seed_root=PATHS.directory) as session:
         refused = await session.call_tool("get_case", {"case_id": "CS0001003"})  # not in selected_tools
         assert refused.is_error

@@ -23,6 +23,7 @@ from eog_core.gym import (
 )
 from eog_core.local import LocalGym, demo_paths, demo_tool_snapshot, load_demo_trajectory
 from eog_core.model_view import tool_observation
+from eog_core.tasks import to_upstream
 
 PATHS = demo_paths()
 
@@ -203,5 +204,5 @@ async def test_the_demo_snapshot_is_what_the_demo_gym_lists() -> None:
     row = to_nemo_row(task, {snapshot.gym_name: snapshot})
     assert row["responses_create_params"]["tools"] == live.tools.responses_tools()
     back = load_task(row)
-    assert (back.task_id, back.to_upstream()["verifiers"]) == (task.task_id,
-                                                               task.to_upstream()["verifiers"])
+    assert (back.task_id, to_upstream(back)["verifiers"]) == (task.task_id,
+                                                               to_upstream(task)["verifiers"])

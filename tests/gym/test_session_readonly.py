@@ -13,6 +13,7 @@ import pytest
 from eog_core import PARITY, STRICT, Task, load_task
 from eog_core.gym import GymClient, GymDirectory, TaskSession
 from eog_core.local import LocalGym, demo_paths, read_demo_seed
+from eog_core.tasks import to_upstream
 
 PATHS = demo_paths()
 
@@ -108,7 +109,7 @@ async def test_queries_past_sqlparse_limits_verify_on_a_live_gym(gym: LocalGym) 
     with contextlib.closing(sqlite3.connect(":memory:")) as seeded:
         seeded.executescript(read_demo_seed())
         (expected,) = seeded.execute(in_list).fetchone()
-    raw = hostile_task({"in_list": in_list}).to_upstream()
+    raw = to_upstream(hostile_task({"in_list": in_list}))
     raw["verifiers"][0]["validation_config"]["expected_value"] = expected
     async with start(load_task(raw), gym) as session:
         verdict = await session.verify(policy=STRICT)

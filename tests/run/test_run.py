@@ -12,7 +12,7 @@ from eog_core import Task, load_task
 from eog_core.gym import GymDirectory
 from eog_core.local import LocalGym, demo_paths, load_demo_trajectory
 from eog_core.run import ROLLOUTS_FILE
-from eog_core.tasks import ToolSnapshot, ToolSpec
+from eog_core.tasks import ToolSnapshot, ToolSpec, task_from_mapping, to_upstream
 from tests.run.conftest import API_KEY, evaluate
 from tests.run.scripted_model import FINAL_TEXT, ScriptedModel
 
@@ -220,7 +220,7 @@ async def test_gym_failure_mid_rollout_retries_the_whole_rollout(
 @pytest.mark.parametrize(("judge", "passed"), [("judge-9", True), ("judge-2", False)])
 async def test_response_check_is_judged_by_the_model_at_temperature_0(
         gym: LocalGym, model: ScriptedModel, tmp_path: Path, judge: str, passed: bool) -> None:
-    task = Task.from_upstream({**load_task(demo_paths().task).to_upstream(), "verifiers": [{
+    task = task_from_mapping({**to_upstream(load_task(demo_paths().task)), "verifiers": [{
         "verifier_type": "response_check", "name": "told", "gym_name": gym.name,
         "validation_config": {"sql_query": "SELECT number FROM \"case\" WHERE priority = 2",
                               "comparison_prompt": "Does the answer name the new case?",
@@ -255,7 +255,7 @@ async def test_strict_and_parity_share_one_set_of_verifier_queries(
 
 async def test_parity_reads_a_query_the_read_only_pass_refused_as_upstream_would(
         gym: LocalGym, model: ScriptedModel, tmp_path: Path) -> None:
-    task = Task.from_upstream({**load_task(demo_paths().task).to_upstream(), "verifiers": [{
+    task = task_from_mapping({**to_upstream(load_task(demo_paths().task)), "verifiers": [{
         "verifier_type": "database_state", "name": "writes", "gym_name": gym.name,
         "validation_config": {"query": "UPDATE account SET tier = tier WHERE 1 = 0",
                               "expected_value": "[", "comparison_type": "contains"}}]})

@@ -17,6 +17,7 @@ import pytest
 
 from eog_core import load_task
 from eog_core.errors import SchemaError
+from eog_core.tasks import to_upstream
 
 GOLDEN = Path(os.environ.get("EOG_TASK_LOADER_GOLDEN_FILE")
               or Path(__file__).parent.parent / "golden" / "task_loader.json")
@@ -47,7 +48,7 @@ def test_load_config_verdicts_and_written_files(index: int) -> None:
         return
     assert upstream["accepted"] or mutation in WE_ACCEPT, upstream["error"]
     assert mutation not in WE_REFUSE
-    written = task.to_upstream()
+    written = to_upstream(task)
     expected = case["task"] if case["written"] is None else case["written"]
     if mutation == "missing_system_prompt":
         expected = {"system_prompt": ""} | expected

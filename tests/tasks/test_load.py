@@ -10,7 +10,7 @@ from typing import Any
 import attrs
 import pytest
 
-from eog_core import SchemaError, Task, load_task, load_tasks
+from eog_core import SchemaError, load_task, load_tasks
 from eog_core.tasks import (
     DatabaseStateVerifier,
     ResponseCheckVerifier,
@@ -18,6 +18,8 @@ from eog_core.tasks import (
     UnknownVerifier,
     load_tool_snapshots,
     merge_tools,
+    task_from_mapping,
+    to_upstream,
 )
 from tests.datasets import DataSet, upstream_files
 
@@ -46,13 +48,13 @@ def test_all_nemo_rows_and_rollouts_load(dataset: DataSet) -> None:
 def test_round_trip_is_identity_on_every_file(dataset: DataSet) -> None:
     tasks = load_tasks(dataset.root / "tasks") + load_tasks(dataset.root / "nemo-rows")
     for task in tasks:  # an upstream task file has no task_id, domain or mode
-        assert Task.from_upstream(task.to_upstream()) == attrs.evolve(task, task_id=None, domain=None, mode=None)
+        assert task_from_mapping(to_upstream(task)) == attrs.evolve(task, task_id=None, domain=None, mode=None)
 
 
 def test_upstream_files_dump_back_unchanged(dataset: DataSet) -> None:
     for path in upstream_files(dataset.root):
         raw = json.loads(path.read_text())
-        dumped = load_task(path).to_upstream()  # no task_id/domain added: upstream would refuse them
+        dumped = to_upstream(load_task(path))  # no task_id/domain added: upstream would refuse them
         assert json.dumps(dumped) == json.dumps(raw)
 
 
@@ -76,7 +78,7 @@ def test_private_legacy_and_dead_keys_are_accepted() -> None:
     assert task.gym_servers[0].name == "default_gym"
     assert task.gym_servers[0].url == "http://localhost:8001"
     assert task.legacy["database_id"] == "db_1"
-    assert Task.from_upstream(task.to_upstream()) == task
+    assert task_from_mapping(to_upstream(task)) == task
 
 
 def test_verifier_kinds_form_a_tagged_union() -> None:
@@ -89,7 +91,7 @@ def test_verifier_kinds_form_a_tagged_union() -> None:
     kinds = [type(v) for v in task.verifiers]
     assert kinds == [ResponseCheckVerifier, ToolExecutionVerifier, UnknownVerifier]
     assert task.verifiers[0].validation_config.minimum_comparison_value == 7
-    assert Task.from_upstream(task.to_upstream()) == task
+    assert task_from_mapping(to_upstream(task)) == task
 
 
 def _mutated(raw: dict[str, Any], path: list[Any], value: Any) -> dict[str, Any]:
@@ -123,7 +125,7 @@ def test_schema_errors_name_the_json_path_and_file(dataset: DataSet, path: list[
     source = upstream_files(dataset.root)[0]
     raw = json.loads(source.read_text())
     with pytest.raises(SchemaError) as info:
-        Task.from_upstream(_mutated(raw, path, value), source=str(source))
+        task_from_mapping(_mutated(raw, path, value), source=str(source))
     assert info.value.path == json_path
     assert reason in str(info.value)
     assert str(source) in str(info.value)
@@ -165,7 +167,7 @@ def test_tool_snapshots_merge_in_gym_order(dataset: DataSet) -> None:
     merged = merge_tools(task, snapshots)
     assert merged.owner("list_users") == owners[2]  # first gym of the task wins
     assert len(merged.names) == len(set(merged.names))
-    selected = merge_tools(Task.from_upstream(dict(task.to_upstream(), selected_tools=["list_users", "nope"],
+    selected = merge_tools(task_from_mapping(dict(to_upstream(task), selected_tools=["list_users", "nope"],
                                                    restricted_tools=["nope"])), snapshots)
     assert selected.names == ("list_users",)
     assert selected.missing == ("nope",)

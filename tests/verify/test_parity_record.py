@@ -14,6 +14,7 @@ import pytest
 
 from eog_core import PARITY, STRICT, SqlOutcome, Task, load_task, verify_task
 from eog_core.gym import GymClient, HttpSqlRunner
+from eog_core.tasks import to_upstream
 from eog_core.verify import JudgeRequest
 from tests.verify.sql_gym import serve_sql_answers
 
@@ -73,7 +74,7 @@ async def test_nothing_counted_is_upstreams_division_by_zero(verifiers: tuple[di
 async def test_verifier_without_validation_config_is_a_run_error() -> None:
     raw = {"verifier_type": "database_state", "name": "bare"}
     task = task_with(db("A", "SELECT 1"), raw)
-    assert task.to_upstream()["verifiers"][1] == raw  # no validation_config invented
+    assert to_upstream(task)["verifiers"][1] == raw  # no validation_config invented
     parity = await verify_task(task, sql=Answers({"SELECT 1": 1}), policy=PARITY)
     assert parity.to_dict() == {
         "error": "VerifierConfig.__init__() missing 1 required positional argument: 'validation_config'",
@@ -110,7 +111,7 @@ async def test_judge_result_keeps_json_types() -> None:
         "passed": True, "score": 8, "minimum_score": 7, "reasoning": None,
         "sql_result": json.dumps({"data": [{"v": 5}]}, indent=2), "llm_response": "five",
         "failure_kind": None})
-    assert task_with(*judged(7).to_upstream()["verifiers"]).to_upstream()["verifiers"][0][
+    assert to_upstream(task_with(*to_upstream(judged(7))["verifiers"]))["verifiers"][0][
         "validation_config"]["minimum_comparison_value"] == 7
     assert (await judge_result(judged(...), '{"score": 7}'))["minimum_score"] == 7  # upstream's default
 

@@ -19,6 +19,7 @@ from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
 
 from eog_core import PARITY, STRICT, SqliteSqlRunner, Task, load_task, load_tasks, verify_task
+from eog_core.tasks import to_upstream
 from tests.conftest import require_eog_data
 from tests.datasets import EXAMPLES
 from tests.verify.dbbuild import build_database
@@ -76,7 +77,7 @@ def digest(text: str) -> str:
 
 
 def parsed_form(task: Task) -> dict[str, Any]:
-    data = task.to_upstream()
+    data = to_upstream(task)
     data["system_prompt"] = digest(task.system_prompt)
     data["user_prompt"] = digest(task.user_prompt)
     for verifier in data["verifiers"]:

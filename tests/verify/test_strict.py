@@ -21,6 +21,7 @@ from eog_core import (
     verify_task,
 )
 from eog_core.errors import UsageError, VerificationError
+from eog_core.tasks import task_from_mapping, to_upstream
 from eog_core.verify import JudgeRequest, Policy
 
 
@@ -316,7 +317,7 @@ async def test_null_comparison_type_is_reported_as_upstream_does(runner: SqliteS
     parity, strict = await both(task, runner)
     assert parity.results[0].details == "Unknown comparison type: None"
     assert strict.failure_kind == "config_error"
-    assert Task.from_upstream(task.to_upstream()) == task
+    assert task_from_mapping(to_upstream(task)) == task
 
 
 def test_pinned_now_is_removed_from_lent_connections(tmp_path: Path) -> None:

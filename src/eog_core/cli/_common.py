@@ -19,6 +19,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "Progress",
+    "add_command",
     "add_common_options",
     "busy",
     "emit_json",
@@ -56,6 +57,15 @@ def run_in_own_process() -> None:
     """Mark this process as the command's own (:func:`outcome_decided` then ignores Ctrl-C)."""
     _OWN_PROCESS.set()
 CELL_WIDTH = 60  # a longer cell is cut in tables; full_details() lists it whole
+
+
+def add_command(commands: Any, name: str, *, help: str, description: str,
+                epilog: str) -> argparse.ArgumentParser:
+    """One command of ``eog-core``: its help line, description and example, shown as written."""
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name, help=help, description=description, epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    return parser
 
 
 def add_common_options(parser: argparse.ArgumentParser) -> None:

@@ -9,6 +9,7 @@ from eog_core import PARITY, STRICT, TaskVerdict, load_task
 from eog_core.cli._common import (
     EXIT_FAILED,
     EXIT_OK,
+    add_command,
     emit_json,
     full_details,
     outcome_decided,
@@ -22,12 +23,12 @@ __all__ = ["add_parser", "run_demo"]
 
 
 def add_parser(commands: Any) -> None:
-    parser = commands.add_parser(
-        "demo", help="play the bundled demo task on the embedded local gym",
+    parser = add_command(
+        commands, "demo", help="play the bundled demo task on the embedded local gym",
         description="Start the local reference gym on a free loopback port, play a scripted "
                     "correct trajectory of the demo task, verify it in strict and parity modes, "
                     "then a do-nothing control; every database is deleted at the end.",
-        epilog="example: eog-core demo --sse", formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog="example: eog-core demo --sse")
     parser.add_argument("--sse", action="store_true", help="have the gym answer MCP in SSE instead of JSON")
     parser.add_argument("--timeout", type=positive_seconds, default=30.0, metavar="SECONDS",
                         help="seconds to wait for each answer of the gym (default 30)")

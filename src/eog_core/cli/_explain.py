@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from eog_core.metrics import Comparison, MetricsError
+from eog_core.metrics import MetricsError, RunComparison
 
 __all__ = ["check_overlap", "explain_nothing_scored"]
 
@@ -25,7 +25,7 @@ def explain_nothing_scored(paths: Sequence[Path], skipped: Sequence[tuple[str, s
                         + "\n  ".join(lines), source=where)
 
 
-def check_overlap(comparison: Comparison, a: Path, b: Path) -> None:
+def check_overlap(comparison: RunComparison, a: Path, b: Path) -> None:
     """Refuse a comparison without one usable pair, saying why (no run in common, or all errored)."""
     common = comparison.pairs + comparison.pairs_errored + comparison.pairs_without_policy
     if common == 0:

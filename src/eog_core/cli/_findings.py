@@ -57,6 +57,13 @@ class Finding:
         return f"{self.source} {self.path}: {self.kind}: {self.detail}"
 
 
+def _required(add: Any, path: str, value: str | None, detail: str) -> bool:
+    """Whether a verifier has ``value``; a ``verifier_without_query`` finding when not."""
+    if not value:
+        add(path, "verifier_without_query", detail)
+    return bool(value)
+
+
 def _verifier_findings(task: Task, root: str, add: Any) -> None:
     gyms = {g.name for g in task.gym_servers}
     for index, verifier in enumerate(task.verifiers):
@@ -70,9 +77,8 @@ def _verifier_findings(task: Task, root: str, add: Any) -> None:
                 f"{verifier.verifier_type!r} is not database_state, response_check or tool_execution")
         elif isinstance(verifier, DatabaseStateVerifier):
             config = verifier.validation_config
-            if not config.query:
-                add(f"{at}.validation_config.query", "verifier_without_query", "no SQL query to run")
-            elif refusal := STRICT.refuse_query(config.query):
+            if _required(add, f"{at}.validation_config.query", config.query, "no SQL query to run") \
+                    and (refusal := STRICT.refuse_query(config.query or "")):
                 add(f"{at}.validation_config.query", "query_not_read_only", refusal)
             if config.comparison_type not in COMPARISON_TYPES:
                 add(f"{at}.validation_config.comparison_type", "unknown_comparison_type",
@@ -82,12 +88,10 @@ def _verifier_findings(task: Task, root: str, add: Any) -> None:
                 add(f"{at}.validation_config.expected_value", "numeric_string_expectation",
                     f"expects {expected!r}, never == a number upstream")
         elif isinstance(verifier, ResponseCheckVerifier):
-            config_rc = verifier.validation_config
-            if not config_rc.sql_query:
-                add(f"{at}.validation_config.sql_query", "verifier_without_query", "no SQL query to run")
-            if not config_rc.comparison_prompt:
-                add(f"{at}.validation_config.comparison_prompt", "verifier_without_query",
-                    "no comparison prompt for the judge")
+            judged = verifier.validation_config
+            _required(add, f"{at}.validation_config.sql_query", judged.sql_query, "no SQL query to run")
+            _required(add, f"{at}.validation_config.comparison_prompt", judged.comparison_prompt,
+                      "no comparison prompt for the judge")
 
 
 def findings_of(task: Task, *, source: str, nemo_row: bool,

@@ -17,7 +17,14 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from eog_core.cli._common import EXIT_OK, EXIT_USAGE, emit_json, port_number, positive_seconds
+from eog_core.cli._common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    add_command,
+    emit_json,
+    port_number,
+    positive_seconds,
+)
 from eog_core.cli._run import EXIT_INTERRUPTED
 from eog_core.cli._shared import (
     add_gym_options,
@@ -36,8 +43,8 @@ __all__ = ["add_parser", "run_gateway"]
 
 
 def add_parser(commands: Any) -> None:
-    parser = commands.add_parser(
-        "gateway", help="serve tasks as scored MCP endpoints for any agent (Claude Code, Codex...)",
+    parser = add_command(
+        commands, "gateway", help="serve tasks as scored MCP endpoints for any agent (Claude Code, Codex...)",
         description="Hand out rollouts of TASK_PATH x --repeats through a control API (POST "
                     "/rollouts, POST /rollouts/ID/finish, DELETE /rollouts/ID, GET /rollouts); "
                     "each rollout has its own MCP endpoint (Streamable HTTP) with exactly the "
@@ -46,8 +53,7 @@ def add_parser(commands: Any) -> None:
                     "rollout is evaluated, 130 when stopped (Ctrl-C, SIGTERM), 2 on usage errors, "
                     "3 on bad input. docs/gateway.md is the guide.",
         epilog="example: eog-core gateway tasks/ --gym sn-csm-server=http://localhost:8101 "
-               "--seed-root seeds/ --out runs/claude-code --token-env EOG_GATEWAY_TOKEN",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+               "--seed-root seeds/ --out runs/claude-code --token-env EOG_GATEWAY_TOKEN")
     parser.add_argument("tasks", nargs="+", type=Path, metavar="TASK_PATH",
                         help="task files, folders of them, or .jsonl dataset / NeMo rows")
     add_gym_options(parser)

@@ -19,7 +19,15 @@ from typing import Any
 
 import attrs
 
-from eog_core.cli._common import EXIT_INPUT, EXIT_OK, EXIT_USAGE, emit_json, positive_seconds, table
+from eog_core.cli._common import (
+    EXIT_INPUT,
+    EXIT_OK,
+    EXIT_USAGE,
+    add_command,
+    emit_json,
+    positive_seconds,
+    table,
+)
 from eog_core.errors import UsageError
 from eog_core.fleet import (
     CATALOGUE,
@@ -62,11 +70,10 @@ def _selection_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_parser(commands: Any) -> None:
-    gyms = commands.add_parser(
-        "gyms", help="start, list, and remove the EOG gym containers (Docker or Podman)",
+    gyms = add_command(
+        commands, "gyms", help="start, list, and remove the EOG gym containers (Docker or Podman)",
         description="The seven EOG gym servers as containers, images pinned by digest.",
-        epilog="example: eog-core gyms up --domains csm,itsm --write-directory gyms.json",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog="example: eog-core gyms up --domains csm,itsm --write-directory gyms.json")
     sub = gyms.add_subparsers(dest="gyms_command", required=True, metavar="ACTION")
     up = sub.add_parser("up", help="start gym containers and wait until each answers MCP")
     _engine_options(up)
@@ -214,7 +221,7 @@ def _status(args: argparse.Namespace) -> int:
 
 
 async def _status_async(args: argparse.Namespace) -> int:
-    from eog_core.fleet._engine import LABEL_MANAGED
+    from eog_core.fleet import LABEL_MANAGED
 
     engine = _engine(args).engine
     rows = []
@@ -243,7 +250,7 @@ def _logs(args: argparse.Namespace) -> int:
 
 
 async def _logs_async(args: argparse.Namespace) -> int:
-    from eog_core.fleet._engine import LABEL_DOMAIN, LABEL_MANAGED, LABEL_REPLICA
+    from eog_core.fleet import LABEL_DOMAIN, LABEL_MANAGED, LABEL_REPLICA
 
     engine = _engine(args).engine
     found = await engine.containers({LABEL_MANAGED: "1", LABEL_DOMAIN: args.domain,

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eog_core.cli._common import EXIT_OK, busy
+from eog_core.cli._common import EXIT_OK, add_command, busy
 from eog_core.errors import UsageError
 from eog_core.metrics import Price
 from eog_core.tasks import load_tasks
@@ -24,16 +24,15 @@ def _price(text: str) -> Price:
 
 
 def add_parser(commands: Any) -> None:
-    report = commands.add_parser(
-        "report", help="a self-contained HTML report of one or more runs",
+    report = add_command(
+        commands, "report", help="a self-contained HTML report of one or more runs",
         description="Read run folders (rollouts.jsonl from `eog-core run` or the gateway) or upstream "
                     "result folders and write one HTML file that opens offline: overview with "
                     "intervals, pass@k and pass^k, tasks, transcripts with verdict tables, paired "
                     "tests between runs, RL task bands. The numbers are those of `eog-core score` "
                     "and `compare`. Needs the report extra (pip install 'eog-core[report]'); "
                     "exits 3 without it, or when a run cannot be read.",
-        epilog="example: eog-core report runs/gpt-4.1 runs/o3 -o report.html --price gpt-4.1=2,8,0.5",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog="example: eog-core report runs/gpt-4.1 runs/o3 -o report.html --price gpt-4.1=2,8,0.5")
     report.add_argument("runs", nargs="+", type=Path, metavar="RUN",
                         help="a run folder, a rollouts .jsonl file or an upstream result folder; the "
                              "first is the baseline the others are compared with")

@@ -20,7 +20,15 @@ from typing import Any, TextIO
 
 import attrs
 
-from eog_core.cli._common import EXIT_INPUT, EXIT_OK, EXIT_USAGE, emit_json, positive_seconds, table
+from eog_core.cli._common import (
+    EXIT_INPUT,
+    EXIT_OK,
+    EXIT_USAGE,
+    add_command,
+    emit_json,
+    positive_seconds,
+    table,
+)
 from eog_core.cli._selection import add_selection_options, selected
 from eog_core.cli._shared import (
     add_gym_options,
@@ -58,8 +66,8 @@ EXIT_INTERRUPTED = 130
 
 
 def add_parser(commands: Any) -> None:
-    parser = commands.add_parser(
-        "run", help="evaluate a model on tasks end to end (agent loop, verify, scores)",
+    parser = add_command(
+        commands, "run", help="evaluate a model on tasks end to end (agent loop, verify, scores)",
         description="Run every task x repeat as a rollout: seed the gyms, let the model act "
                     "through the task's tools (OpenAI-compatible Chat Completions or Responses "
                     "API), verify strict and parity, delete the databases. Writes "
@@ -67,8 +75,7 @@ def add_parser(commands: Any) -> None:
                     "(upstream's result format). Exit 0 when every rollout was evaluated, 3 when "
                     "some could not be, 2 on usage errors, 130 when interrupted.",
         epilog="example: eog-core run tasks/ --base-url http://localhost:8000/v1 --model qwen3 "
-               "--repeats 3 --concurrency 16 --out runs/qwen3",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+               "--repeats 3 --concurrency 16 --out runs/qwen3")
     parser.add_argument("tasks", nargs="+", type=Path, metavar="TASK_PATH",
                         help="task files, folders of them, or .jsonl dataset / NeMo rows")
     model = parser.add_argument_group("model")

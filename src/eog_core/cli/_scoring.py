@@ -16,6 +16,7 @@ from eog_core.cli._common import (
     EXIT_FAILED,
     EXIT_INPUT,
     EXIT_OK,
+    add_command,
     busy,
     emit_json,
     positive_seconds,
@@ -63,14 +64,13 @@ def _pairs(values: Sequence[str] | None, flag: str) -> dict[str, str]:
 
 
 def add_parsers(commands: Any) -> None:
-    verify = commands.add_parser(
-        "verify", help="score a task on final database snapshots (or a live gym)",
+    verify = add_command(
+        commands, "verify", help="score a task on final database snapshots (or a live gym)",
         description="Run the task's verifiers on SQLite snapshots of the final databases, or on a "
                     "live gym database. Exits 0 when the task succeeds, 1 when it fails, 3 when "
                     "the evaluation could not complete (a gym unreachable, a verifier query the "
                     "database rejects, a configuration error) or the input is bad.",
-        epilog="example: eog-core verify task.json --db sn-csm-server=final.sqlite --now '2026-01-05 12:00:00'",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog="example: eog-core verify task.json --db sn-csm-server=final.sqlite --now '2026-01-05 12:00:00'")
     verify.add_argument("task", type=Path, help="a task file (any of the three formats)")
     verify.add_argument("--db", action="append", metavar="GYM=FILE", help="SQLite snapshot of a gym's final database")
     verify.add_argument("--gym", action="append", metavar="GYM=URL", help="a live gym to query instead")
@@ -84,14 +84,13 @@ def add_parsers(commands: Any) -> None:
     verify.add_argument("--json", action="store_true", help="machine output")
     verify.set_defaults(handler=run_verify)
 
-    score = commands.add_parser(
-        "score", help="upstream's numbers and corrected ones for a finished evaluation",
+    score = add_command(
+        commands, "score", help="upstream's numbers and corrected ones for a finished evaluation",
         description="Read upstream result folders (run_<i>/results_*.json) or verdict JSONL files; "
                     "print upstream's table exactly as upstream computes it, then corrected numbers. "
                     "Exits 0, or 3 when no rollout completed its evaluation (every one incomplete: "
                     "the table is printed, with '-' for the undefined rates).",
-        epilog="example: eog-core score results/gpt-x/ --tasks tasks/ --k 3",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog="example: eog-core score results/gpt-x/ --tasks tasks/ --k 3")
     score.add_argument("paths", nargs="+", type=Path, help="result folders or verdict .jsonl files")
     score.add_argument("--tasks", type=Path, help="the expected task set (.jsonl rows or a directory of task files)")
     score.add_argument("--k", type=whole_number(1, MAX_K), default=None,
@@ -102,14 +101,13 @@ def add_parsers(commands: Any) -> None:
                             "byte for byte (colour only on a terminal)")
     score.set_defaults(handler=run_score)
 
-    compare = commands.add_parser(
-        "compare", help="paired comparison of two evaluations over the same tasks",
+    compare = add_command(
+        commands, "compare", help="paired comparison of two evaluations over the same tasks",
         description="Per-task agreement, exact McNemar p-value, paired bootstrap 95% CI of the "
                     "success-rate difference (B - A) and TOST equivalence at a margin (judged on "
                     "--min-tasks paired tasks or more). Runs pair by mode, domain, task id and "
                     "repeat; exits 3 when the two evaluations have no run in common.",
-        epilog="example: eog-core compare upstream_results/ our_verdicts.jsonl --margin 0.02",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog="example: eog-core compare upstream_results/ our_verdicts.jsonl --margin 0.02")
     compare.add_argument("a", type=Path)
     compare.add_argument("b", type=Path)
     compare.add_argument("--margin", type=float, default=0.02,

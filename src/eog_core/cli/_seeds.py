@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eog_core.cli._common import EXIT_INPUT, EXIT_OK, EXIT_USAGE, emit_json
+from eog_core.cli._common import EXIT_INPUT, EXIT_OK, EXIT_USAGE, add_command, emit_json
 from eog_core.fleet import SEED_ARCHIVE_SHA256, missing_seed_files, unpack_seeds
 from eog_core.tasks import load_tasks
 
@@ -15,11 +15,10 @@ __all__ = ["add_parser"]
 
 
 def add_parser(commands: Any) -> None:
-    seeds = commands.add_parser(
-        "seeds", help="the seed database archive (gym_dbs.zip)",
+    seeds = add_command(
+        commands, "seeds", help="the seed database archive (gym_dbs.zip)",
         description="Unpack upstream's gym_dbs.zip after checking its pinned sha256.",
-        epilog="example: eog-core seeds unpack gym_dbs.zip --to seeds/",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog="example: eog-core seeds unpack gym_dbs.zip --to seeds/")
     sub = seeds.add_subparsers(dest="seeds_command", required=True, metavar="ACTION")
     unpack = sub.add_parser("unpack", help="check and unpack gym_dbs.zip (run/validate --seed-root DIR)")
     unpack.add_argument("archive", type=Path)

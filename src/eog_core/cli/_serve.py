@@ -11,7 +11,7 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from eog_core.cli._common import EXIT_INPUT, EXIT_OK, emit_json, port_number
+from eog_core.cli._common import EXIT_INPUT, EXIT_OK, add_command, emit_json, port_number
 
 __all__ = ["DEMO_MODEL_PORT", "add_parser", "run_serve", "run_serve_model"]
 
@@ -20,13 +20,12 @@ DEMO_MODEL_PORT = 8102
 
 
 def add_parser(commands: Any) -> None:
-    serve = commands.add_parser(
-        "serve-local", help="run the embedded reference gym in the foreground",
+    serve = add_command(
+        commands, "serve-local", help="run the embedded reference gym in the foreground",
         description="Serve the local reference gym (REST on SQLite + MCP) until Ctrl-C. "
                     "With --json the first line of output is a JSON object: its URL, MCP URL and "
                     "the gym directory ({gym name: URL}) to hand to GymDirectory.",
-        epilog="example: eog-core serve-local --port 8101 --sse",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog="example: eog-core serve-local --port 8101 --sse")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=port_number, default=8101, help="0-65535; 0 picks a free port")
     serve.add_argument("--domain", choices=["demo", "empty"], default="demo")
@@ -36,8 +35,8 @@ def add_parser(commands: Any) -> None:
     serve.add_argument("--json", action="store_true", help="announce the gym as one JSON line")
     serve.set_defaults(handler=run_serve)
 
-    model = commands.add_parser(
-        "serve-model", help="run a scripted OpenAI-compatible model server in the foreground",
+    model = add_command(
+        commands, "serve-model", help="run a scripted OpenAI-compatible model server in the foreground",
         description="Serve a scripted model (Chat Completions, Responses and GET /v1/models under "
                     "/v1) until Ctrl-C, to try `eog-core run` offline: the 'demo' script plays the "
                     "demo task's correct trajectory, 'noop' answers at once without acting. Any "
@@ -45,8 +44,7 @@ def add_parser(commands: Any) -> None:
                     "is a JSON object with its base URL.",
         epilog="example: eog-core serve-model & eog-core run \"$(eog-core demo --print-paths "
                "task)\" --seed-root \"$(eog-core demo --print-paths seed-root)\" --base-url "
-               "http://127.0.0.1:8102/v1 --model demo --out runs/demo",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+               "http://127.0.0.1:8102/v1 --model demo --out runs/demo")
     model.add_argument("--host", default="127.0.0.1")
     model.add_argument("--port", type=port_number, default=DEMO_MODEL_PORT,
                        help=f"0-65535; 0 picks a free port (default {DEMO_MODEL_PORT})")

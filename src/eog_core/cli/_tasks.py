@@ -13,7 +13,15 @@ from typing import Any, TextIO
 import attrs
 
 from eog_core._json import decode_json
-from eog_core.cli._common import EXIT_FAILED, EXIT_INPUT, EXIT_OK, emit_json, progress, table
+from eog_core.cli._common import (
+    EXIT_FAILED,
+    EXIT_INPUT,
+    EXIT_OK,
+    add_command,
+    emit_json,
+    progress,
+    table,
+)
 from eog_core.cli._findings import Finding, findings_of
 from eog_core.cli._selection import add_selection_options, selected
 from eog_core.errors import SchemaError
@@ -25,6 +33,7 @@ from eog_core.tasks import (
     load_task,
     load_tool_snapshots,
     parquet_rows,
+    task_from_mapping,
     task_from_row,
     to_nemo_row,
 )
@@ -33,15 +42,14 @@ __all__ = ["add_parsers"]
 
 
 def add_parsers(commands: Any) -> None:
-    validate = commands.add_parser(
-        "validate", help="check task files, directories and .jsonl rows",
+    validate = add_command(
+        commands, "validate", help="check task files, directories and .jsonl rows",
         description="Parse tasks and report counts, verifier kinds, the data defects that score "
                     "wrongly upstream, and what verify would reject (no verifiers, a verifier "
                     "without a query, an unknown comparison or verifier type, a gym the task "
                     "lacks). Each finding names its file (and line, for .jsonl) and JSON path. "
                     "Exits 1 when a task is invalid or would be rejected.",
-        epilog="example: eog-core validate tasks/ rows.jsonl --tools tools/",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog="example: eog-core validate tasks/ rows.jsonl --tools tools/")
     validate.add_argument("paths", nargs="+", type=Path, help="task .json files, directories, .jsonl files")
     validate.add_argument("--tools", type=Path, help="directory of tool snapshots (*.json) to check tool names against")
     validate.add_argument("--max-findings", type=int, default=50, metavar="N",
@@ -52,12 +60,11 @@ def add_parsers(commands: Any) -> None:
     add_selection_options(validate)
     validate.set_defaults(handler=run_validate)
 
-    convert = commands.add_parser(
-        "convert", help="tasks -> Responses-API rows (the format harnesses consume)",
+    convert = add_command(
+        commands, "convert", help="tasks -> Responses-API rows (the format harnesses consume)",
         description="Write one row per task: system + user input, the task's tools with cleaned "
                     "JSON schemas, and the verifier metadata.",
-        epilog="example: eog-core convert tasks/ --tools tools/ -o rows.jsonl",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog="example: eog-core convert tasks/ --tools tools/ -o rows.jsonl")
     convert.add_argument("paths", nargs="+", type=Path)
     convert.add_argument("--tools", type=Path, required=True, help="directory of tool snapshots")
     convert.add_argument("-o", "--output", type=Path, required=True,
@@ -120,7 +127,7 @@ def _each_row(file: Path) -> Iterator[_Read]:
         where = f"{file}:{number}"
         try:
             row = decode_json(line, source=where, start=start)
-            yield _Read(Task.from_upstream(row, source=where), where, _is_nemo_row(row))
+            yield _Read(task_from_mapping(row, source=where), where, _is_nemo_row(row))
         except SchemaError as exc:
             yield _Read(exc, where)
 

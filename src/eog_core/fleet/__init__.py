@@ -9,7 +9,13 @@ from eog_core.fleet._catalogue import (
     services_for,
 )
 from eog_core.fleet._compose import compose_file
-from eog_core.fleet._engine import Container, ContainerEngine
+from eog_core.fleet._engine import (
+    LABEL_DOMAIN,
+    LABEL_MANAGED,
+    LABEL_REPLICA,
+    Container,
+    ContainerEngine,
+)
 from eog_core.fleet._fleet import GymFleet, down, launch, reap_orphans
 from eog_core.fleet._options import (
     DEFAULT_MAX_LIFECYCLES,
@@ -31,6 +37,9 @@ __all__ = [
     "DEFAULT_MAX_LIFECYCLES",
     "DEFAULT_REGISTRY",
     "ENV_VARIABLES",
+    "LABEL_DOMAIN",
+    "LABEL_MANAGED",
+    "LABEL_REPLICA",
     "SEED_ARCHIVE_SHA256",
     "SEED_ROOT_FOLDER",
     "Container",

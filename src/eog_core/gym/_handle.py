@@ -20,7 +20,7 @@ from eog_core.gym._headers import HeaderMode
 from eog_core.gym._janitor import Janitor, default_janitor
 from eog_core.gym._teardown import GymState, Teardown
 from eog_core.gym._transport import Transport
-from eog_core.tasks import ToolSet, ToolSpec, load_task
+from eog_core.tasks import ToolSet, ToolSpec, load_task, task_record
 
 if TYPE_CHECKING:
     from eog_core.gym._session import TaskSession, ToolErrors
@@ -33,7 +33,7 @@ class SessionHandle:
     """Plain data naming a seeded session: build with ``session.handle()``."""
 
     task: Mapping[str, Any]
-    """The task in upstream's JSON form (``Task.to_upstream()``) with its ``task_id``,
+    """The task in upstream's JSON form (``to_upstream(task)``) with its ``task_id``,
     ``domain`` and ``mode``."""
     gym_urls: Mapping[str, str]
     """Gym name -> base URL of the replica holding its database."""
@@ -51,8 +51,7 @@ class SessionHandle:
             for t in session.tools.tools
         )
         task = session.task
-        named = {"task_id": task.task_id, "domain": task.domain, "mode": task.mode}
-        record = task.to_upstream() | {k: v for k, v in named.items() if v is not None}
+        record = task_record(task)
         return cls(task=record, gym_urls=session.gym_urls(),
                    database_ids=dict(session.database_ids), tools=tools)
 

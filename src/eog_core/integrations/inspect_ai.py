@@ -25,11 +25,11 @@ from inspect_ai.scorer import Score, Scorer, Target, accuracy, mean, scorer, std
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 from inspect_ai.tool import Tool, ToolDef, ToolError, ToolParams
 
-from eog_core.errors import EogError, UsageError
+from eog_core.errors import UsageError
 from eog_core.gym import GymDirectory, Janitor, TaskSession
-from eog_core.model_view import tool_observation
+from eog_core.integrations._sessions import SessionOptions, answer_tool_call
 from eog_core.tasks import Task as EogTask
-from eog_core.tasks import ToolSnapshot, ToolSpec, load_task
+from eog_core.tasks import ToolSnapshot, ToolSpec, load_task, task_record
 from eog_core.verify import STRICT, Judge, Policy
 
 __all__ = ["eog_dataset", "eog_task", "inspect_parameters"]
@@ -76,8 +76,7 @@ def _sample(task: EogTask, index: int) -> Sample:
     if task.system_prompt:
         messages.append(ChatMessageSystem(content=task.system_prompt))
     messages.append(ChatMessageUser(content=task.user_prompt or ""))
-    named = {"task_id": task.task_id, "domain": task.domain, "mode": task.mode}
-    record = task.to_upstream() | {k: v for k, v in named.items() if v is not None}
+    record = task_record(task)
     return Sample(input=messages, id=task.task_id or f"task-{index}",
                   metadata={"eog_task": record, "domain": task.domain})
 
@@ -92,7 +91,7 @@ def eog_dataset(tasks: Iterable[EogTask | str | os.PathLike[str] | Mapping[str, 
 class _Sessions:
     """The live task session of each running sample (per epoch)."""
 
-    def __init__(self, start: Mapping[str, Any]) -> None:
+    def __init__(self, start: SessionOptions) -> None:
         self.start = start
         self.live: dict[tuple[Any, int], TaskSession] = {}
 
@@ -114,14 +113,11 @@ class _Sessions:
 
 def _tool(sessions: _Sessions, state: TaskState, spec: ToolSpec) -> Tool:
     async def execute(**kwargs: Any) -> str:
-        session = sessions.get(state)
-        try:
-            result = await session.call_tool(spec.name, kwargs)
-        except EogError as exc:
-            raise ToolError(f"Error: {exc}") from exc
-        if session.trajectory and session.trajectory[-1].error_kind is not None:
-            raise ToolError(result.text)  # the gym failed, not the call
-        return tool_observation(result)
+        session = sessions.get(state)  # none: setup did not run, a harness error
+        answer = await answer_tool_call(lambda: session, spec.name, kwargs)
+        if answer.gym_error is not None:
+            raise ToolError(answer.gym_error)  # the gym failed, not the call
+        return answer.observation
 
     return ToolDef(execute, name=spec.name, description=spec.description,
                    parameters=inspect_parameters(spec)).as_tool()
@@ -132,7 +128,7 @@ def seed_session(sessions: _Sessions) -> Solver:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         task = load_task(dict(state.metadata["eog_task"]))
         await sessions.close(state)  # a retried sample starts afresh
-        session = await TaskSession.start(task, tool_errors="result", **sessions.start)
+        session = await sessions.start.start(task)
         sessions.live[sessions.key(state)] = session
         state.tools = [_tool(sessions, state, spec) for spec in session.tools.tools]
         return state
@@ -169,8 +165,8 @@ def eog_task(
 ) -> Task:
     """An inspect Task over EOG tasks; ``task_options`` go to ``inspect_ai.Task``
     (``message_limit``, ``epochs``...)."""
-    sessions = _Sessions({"directory": directory, "seed_root": seed_root,
-                          "tool_snapshots": tool_snapshots, "janitor": janitor})
+    sessions = _Sessions(SessionOptions(directory=directory, seed_root=seed_root,
+                                        tool_snapshots=tool_snapshots, janitor=janitor))
     return Task(dataset=eog_dataset(tasks), setup=seed_session(sessions),
                 solver=solver or generate(), scorer=verdict_scorer(sessions, policy, judge),
                 cleanup=sessions.close, **task_options)

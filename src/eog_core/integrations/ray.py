@@ -2,7 +2,8 @@
 
 :class:`EogWorker` is the body of an async Ray actor: each actor holds one
 connection pool (its event loop's) and one :class:`~eog_core.gym.GymDirectory`
-of replicas, and runs many rollouts concurrently. Its methods answer flat rows
+of replicas (:class:`~eog_core.run.ActorBody`, shared with ``eog-core run --ray``),
+and runs many rollouts concurrently. Its methods answer flat rows
 (:meth:`TaskVerdict.to_row` plus rollout counters) that ``pyarrow`` or pandas
 take as they are. :func:`run_rollouts` is the driver side: it starts the actors
 and hands them tasks round-robin; Ray schedules the actors on the cluster.
@@ -17,8 +18,9 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from eog_core.errors import UsageError
-from eog_core.gym import GymDirectory, Janitor, SessionHandle, TaskSession
-from eog_core.tasks import Task, load_task, load_tool_snapshots
+from eog_core.gym import SessionHandle, TaskSession
+from eog_core.run import ActorBody
+from eog_core.tasks import Task, load_task, load_tool_snapshots, task_record
 from eog_core.verify import PARITY, STRICT, Policy
 
 __all__ = ["Agent", "EogWorker", "run_rollouts", "task_record"]
@@ -27,37 +29,25 @@ __all__ = ["Agent", "EogWorker", "run_rollouts", "task_record"]
 Agent = Callable[[TaskSession], Awaitable[str | None]]
 
 
-def task_record(task: Task) -> dict[str, Any]:
-    """A task as plain JSON for shipping to a worker (upstream's form plus its names)."""
-    named = {"task_id": task.task_id, "domain": task.domain, "mode": task.mode}
-    return task.to_upstream() | {k: v for k, v in named.items() if v is not None}
+class EogWorker(ActorBody):
+    """An actor body: ``ray.remote(EogWorker).options(max_concurrency=16).remote(...)``.
 
-
-class EogWorker:
-    """An actor body: ``ray.remote(EogWorker).options(max_concurrency=16).remote(...)``."""
+    Its gyms (one directory, one janitor per actor) are :class:`~eog_core.run.ActorBody`'s,
+    as ``eog-core run --ray``'s actors hold them.
+    """
 
     def __init__(self, replicas: Mapping[str, str | Sequence[str]], *,
                  seed_root: str | os.PathLike[str] | None = None,
                  tool_snapshots: str | os.PathLike[str] | None = None,
                  policy: str = "strict") -> None:
-        self._replicas = dict(replicas)
+        super().__init__(replicas)
         self._seed_root = seed_root
         self._snapshots = load_tool_snapshots(tool_snapshots) if tool_snapshots else None
         policies: dict[str, Policy] = {"strict": STRICT, "parity": PARITY}
         if policy not in policies:  # "PARITY", "Parity" or a typo must not score STRICT silently
             raise UsageError(f"policy must be 'strict' or 'parity', not {policy!r}")
         self._policy = policies[policy]
-        self._directory: GymDirectory | None = None
-        self._janitor: Janitor | None = None
         self.name = f"{socket.gethostname()}:{os.getpid()}"
-
-    def _resources(self) -> tuple[GymDirectory, Janitor]:
-        # Built on first use, inside the actor's event loop.
-        if self._directory is None:
-            self._directory = GymDirectory(self._replicas)
-        if self._janitor is None:
-            self._janitor = Janitor()
-        return self._directory, self._janitor
 
     def _row(self, session: TaskSession, verdict_row: dict[str, Any], final: str | None) -> dict[str, Any]:
         gym_calls = [r for r in session.trajectory if not r.local]
@@ -76,7 +66,7 @@ class EogWorker:
         With ``hand_off`` the session is not verified here: the row is the
         :class:`SessionHandle` (``to_dict()``) for :meth:`verify` on any worker.
         """
-        directory, janitor = self._resources()
+        directory, janitor = await self.gyms()
         session = await TaskSession.start(
             load_task(dict(task)), directory=directory, seed_root=self._seed_root,
             tool_snapshots=self._snapshots, janitor=janitor, tool_errors="result")
@@ -91,17 +81,11 @@ class EogWorker:
 
     async def verify(self, handle: Mapping[str, Any], *, repeat: int = 0) -> dict[str, Any]:
         """Attach to a session seeded elsewhere (a handle dict), verify it, delete it."""
-        _, janitor = self._resources()
+        _, janitor = await self.gyms()
         final = handle.get("final_response") or None
         async with TaskSession.attach(SessionHandle.from_dict(handle), janitor=janitor) as session:
             verdict = await session.verify(policy=self._policy, final_response=final)
             return self._row(session, verdict.to_row(repeat=repeat), final)
-
-    async def close(self) -> list[dict[str, Any]]:
-        """Last deletion attempts; the databases still leaked, as plain data."""
-        if self._janitor is None:
-            return []
-        return [entry.to_dict() for entry in await self._janitor.aclose()]
 
 
 def run_rollouts(

@@ -28,7 +28,7 @@ from stirrup import Tool, ToolProvider, ToolResult
 
 from eog_core.errors import EogError, UsageError
 from eog_core.gym import GymDirectory, Janitor, TaskSession
-from eog_core.model_view import tool_observation
+from eog_core.integrations._sessions import SessionOptions, answer_tool_call
 from eog_core.tasks import Task, ToolSnapshot, ToolSpec
 from eog_core.verify import STRICT, Judge, Policy, TaskVerdict
 
@@ -84,8 +84,9 @@ class EogToolProvider(ToolProvider):
         self.policy = policy
         self.judge = judge
         self.verdict: TaskVerdict | None = None
-        self._start = dict(directory=directory, seed_root=seed_root, tool_snapshots=tool_snapshots,
-                           janitor=janitor, **start_options)
+        self._start = SessionOptions(directory=directory, seed_root=seed_root,
+                                     tool_snapshots=tool_snapshots, janitor=janitor,
+                                     extra=start_options)
         self._session: TaskSession | None = None
 
     @property
@@ -99,17 +100,14 @@ class EogToolProvider(ToolProvider):
         if self._session is not None:
             raise UsageError("this provider is already entered")
         self.verdict = None
-        self._session = await TaskSession.start(self.task, tool_errors="result", **self._start)
+        self._session = await self._start.start(self.task)
         return [self._tool(spec) for spec in self._session.tools.tools]
 
     def _tool(self, spec: ToolSpec) -> Tool[Any, Any]:
         async def execute(params: ToolArguments) -> ToolResult[Any]:
             arguments = params.model_dump(by_alias=True, exclude_unset=True)
-            try:
-                result = await self.session.call_tool(spec.name, arguments)
-            except EogError as exc:  # a closed session and the like: the loop carries on
-                return ToolResult(content=f"Error: {exc}", success=False)
-            return ToolResult(content=tool_observation(result), success=not result.is_error)
+            answer = await answer_tool_call(lambda: self.session, spec.name, arguments)
+            return ToolResult(content=answer.observation, success=not answer.is_error)
 
         return Tool[ToolArguments, Any](name=spec.name, description=spec.description,
                                         parameters=parameters_model(spec), executor=execute)

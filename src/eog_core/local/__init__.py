@@ -23,7 +23,7 @@ from ._model import FINAL_TEXT, CutOff, ModelFault, ScriptedModel, demo_scripts
 from ._process import GymProcess
 from ._proxy import Fault, FaultProxy
 from ._server import LocalGym, serve
-from ._tools import ToolContext, ToolError, ToolRegistry, ToolSpec
+from ._tools import RegisteredTool, ToolContext, ToolError, ToolRegistry
 from .demo import (
     DEMO_SERVER_NAME,
     DEMO_SERVER_PORT,
@@ -52,12 +52,12 @@ __all__ = [
     "Ledger",
     "LocalGym",
     "ModelFault",
+    "RegisteredTool",
     "ResponseMode",
     "ScriptedModel",
     "ToolContext",
     "ToolError",
     "ToolRegistry",
-    "ToolSpec",
     "build_demo_tools",
     "demo_paths",
     "demo_scripts",

@@ -27,6 +27,7 @@ from ._databases import DatabaseExistsError, DatabaseStore, QueryInterrupted, ru
 from ._faults import Counters, DropMoment, FaultPlan, drop_connection
 from ._ledger import Ledger
 from ._mcp import McpEndpoint, ResponseMode
+from ._thread import run_in_thread
 from ._tools import ToolFunction, ToolRegistry
 from .demo import DEMO_SERVER_NAME, DEMO_SERVER_PORT, build_demo_tools
 
@@ -276,8 +277,6 @@ class LocalGym:
         For frameworks that own the event loop (inspect's ``eval()``, FastAPI's
         TestClient, a Ray driver). Stops the gym and the thread when the block ends.
         """
-        from ._thread import run_in_thread
-
         return run_in_thread(self, timeout=timeout)
 
     async def _serve_forever(self) -> None:

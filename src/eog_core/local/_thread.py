@@ -12,18 +12,29 @@ import concurrent.futures
 import contextlib
 import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import Protocol, TypeVar
 
 from eog_core.errors import GymTimeoutError
-
-if TYPE_CHECKING:
-    from eog_core.local._server import LocalGym
 
 __all__ = ["run_in_thread"]
 
 
+class Servable(Protocol):
+    """What a thread can serve: a named server started and stopped on an event loop."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+S = TypeVar("S", bound=Servable)
+
+
 @contextlib.contextmanager
-def run_in_thread(gym: LocalGym, *, timeout: float = 30.0) -> Iterator[LocalGym]:
+def run_in_thread(gym: S, *, timeout: float = 30.0) -> Iterator[S]:
     """Start ``gym`` on a new event loop in a daemon thread; stop it and the thread on exit."""
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, name=f"{gym.name}-loop", daemon=True)
@@ -41,7 +52,8 @@ def run_in_thread(gym: LocalGym, *, timeout: float = 30.0) -> Iterator[LocalGym]
             loop.close()
 
 
-def _within(future: concurrent.futures.Future[None], timeout: float, gym: LocalGym, what: str) -> None:
+def _within(future: concurrent.futures.Future[None], timeout: float, gym: Servable,
+            what: str) -> None:
     """Wait for ``gym.start()``/``stop()`` on the gym's loop; a typed error when it hangs."""
     try:
         future.result(timeout)

@@ -18,11 +18,11 @@ from typing import Any, TypeAlias, TypeVar
 import attrs
 
 __all__ = [
+    "RegisteredTool",
     "ToolContext",
     "ToolError",
     "ToolFunction",
     "ToolRegistry",
-    "ToolSpec",
     "tool_result",
     "validate_arguments",
 ]
@@ -59,7 +59,7 @@ class ToolContext:
 
 
 @attrs.frozen(kw_only=True)
-class ToolSpec:
+class RegisteredTool:
     """One registered tool: its MCP description and the function behind it."""
 
     name: str
@@ -91,7 +91,7 @@ class ToolSpec:
 class ToolRegistry:
     """An ordered set of tools, filled with the :meth:`tool` decorator."""
 
-    _tools: dict[str, ToolSpec] = attrs.field(factory=dict, init=False)
+    _tools: dict[str, RegisteredTool] = attrs.field(factory=dict, init=False)
 
     def tool(
         self,
@@ -105,7 +105,7 @@ class ToolRegistry:
 
         def register(function: _F) -> _F:
             self.add(
-                ToolSpec(
+                RegisteredTool(
                     name=name or function.__name__,
                     description=description or inspect.getdoc(function) or "",
                     input_schema=input_schema or {"type": "object", "properties": {}},
@@ -117,13 +117,13 @@ class ToolRegistry:
 
         return register
 
-    def add(self, spec: ToolSpec) -> None:
+    def add(self, spec: RegisteredTool) -> None:
         """Register one tool; a second tool with the same name is refused."""
         if spec.name in self._tools:
             raise ValueError(f"tool {spec.name!r} is already registered")
         self._tools[spec.name] = spec
 
-    def get(self, name: str) -> ToolSpec | None:
+    def get(self, name: str) -> RegisteredTool | None:
         return self._tools.get(name)
 
     def names(self) -> list[str]:
@@ -132,7 +132,7 @@ class ToolRegistry:
     def describe(self) -> list[dict[str, Any]]:
         return [spec.describe() for spec in self._tools.values()]
 
-    def __iter__(self) -> Iterator[ToolSpec]:
+    def __iter__(self) -> Iterator[RegisteredTool]:
         return iter(self._tools.values())
 
     def __len__(self) -> int:

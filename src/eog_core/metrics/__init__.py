@@ -17,7 +17,11 @@
   latencies and cost of rollout records; :func:`histogram` for distributions.
 """
 
-from eog_core.metrics._compare import Comparison, compare_runs, format_comparison
+import warnings
+from typing import Any
+
+from eog_core.metrics._compare import RunComparison, compare_runs, format_comparison
+from eog_core.metrics._grid import percent
 from eog_core.metrics._records import MetricsError, PolicyName, PolicyOutcome, RunRecord, TaskKey
 from eog_core.metrics._results import (
     CorrectedSummary,
@@ -73,7 +77,6 @@ from eog_core.metrics._verdicts import (
 )
 
 __all__ = [
-    "Comparison",
     "CorrectedSummary",
     "GroupStats",
     "Histogram",
@@ -86,6 +89,7 @@ __all__ = [
     "Price",
     "RateIntervals",
     "RolloutUsage",
+    "RunComparison",
     "RunRecord",
     "TaskBand",
     "TaskDifference",
@@ -112,6 +116,7 @@ __all__ = [
     "pass_at_k",
     "pass_hat_at",
     "pass_hat_k",
+    "percent",
     "rate_intervals",
     "read_upstream_results",
     "read_verdicts",
@@ -127,3 +132,13 @@ __all__ = [
     "usage_stats",
     "wilson_interval",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``Comparison``, the old name of :class:`RunComparison`: deprecated, it also named
+    ``eog_core.verify.Comparison`` (the result of one value comparison)."""
+    if name == "Comparison":
+        warnings.warn("eog_core.metrics.Comparison is deprecated: use RunComparison",
+                      DeprecationWarning, stacklevel=2)
+        return RunComparison
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

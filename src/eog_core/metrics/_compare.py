@@ -27,6 +27,7 @@ from collections.abc import Iterable
 import attrs
 
 from eog_core.errors import UsageError
+from eog_core.metrics._grid import percent
 from eog_core.metrics._records import PolicyName, RunRecord, TaskKey
 from eog_core.metrics._results import MetricsInput, as_run_records
 from eog_core.metrics._stats import (
@@ -36,15 +37,14 @@ from eog_core.metrics._stats import (
     standard_deviation,
     tost_normal_p_values,
 )
-from eog_core.metrics._table import percent
 
-__all__ = ["Comparison", "compare_runs", "format_comparison"]
+__all__ = ["RunComparison", "compare_runs", "format_comparison"]
 
 RunKey = tuple[str, str, str, int]
 
 
 @attrs.frozen(kw_only=True)
-class Comparison:
+class RunComparison:
     """The paired comparison of A and B; rates and differences are fractions."""
 
     policy: str
@@ -101,7 +101,7 @@ def compare_runs(
     seed: int = 0,
     policy: PolicyName | None = None,
     min_tasks: int = 10,
-) -> Comparison:
+) -> RunComparison:
     """Compare evaluation B against evaluation A, run by run.
 
     ``policy`` picks the outcome compared on each side; ``None`` takes each
@@ -158,7 +158,7 @@ def compare_runs(
 
     tasks_a = {key[:3] for key in runs_a}
     tasks_b = {key[:3] for key in runs_b}
-    return Comparison(
+    return RunComparison(
         policy=policy or "primary",
         pairs=pairs,
         tasks_paired=len(per_task),
@@ -198,7 +198,7 @@ def _interval(ci: tuple[float, float] | None) -> str:
     return "-" if ci is None else f"[{percent(ci[0])}, {percent(ci[1])}]"
 
 
-def format_comparison(comparison: Comparison) -> str:
+def format_comparison(comparison: RunComparison) -> str:
     """The comparison as text; rates and differences in percentage points, two decimals."""
     c = comparison
     p = "-" if c.tost_p is None else f"{c.tost_p:.4g}"

@@ -32,8 +32,8 @@ from typing import Any
 
 import attrs
 
+from eog_core.metrics._grid import tabulate_grid
 from eog_core.metrics._records import MetricsError, PolicyOutcome, RunRecord, TaskKey
-from eog_core.metrics._tabulate import tabulate_grid
 
 __all__ = [
     "UpstreamGroup",

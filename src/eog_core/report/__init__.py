@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from eog_core.metrics import Price
 from eog_core.report._build import (
     BANDS_FORMAT,
     ComparisonView,
@@ -33,6 +32,9 @@ from eog_core.report._render import (
     write_html,
 )
 from eog_core.report._transcript import OBSERVATION_LIMIT
+
+if TYPE_CHECKING:  # an argument type, not a name the report exports
+    from eog_core.metrics import Price
 
 __all__ = [
     "BANDS_FORMAT",

@@ -17,13 +17,13 @@ from typing import Any
 import attrs
 
 from eog_core.metrics import (
-    Comparison,
     CorrectedSummary,
     PassAtK,
     PolicyName,
     Price,
     RateIntervals,
     RolloutUsage,
+    RunComparison,
     RunRecord,
     TaskBand,
     TaskOutcome,
@@ -85,7 +85,7 @@ class ComparisonView:
     a: int
     b: int
     policy: PolicyName
-    comparison: Comparison
+    comparison: RunComparison
     wins: TaskWins
 
 

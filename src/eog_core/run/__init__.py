@@ -7,6 +7,7 @@ Responses endpoints, verifies each rollout in strict and parity modes and writes
 is its command line.
 """
 
+from eog_core.run._actor import ActorBody
 from eog_core.run._apis import (
     ApiName,
     ChatConversation,
@@ -63,6 +64,7 @@ __all__ = [
     "RECORD_FORMAT",
     "ROLLOUTS_FILE",
     "UPSTREAM_DIR",
+    "ActorBody",
     "AgentRun",
     "ApiName",
     "ChatConversation",

@@ -1,8 +1,8 @@
 """``eog-core run --ray ADDRESS``: rollouts sharded over async Ray actors.
 
-Each :class:`RolloutActor` holds what one local run holds (a model client, a
-:class:`~eog_core.gym.GymDirectory` of the run's replicas with its connection
-pool and shared MCP sessions, a janitor) and runs many rollouts at once on its
+Each :class:`RolloutActor` holds what one local run holds (a model client, and
+from :class:`~eog_core.run.ActorBody` a :class:`~eog_core.gym.GymDirectory` of
+the run's replicas with its connection pool and shared MCP sessions, a janitor) and runs many rollouts at once on its
 own event loop. The driver keeps the one writer: every record streams back to
 :func:`~eog_core.run.run_evaluation`, which appends it to ``rollouts.jsonl`` and
 writes the upstream folder exactly as a local run does. ``ray`` is imported
@@ -21,11 +21,10 @@ from typing import Any
 import attrs
 
 from eog_core.errors import UsageError
-from eog_core.gym import GymDirectory, Janitor
-from eog_core.integrations.ray import task_record
+from eog_core.run._actor import ActorBody
 from eog_core.run._model import ModelClient, ModelJudge, ModelSettings
 from eog_core.run._rollout import RolloutOptions, run_rollout
-from eog_core.tasks import Task, load_task
+from eog_core.tasks import Task, load_task, task_record
 
 __all__ = ["RolloutActor", "run_on_ray"]
 
@@ -35,53 +34,30 @@ log = logging.getLogger("eog_core.run")
 OnRecord = Callable[[Task, Mapping[str, Any]], None]
 
 
-class RolloutActor:
+class RolloutActor(ActorBody):
     """An actor body: ``ray.remote(RolloutActor).options(max_concurrency=N).remote(...)``."""
 
     def __init__(self, settings: ModelSettings, replicas: Mapping[str, str | Sequence[str]],
                  options: RolloutOptions, judge_model: str | None = None) -> None:
+        super().__init__(replicas, timeouts=options.timeouts)
         self._settings = settings
-        self._replicas = dict(replicas)
         self._options = options
         self._judge_model = judge_model
-        self._stack: contextlib.AsyncExitStack | None = None
-        self._ready: asyncio.Lock | None = None
         self._client: ModelClient | None = None
-        self._directory: GymDirectory | None = None
-        self._janitor: Janitor | None = None
 
-    async def _open(self) -> tuple[ModelClient, GymDirectory, Janitor, RolloutOptions]:
-        # Built on first use, inside the actor's event loop; concurrent first calls share it.
-        self._ready = self._ready or asyncio.Lock()
-        async with self._ready:
-            if self._stack is None:
-                stack = contextlib.AsyncExitStack()
-                self._client = await stack.enter_async_context(ModelClient(self._settings))
-                self._directory = await stack.enter_async_context(GymDirectory(self._replicas))
-                self._janitor = await stack.enter_async_context(
-                    Janitor(timeouts=self._options.timeouts))
-                if self._options.judge is None:
-                    self._options = attrs.evolve(
-                        self._options, judge=ModelJudge(self._client, self._judge_model))
-                self._stack = stack
-        assert self._client and self._directory and self._janitor
-        return self._client, self._directory, self._janitor, self._options
+    async def _enter(self, stack: contextlib.AsyncExitStack) -> None:
+        self._client = await stack.enter_async_context(ModelClient(self._settings))
+        if self._options.judge is None:
+            self._options = attrs.evolve(self._options,
+                                         judge=ModelJudge(self._client, self._judge_model))
 
     async def rollout(self, task: Mapping[str, Any], repeat: int) -> dict[str, Any]:
         """One rollout, exactly as a local run makes it; its record as plain data."""
-        client, directory, janitor, options = await self._open()
-        record = await run_rollout(load_task(dict(task)), repeat, client=client,
-                                   directory=directory, janitor=janitor, options=options)
+        directory, janitor = await self.gyms()
+        assert self._client is not None
+        record = await run_rollout(load_task(dict(task)), repeat, client=self._client,
+                                   directory=directory, janitor=janitor, options=self._options)
         return dict(record)
-
-    async def close(self) -> list[dict[str, Any]]:
-        """Close the pool and the model client; the databases still leaked, as plain data."""
-        if self._stack is None:
-            return []
-        janitor, stack, self._stack = self._janitor, self._stack, None
-        leaks = [entry.to_dict() for entry in await janitor.aclose()] if janitor else []
-        await stack.aclose()
-        return leaks
 
 
 def _ray_module() -> Any:

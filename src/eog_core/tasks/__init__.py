@@ -1,7 +1,7 @@
 """Task schemas, loaders for the three task formats (JSON, JSONL, Parquet), dataset
 selection, and tool snapshots."""
 
-from eog_core.tasks._convert import make_converter
+from eog_core.tasks._convert import make_converter, structure_or_raise
 from eog_core.tasks._dataset import (
     MODES,
     mode_from_path,
@@ -10,6 +10,7 @@ from eog_core.tasks._dataset import (
     select_tasks,
     task_from_row,
 )
+from eog_core.tasks._formats import task_from_mapping
 from eog_core.tasks._load import DEFAULT_GYMS, TASK_SUFFIXES, iter_tasks, load_task, load_tasks
 from eog_core.tasks._rows import to_nemo_row
 from eog_core.tasks._schema import (
@@ -35,6 +36,7 @@ from eog_core.tasks._tools import (
     merge_tools,
     raw_schema,
 )
+from eog_core.tasks._write import task_record, to_upstream
 
 __all__ = [
     "DEFAULT_GYMS",
@@ -67,6 +69,10 @@ __all__ = [
     "raw_schema",
     "sample_stratified",
     "select_tasks",
+    "structure_or_raise",
+    "task_from_mapping",
     "task_from_row",
+    "task_record",
     "to_nemo_row",
+    "to_upstream",
 ]

@@ -19,6 +19,7 @@ from typing import Any
 import attrs
 
 from eog_core.errors import SchemaError, UsageError
+from eog_core.tasks._formats import task_from_mapping
 from eog_core.tasks._schema import Task
 
 __all__ = ["MODES", "mode_from_path", "parquet_rows", "sample_stratified", "select_tasks",
@@ -70,7 +71,7 @@ def parquet_rows(path: str | os.PathLike[str]) -> Iterator[tuple[str, dict[str, 
 
 def task_from_row(row: dict[str, Any], *, where: str, path: Path) -> Task:
     """A dataset row as a Task; ``mode`` and ``domain`` from the path when the row lacks them."""
-    task = Task.from_upstream(row, source=where)
+    task = task_from_mapping(row, source=where)
     changes: dict[str, Any] = {}
     if task.mode is None and (mode := mode_from_path(path.parent / path.stem)) is not None:
         changes["mode"] = mode

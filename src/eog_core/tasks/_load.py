@@ -12,6 +12,7 @@ import attrs
 from eog_core._json import decode_json
 from eog_core.errors import SchemaError
 from eog_core.tasks._dataset import parquet_rows, task_from_row
+from eog_core.tasks._formats import task_from_mapping
 from eog_core.tasks._schema import Task
 
 __all__ = ["DEFAULT_GYMS", "TASK_SUFFIXES", "iter_tasks", "load_task", "load_tasks"]
@@ -62,14 +63,14 @@ def load_task(source: str | os.PathLike[str] | Mapping[str, Any]) -> Task:
     a missing ``domain`` is inferred from standard gym names.
     """
     if isinstance(source, Mapping):
-        return _complete(Task.from_upstream(source), default_id=None)
+        return _complete(task_from_mapping(source), default_id=None)
     path = Path(source)
     if path.suffix == ".jsonl":
         tasks = load_tasks(path)
         if len(tasks) != 1:
             raise SchemaError(f"expected exactly one row, found {len(tasks)}", source=str(path))
         return tasks[0]
-    return _complete(Task.from_upstream(_read_json(path), source=str(path)), default_id=path.stem)
+    return _complete(task_from_mapping(_read_json(path), source=str(path)), default_id=path.stem)
 
 
 def iter_tasks(path: str | os.PathLike[str]) -> Iterator[Task]:
@@ -107,7 +108,7 @@ def _iter_rows(root: Path) -> Iterator[Task]:
                 continue
             where = f"{root}:{number}"
             row = decode_json(line, source=where, start=start)
-            yield _complete(Task.from_upstream(row, source=where), default_id=None)
+            yield _complete(task_from_mapping(row, source=where), default_id=None)
 
 
 def load_tasks(path: str | os.PathLike[str]) -> list[Task]:

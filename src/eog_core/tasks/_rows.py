@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from eog_core.tasks._convert import LEGACY_KEYS
+from eog_core.tasks._formats import LEGACY_KEYS
 from eog_core.tasks._schema import MISSING_MODE, Task
 from eog_core.tasks._tools import ToolSet, ToolSnapshot, merge_tools
+from eog_core.tasks._write import to_upstream
 
 __all__ = ["to_nemo_row"]
 
@@ -24,7 +25,7 @@ def to_nemo_row(task: Task, tools: Mapping[str, ToolSnapshot] | ToolSet) -> dict
     instead of a ``gym_servers_config``, so it reads back as the same task.
     """
     toolset = tools if isinstance(tools, ToolSet) else merge_tools(task, tools)
-    upstream = task.to_upstream()
+    upstream = to_upstream(task)
     if "gym_servers_config" in upstream or not task.gym_servers:
         gyms: dict[str, Any] = {"gym_servers_config": upstream.get("gym_servers_config", [])}
     else:

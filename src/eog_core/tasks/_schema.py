@@ -1,7 +1,9 @@
 """Typed records for an EOG task: gyms, auth and the tagged union of verifiers.
 
 The records hold meaning, not the wire format: the JSON shapes (upstream task
-files, dataset rows, NeMo Gym rows) are read and written by ``_convert.py``.
+files, dataset rows, NeMo Gym rows) are read by ``task_from_mapping``
+(``_formats.py``, with the converter of ``_convert.py``) and written by
+``to_upstream`` (``_write.py``); this module imports neither.
 """
 
 from __future__ import annotations
@@ -58,13 +60,6 @@ class AuthConfig:
     token: str = attrs.field(repr=_redacted)
     header_name: str = "Authorization"
 
-    @classmethod
-    def from_upstream(cls, config: Mapping[str, Any], *, source: str | None = None) -> AuthConfig:
-        """Read a task's ``auth_config`` ``{type, token, header_name?}`` (SchemaError if malformed)."""
-        from eog_core.tasks._convert import structure_or_raise
-
-        return structure_or_raise(config, cls, source=source)
-
     def __str__(self) -> str:
         return f"AuthConfig({self.type} via {self.header_name})"
 
@@ -74,7 +69,7 @@ class GymServer:
     """One gym server a task uses (``gym_servers_config[i]`` upstream).
 
     ``extra`` keeps the keys upstream accepts and ignores (``database_id``,
-    ``description``, ``timeout``...) so :meth:`Task.to_upstream` writes them
+    ``description``, ``timeout``...) so :func:`~eog_core.tasks.to_upstream` writes them
     back; ``null_context`` remembers a ``"context": null``.
     """
 
@@ -188,9 +183,11 @@ class Task:
     accepted legacy and dead keys (``mcp_server_url``, ``database_id``,
     ``context``, ``auth_config``, ``temperature``, ``max_tokens``) verbatim.
     ``source_keys`` (on every record read from a file) is the keys it was read
-    with, in order: :meth:`to_upstream` writes exactly those.
+    with, in order: :func:`~eog_core.tasks.to_upstream` writes exactly those.
+    ``gym_from_legacy_keys`` is True when the only gym was built from the legacy
+    top-level keys (it is written back as those keys, not as a gym list).
     No token shows in a repr or str: auth configs and secret-looking context
-    keys are masked (``to_upstream()`` keeps them, it is the task's data).
+    keys are masked (``to_upstream(task)`` keeps them, it is the task's data).
     """
 
     task_id: str | None = None
@@ -208,25 +205,7 @@ class Task:
     legacy: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping,
                                             repr=redacted_mapping_repr)
     source_keys: tuple[str, ...] | None = _source_keys()
-
-    @classmethod
-    def from_upstream(cls, obj: Mapping[str, Any], *, source: str | None = None) -> Task:
-        """Read any of the three task formats from a parsed mapping."""
-        from eog_core.tasks._convert import task_from_mapping
-
-        return task_from_mapping(obj, source=source)
-
-    def to_upstream(self) -> dict[str, Any]:
-        """The task as an upstream task file that upstream's ``load_config`` accepts.
-
-        A task read from a file or row writes back exactly the keys it was read
-        with, in their order (``task_id``/``domain``/``mode`` and ``_`` comment
-        keys excepted: upstream refuses or ignores them); one built in code
-        writes every field.
-        """
-        from eog_core.tasks._convert import task_to_mapping
-
-        return task_to_mapping(self)
+    gym_from_legacy_keys: bool = attrs.field(default=False, eq=False, repr=False)
 
     def gym(self, name: str) -> GymServer | None:
         """The task's gym called ``name``, or None."""

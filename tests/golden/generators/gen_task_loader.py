@@ -9,7 +9,7 @@ it built, as the sha256 of its JSON) or the exception it raised. ``written`` is 
 with what an upstream task file cannot carry removed (``_`` comment keys at the
 top level and in verifiers, which ``load_config`` drops, and the dataset-row
 keys ``task_id``/``domain``/``mode``, which it refuses) and upstream's verdict
-on it: what ``Task.to_upstream()`` must write (null: the task itself).
+on it: what ``to_upstream(task)`` must write (null: the task itself).
 """
 
 from __future__ import annotations
