@@ -50,10 +50,11 @@ sys.path.insert(0, str(ROOT))
 
 from tests.gym.lifecycle_task import QUERIES, TOOL, five_verifier_task  # noqa: E402
 
+from bench_gym_client import wait_for_port  # noqa: E402
 from eog_core import Task  # noqa: E402
 from eog_core.gym import GymClient, GymDirectory, TaskSession, _transport, new_database_id  # noqa: E402
 from eog_core.local import DEMO_SERVER_NAME, read_demo_seed  # noqa: E402
-from lifecycle_vs_floor import Floor, Ours, spawn  # noqa: E402
+from lifecycle_vs_floor import Floor, Ours, free_port  # noqa: E402
 
 KINDS = ("floor", "gym_client", "session")
 WARM_UP = 24
@@ -233,6 +234,22 @@ def read_counts(out_prefix: Path) -> dict[str, int]:
     return counts
 
 
+def spawn_gym() -> tuple[subprocess.Popen[bytes], str]:
+    """LocalGym in its own process, ahead of other work on the machine when this may raise
+    its priority (root): a gym slowed by other jobs makes the client's event loop wake more
+    often, which is work the count would show."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "eog_core", "serve-local", "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_raise_priority)
+    return process, wait_for_port(process, port)
+
+
+def _raise_priority() -> None:
+    with contextlib.suppress(OSError):
+        os.nice(-10)
+
+
 def measure(url: str, kind: str, args: argparse.Namespace, work: Path, run: int) -> dict[str, float]:
     prefix = work / f"callgrind.{kind}.{run}"
     command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--dump-instr=no",
@@ -244,7 +261,8 @@ def measure(url: str, kind: str, args: argparse.Namespace, work: Path, run: int)
     n, m = args.lifecycles, args.calls
     wanted = [f"lifecycle {n}", f"lifecycle {2 * n}", f"call {m}", f"call {2 * m}"]
     if done.returncode != 0 or any(label not in counts for label in wanted):
-        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        lines = done.stderr.strip().splitlines()
+        tail = ([line for line in lines if not line.startswith("==")] or lines or ["no output"])[-1]
         fail(f"the {kind} client run failed (exit {done.returncode}): {tail}")
     return {"lifecycle": (counts[wanted[1]] - counts[wanted[0]]) / n,
             "call": (counts[wanted[3]] - counts[wanted[2]]) / m}
@@ -298,7 +316,7 @@ def main() -> None:
         work = args.keep or Path(scratch)
         work.mkdir(parents=True, exist_ok=True)
         build_helper(work)
-        process, url = spawn("local")
+        process, url = spawn_gym()
         try:
             results: dict[str, list[dict[str, float]]] = {kind: [] for kind in kinds}
             for run in range(args.runs):

@@ -55,14 +55,14 @@ Lifecycle = Callable[[], Awaitable[None]]
 # -- servers ------------------------------------------------------------------
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
 
 def spawn(kind: str) -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
+    port = free_port()
     if kind == "local":
         command = [sys.executable, "-m", "eog_core", "serve-local", "--port", str(port)]
     else:
@@ -326,7 +326,7 @@ async def trace() -> None:
     from tests.gym.fastmcp_gym import RequestLog, build_fastmcp_gym
 
     log = RequestLog()
-    port = _free_port()
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(build_fastmcp_gym(log), host="127.0.0.1", port=port,
                                            log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
