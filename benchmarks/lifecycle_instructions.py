@@ -51,7 +51,7 @@ sys.path.insert(0, str(ROOT))
 from tests.gym.lifecycle_task import QUERIES, TOOL, five_verifier_task  # noqa: E402
 
 from bench_gym_client import wait_for_port  # noqa: E402
-from eog_core import Task  # noqa: E402
+from eog_core import STRICT, Task  # noqa: E402
 from eog_core.gym import GymClient, GymDirectory, TaskSession, _transport, new_database_id  # noqa: E402
 from eog_core.local import DEMO_SERVER_NAME, read_demo_seed  # noqa: E402
 from lifecycle_vs_floor import Floor, Ours, free_port  # noqa: E402
@@ -72,9 +72,17 @@ HELPER_C = """
 int eog_on_valgrind(void) { return RUNNING_ON_VALGRIND; }
 void eog_start(void) { CALLGRIND_START_INSTRUMENTATION; }
 void eog_zero(void) { CALLGRIND_ZERO_STATS; }
+void eog_toggle(void) { CALLGRIND_TOGGLE_COLLECT; }
 void eog_dump(const char *label) { CALLGRIND_DUMP_STATS_AT(label); }
 """
 Step = Callable[[], Awaitable[None]]
+Mark = Callable[[int], None]
+"""Called as a lifecycle enters each of its phases (0-3) and as it ends (4)."""
+PHASES = ("seed / TaskSession.start", "tool call", "5 queries / verify", "delete / close")
+
+
+def _unmarked(phase: int) -> None:
+    pass
 
 
 # -- the client process (under callgrind) -----------------------------------------------
@@ -93,8 +101,17 @@ class FloorClient:
         await self.floor.delete_database(self.database_id)
         await self.floor.close()
 
-    async def lifecycle(self) -> None:
-        await self.floor.lifecycle()
+    async def lifecycle(self, mark: Mark = _unmarked) -> None:
+        floor, database_id = self.floor, new_database_id()
+        mark(0)
+        await floor.seed_database(database_id)
+        mark(1)
+        await floor.tool_call(database_id)
+        mark(2)
+        await asyncio.gather(*(floor.query(database_id, query) for query in QUERIES))
+        mark(3)
+        await floor.delete_database(database_id)
+        mark(4)
 
     async def tool_call(self) -> None:
         await self.floor.tool_call(self.database_id)
@@ -118,16 +135,21 @@ class GymClientClient:
         await self.client.aclose()
         await self.directory.aclose()
 
-    async def lifecycle(self) -> None:
+    async def lifecycle(self, mark: Mark = _unmarked) -> None:
         client, context = self.client, self.context
+        mark(0)
         database_id = await client.seed_database(self.seed, database_id=new_database_id())
+        mark(1)
         result = await client.call_tool(*TOOL, database_id=database_id, context=context)
+        mark(2)
         assert not result.is_error, result.text
         outcomes = await asyncio.gather(*(
             client.run_sql(query, database_id=database_id, context=context, read_only=True)
             for query in QUERIES))
         assert all(outcome.success for outcome in outcomes), outcomes
+        mark(3)
         await client.delete_database(database_id)
+        mark(4)
 
     async def tool_call(self) -> None:
         result = await self.client.call_tool(*TOOL, database_id=self.database_id,
@@ -153,8 +175,23 @@ class SessionClient:
         await self.stack.aclose()
         await self.ours.close()
 
-    async def lifecycle(self) -> None:
-        await self.ours.lifecycle()
+    async def lifecycle(self, mark: Mark = _unmarked) -> None:
+        ours = self.ours
+        start = TaskSession.start(self.task, directory=ours.directory, seed_sql=ours.seed,
+                                  janitor=ours.janitor)
+        mark(0)
+        session = await start.__aenter__()  # as ``async with`` (lifecycle_vs_floor), marked
+        try:
+            mark(1)
+            result = await session.call_tool(*TOOL)
+            mark(2)
+            assert not result.is_error, result.text
+            verdict = await session.verify(policy=STRICT)
+            assert verdict.num_scored == 5 and verdict.evaluation_completed
+            mark(3)
+        finally:
+            await start.__aexit__(None, None, None)
+        mark(4)
 
     async def tool_call(self) -> None:
         assert self.session is not None
@@ -166,7 +203,25 @@ class SessionClient:
             self.session.trajectory.clear()
 
 
-async def run_client(url: str, kind: str, lifecycles: int, calls: int, helper: str) -> None:
+async def run_phases(client: FloorClient | GymClientClient | SessionClient, callgrind: Any,
+                     lifecycles: int) -> None:
+    """Per phase, ``lifecycles`` lifecycles counted only while they are in that phase."""
+    for phase in range(len(PHASES)):
+        def mark(entered: int, phase: int = phase) -> None:
+            if entered in (phase, phase + 1):
+                callgrind.eog_toggle()
+
+        gc.collect()
+        callgrind.eog_zero()
+        callgrind.eog_toggle()  # not counting, until the phase begins
+        for _ in range(lifecycles):
+            await client.lifecycle(mark)
+        callgrind.eog_toggle()
+        callgrind.eog_dump(f"phase {phase}".encode())
+
+
+async def run_client(url: str, kind: str, lifecycles: int, calls: int, helper: str,
+                     mode: str) -> None:
     callgrind = ctypes.CDLL(helper)
     if not callgrind.eog_on_valgrind():
         raise SystemExit("lifecycle_instructions: the client must run under valgrind")
@@ -180,6 +235,9 @@ async def run_client(url: str, kind: str, lifecycles: int, calls: int, helper: s
             await client.lifecycle()
             await client.tool_call()
         callgrind.eog_start()
+        if mode == "phases":
+            await run_phases(client, callgrind, lifecycles)
+            return
         windows = [("lifecycle", client.lifecycle, n) for n in (lifecycles, 2 * lifecycles)]
         windows += [("call", client.tool_call, n) for n in (calls, 2 * calls)]
         for repeat in range(REPEATS):
@@ -250,22 +308,43 @@ def _raise_priority() -> None:
         os.nice(-10)
 
 
-def measure(url: str, kind: str, args: argparse.Namespace, work: Path, run: int) -> dict[str, float]:
-    prefix = work / f"callgrind.{kind}.{run}"
+def count(url: str, kind: str, args: argparse.Namespace, work: Path, run: int, mode: str,
+          wanted: list[str]) -> dict[str, int]:
+    """One client process under callgrind: the counts of the windows it dumped."""
+    prefix = work / f"callgrind.{kind}.{mode}.{run}"
     command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--dump-instr=no",
                f"--callgrind-out-file={prefix}", sys.executable, __file__, "client", url, kind,
-               str(args.lifecycles), str(args.calls), str(work / "callgrind_requests.so")]
+               str(args.lifecycles), str(args.calls), str(work / "callgrind_requests.so"), mode]
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     counts = read_counts(prefix)
-    n, m = args.lifecycles, args.calls
-    wanted = [f"lifecycle {n}", f"lifecycle {2 * n}", f"call {m}", f"call {2 * m}"]
     if done.returncode != 0 or any(label not in counts for label in wanted):
         lines = done.stderr.strip().splitlines()
         tail = ([line for line in lines if not line.startswith("==")] or lines or ["no output"])[-1]
         fail(f"the {kind} client run failed (exit {done.returncode}): {tail}")
+    return counts
+
+
+def measure(url: str, kind: str, args: argparse.Namespace, work: Path, run: int) -> dict[str, float]:
+    n, m = args.lifecycles, args.calls
+    wanted = [f"lifecycle {n}", f"lifecycle {2 * n}", f"call {m}", f"call {2 * m}"]
+    counts = count(url, kind, args, work, run, "windows", wanted)
     return {"lifecycle": (counts[wanted[1]] - counts[wanted[0]]) / n,
             "call": (counts[wanted[3]] - counts[wanted[2]]) / m}
+
+
+def phases(url: str, kinds: list[str], args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """Instructions per lifecycle in each phase, per client, with each one's excess over the floor."""
+    wanted = [f"phase {phase}" for phase in range(len(PHASES))]
+    per_kind = {kind: [count(url, kind, args, work, 0, "phases", wanted)[label] / args.lifecycles
+                       for label in wanted] for kind in kinds}
+    print(f"{'phase':<26}" + "".join(f"{kind:>24}" for kind in kinds))
+    for index, name in enumerate((*PHASES, "whole lifecycle")):
+        cells = [sum(per_kind[kind]) if index == len(PHASES) else per_kind[kind][index]
+                 for kind in kinds]
+        print(f"{name:<26}" + "".join(
+            f"{cell:>13,.0f} ({cell - cells[0]:+8,.0f})" for cell in cells), flush=True)
+    return per_kind
 
 
 TARGETS = {"lifecycle": 1.15, "call": 1.05}
@@ -295,9 +374,9 @@ def report(results: dict[str, list[dict[str, float]]]) -> dict[str, Any]:
 
 
 def main() -> None:
-    if len(sys.argv) == 7 and sys.argv[1] == "client":
-        _, _, url, kind, lifecycles, calls, helper = sys.argv
-        asyncio.run(run_client(url, kind, int(lifecycles), int(calls), helper))
+    if len(sys.argv) == 8 and sys.argv[1] == "client":
+        _, _, url, kind, lifecycles, calls, helper, mode = sys.argv
+        asyncio.run(run_client(url, kind, int(lifecycles), int(calls), helper, mode))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
@@ -306,6 +385,8 @@ def main() -> None:
     parser.add_argument("--kinds", default=",".join(KINDS))
     parser.add_argument("--keep", type=Path, help="keep the callgrind dumps in this directory")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--phases", action="store_true",
+                        help="instead: one run of N lifecycles per client, counted per phase")
     args = parser.parse_args()
     kinds = args.kinds.split(",")
     if "floor" not in kinds or not set(kinds) <= set(KINDS):
@@ -318,6 +399,11 @@ def main() -> None:
         build_helper(work)
         process, url = spawn_gym()
         try:
+            if args.phases:
+                by_phase = phases(url, kinds, args, work)
+                if args.json:
+                    args.json.write_text(json.dumps({"phases": PHASES, "runs": by_phase}, indent=2))
+                return
             results: dict[str, list[dict[str, float]]] = {kind: [] for kind in kinds}
             for run in range(args.runs):
                 for kind in kinds:
