@@ -1,4 +1,5 @@
-"""Developer sessions: tests, lint, typecheck, bench, chaos, demo, one per adapter, report_browser.
+"""Developer sessions: tests, lint, typecheck, bench, instructions, chaos, demo, one per adapter,
+report_browser.
 
 The adapter sessions (``nemo_gym``, ``stirrup``, ``inspect``, ``ray``, ``gateway_agents``) each build
 their own virtualenv: the frameworks' dependencies conflict with each other and
@@ -126,6 +127,18 @@ def model_server(session: nox.Session) -> None:
                 *session.posargs, env={"EOG_MODEL_SERVER_REPORT": str(report)})
     if report.exists():
         session.log(f"what the real model did (reported, not asserted): {report.read_text()}")
+
+
+@nox.session
+def instructions(session: nox.Session) -> None:
+    """Client instructions per lifecycle and per tool call against the raw floor, counted by
+    callgrind (``benchmarks/lifecycle_instructions.py``, docs/performance.md); installs Debian's
+    valgrind when it is missing (it ships callgrind.h; the C compiler is the machine's)."""
+    if shutil.which("valgrind") is None:
+        session.run("apt-get", "update", external=True)
+        session.run("apt-get", "install", "-y", "valgrind", external=True)
+    session.install("-e", ".[test]")
+    session.run("python", "benchmarks/lifecycle_instructions.py", *session.posargs)
 
 
 def ensure_chromium(session: nox.Session) -> None:

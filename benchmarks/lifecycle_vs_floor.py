@@ -55,14 +55,14 @@ Lifecycle = Callable[[], Awaitable[None]]
 # -- servers ------------------------------------------------------------------
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
 
 def spawn(kind: str) -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
+    port = free_port()
     if kind == "local":
         command = [sys.executable, "-m", "eog_core", "serve-local", "--port", str(port)]
     else:
@@ -85,12 +85,14 @@ def serve_fastmcp(port: int) -> None:
 class Floor:
     """Raw pooled aiohttp, one MCP session per gym, the same 8 requests per task."""
 
-    def __init__(self, url: str, task: Task, seed: str) -> None:
+    def __init__(self, url: str, task: Task, seed: str, *, keepalive: float = 15.0) -> None:
         self.url, self.seed = url, seed
         gym = task.gym_servers[0]
         self.context = {("x-" + k.lower().replace("_", "-") if not k.lower().startswith("x-")
                          else k): str(v) for k, v in (gym.context or {}).items()}
-        self.session = aiohttp.ClientSession()
+        # aiohttp's default connector (15 s keep-alive unless told otherwise)
+        self.session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(keepalive_timeout=keepalive))
         self.mcp: dict[str, str] = {}
         self.ids = 0
 
@@ -128,19 +130,25 @@ class Floor:
             response.raise_for_status()
             return json.loads(await response.read())
 
-    async def lifecycle(self) -> None:
-        database_id = new_database_id()
+    async def seed_database(self, database_id: str) -> None:
         seed = {"database_id": database_id, "name": "floor", "description": "floor",
                 "sql_content": self.seed}
         async with self.session.post(f"{self.url}/api/seed-database", json=seed) as response:
             response.raise_for_status()
             await response.read()
-        await self.tool_call(database_id)
-        await asyncio.gather(*(self.query(database_id, q) for q in QUERIES))
+
+    async def delete_database(self, database_id: str) -> None:
         async with self.session.delete(f"{self.url}/api/delete-database",
                                        json={"database_id": database_id}) as response:
             response.raise_for_status()
             await response.read()
+
+    async def lifecycle(self) -> None:
+        database_id = new_database_id()
+        await self.seed_database(database_id)
+        await self.tool_call(database_id)
+        await asyncio.gather(*(self.query(database_id, q) for q in QUERIES))
+        await self.delete_database(database_id)
 
 
 class Ours:
@@ -318,7 +326,7 @@ async def trace() -> None:
     from tests.gym.fastmcp_gym import RequestLog, build_fastmcp_gym
 
     log = RequestLog()
-    port = _free_port()
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(build_fastmcp_gym(log), host="127.0.0.1", port=port,
                                            log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)

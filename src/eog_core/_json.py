@@ -175,6 +175,24 @@ def _power_of_ten(exponent: int) -> int:
     return power
 
 
+def _plain_and_flat(value: dict[Any, Any]) -> bool:
+    """One level of ASCII text keys, with ASCII text, 64-bit integer, float, bool or None
+    values: none of what :func:`unsendable` looks for can be in it."""
+    for key, item in value.items():
+        if type(key) is not str or not key.isascii():
+            return False
+        kind = type(item)
+        if kind is str:
+            if not item.isascii():
+                return False
+        elif kind is int:
+            if item.bit_length() > 64:
+                return False
+        elif kind is not float and kind is not bool and item is not None:
+            return False
+    return True
+
+
 def unsendable(value: Any, *, max_depth: int = MAX_DEPTH) -> str | None:
     """Why an already-parsed value could not have come from :func:`loads_untrusted`, or None.
 
@@ -184,6 +202,8 @@ def unsendable(value: Any, *, max_depth: int = MAX_DEPTH) -> str | None:
     structures too deep for recursion. Other non-JSON values (a ``datetime``) are
     not looked at: encoding reports those.
     """
+    if type(value) is dict and max_depth >= 1 and _plain_and_flat(value):
+        return None  # the usual tool arguments: nothing to look for, no walk
     limit = sys.get_int_max_str_digits()
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from eog_core.errors import GymHTTPError, GymProtocolError
+from eog_core.errors import ClosedError, GymHTTPError, GymProtocolError
 from eog_core.gym import (
     AiohttpTransport,
     GymClient,
@@ -19,6 +19,7 @@ from eog_core.gym import (
     new_database_id,
     seed_timeout,
 )
+from eog_core.gym._transport import lease_pool, release_pool
 from eog_core.local import LocalGym, ToolContext
 from eog_core.verify._outcome import SqlOutcome
 
@@ -223,3 +224,16 @@ async def test_delete_refused_raises() -> None:
         with pytest.raises(GymHTTPError) as caught:
             await client.delete_database("db_x")
     assert (caught.value.status, caught.value.detail) == (400, "unknown database")
+
+
+async def test_a_request_on_a_closed_pool_is_a_closed_error(local_gym: LocalGym) -> None:
+    pool = lease_pool()
+    transport = AiohttpTransport.on_pool(pool)
+    await pool.session.close()  # closed under the transport (aiohttp raises RuntimeError)
+    client = GymClient(local_gym.url, transport=transport)
+    try:
+        with pytest.raises(ClosedError, match="connection pool was closed"):
+            await client.health()
+    finally:
+        await client.aclose()
+        await release_pool(pool)

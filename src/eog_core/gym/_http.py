@@ -154,8 +154,11 @@ def classify_failure(exc: BaseException, request: HttpRequest) -> Failed:
 
 
 def json_body(raw: bytes, request: HttpRequest) -> Any:
+    """A JSON answer's body (None if empty); :class:`Failed` when it is not JSON."""
+    if not raw or raw.isspace():  # as _decode_body, one call fewer on every JSON answer
+        return None
     try:
-        return _decode_body(raw, strict=True)
+        return loads_bytes(raw)
     except (ValueError, RecursionError) as exc:
         error = GymProtocolError(f"bad JSON in answer: {exc}", gym=request.gym, url=request.url)
         raise Failed(error, sent=True, transient=False) from exc

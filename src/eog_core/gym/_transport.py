@@ -224,18 +224,18 @@ class AiohttpTransport:
         return None if self._pool is None else self._pool.session
 
     async def send(self, request: HttpRequest) -> HttpResponse:
-        if self._pool is None or (self._leased and not self._pool.usable()):
+        pool = self._pool
+        if pool is None or (self._leased and (  # Pool.usable, without a call per request
+                pool.closed or pool.loop is None or pool.loop() is not asyncio.get_running_loop())):
             # First use, or a new event loop (asyncio.run again): lease this loop's
             # pool. The old loop's pool was closed with that loop (see _keep).
-            self._pool = lease_pool()
-        session = self._pool.session
+            pool = self._pool = lease_pool()
+        session = pool.session
         data = None if request.json is None else encode_json(request.json)
         timeout = client_timeout(request.timeout, request.connect_timeout)
         attempt = 0
         while True:
             attempt += 1
-            if session.closed:  # aiohttp would raise RuntimeError
-                raise ClosedError(f"the connection pool was closed ({request.method} {request.url})")
             try:
                 async with session.request(
                     request.method,
@@ -253,6 +253,11 @@ class AiohttpTransport:
                             return HttpResponse(status=response.status, headers=response.headers,
                                                 body=json_body(await response.read(), request))
                     return await read(response, request)
+            except RuntimeError:
+                if session.closed:  # what aiohttp raises before sending on a closed session
+                    raise ClosedError(
+                        f"the connection pool was closed ({request.method} {request.url})") from None
+                raise
             except Failed as exc:
                 failure = exc
             except (aiohttp.ClientError, OSError, TimeoutError, ValueError) as exc:
