@@ -8,9 +8,11 @@ import json
 import socket
 import subprocess
 import sys
+import weakref
 from collections.abc import AsyncIterator
 from typing import Any
 
+import attrs
 import pytest
 from aiohttp import web
 
@@ -97,8 +99,10 @@ async def test_a_seed_slower_than_cleanup_is_deleted_after_it_lands() -> None:
         assert await janitor.aclose() == []
 
 
-def test_default_janitors_do_not_keep_event_loops_alive() -> None:
-    """Three asyncio.run rollouts against a gym in another process leave no loop behind."""
+@pytest.mark.parametrize("given", ["a directory", "the default directory"])
+def test_default_janitors_do_not_keep_event_loops_alive(given: str) -> None:
+    """Three asyncio.run rollouts against a gym in another process leave no loop behind
+    (neither the default janitor nor the directory, default or not, holds one)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -106,6 +110,7 @@ def test_default_janitors_do_not_keep_event_loops_alive() -> None:
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     task = load_task(demo_paths().task)
+    loops: list[weakref.ref[asyncio.AbstractEventLoop]] = []
 
     async def one_rollout() -> None:
         async with asyncio.timeout(30):
@@ -117,7 +122,12 @@ def test_default_janitors_do_not_keep_event_loops_alive() -> None:
                 except EogError:
                     pass
                 await asyncio.sleep(0.05)
-        async with TaskSession.start(task, directory=GymDirectory({DEMO_SERVER_NAME: url}),
+        loops.append(weakref.ref(asyncio.get_running_loop()))
+        directory = None if given == "the default directory" else GymDirectory(
+            {DEMO_SERVER_NAME: url})
+        task_here = attrs.evolve(task, gym_servers=tuple(
+            attrs.evolve(g, url=url) for g in task.gym_servers))
+        async with TaskSession.start(task_here, directory=directory,
                                      seed_root=demo_paths().directory):
             pass
 
@@ -128,7 +138,8 @@ def test_default_janitors_do_not_keep_event_loops_alive() -> None:
         server.terminate()
         server.wait(timeout=10)
     gc.collect()
-    assert len(_janitor._DEFAULT_JANITORS) == 0
+    # This test's own loops (other tests' loops may still be referenced by their fixtures).
+    assert [ref() for ref in loops] == [None, None, None]
 
 
 async def test_concurrent_acquires_respect_the_cap_while_probing() -> None:

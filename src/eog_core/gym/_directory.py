@@ -115,13 +115,16 @@ class GymDirectory:
     transport: Transport | None = attrs.field(default=None, kw_only=True)
     clock: Callable[[], float] = attrs.field(default=time.monotonic, kw_only=True, repr=False)
     _table: dict[str, list[Replica]] = attrs.field(factory=dict, init=False, repr=False)
-    _held: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[Pool]] = attrs.field(
-        factory=weakref.WeakKeyDictionary, init=False, repr=False)
+    _held: weakref.WeakKeyDictionary[
+        asyncio.AbstractEventLoop, list[weakref.ref[Pool]]
+    ] = attrs.field(factory=weakref.WeakKeyDictionary, init=False, repr=False)
     """Per event loop, the pools held by ``async with``."""
-    _loop_holds: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Pool] = attrs.field(
-        factory=weakref.WeakKeyDictionary, init=False, repr=False)
+    _loop_holds: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, weakref.ref[Pool]] = (
+        attrs.field(factory=weakref.WeakKeyDictionary, init=False, repr=False))
     """Per event loop, the pool lease taken by the first ``acquire()`` there: held until the
-    loop ends (its pool closes with the loop) or :meth:`aclose`."""
+    loop ends (its pool closes with the loop) or :meth:`aclose`. Pools are held by weak
+    reference: a pool refers to its loop, and a value referring to its weak key would keep
+    the loop alive for ever (the loop's own registry keeps an open pool alive)."""
     _listed: frozenset[str] = attrs.field(default=frozenset(), init=False, repr=False)
     _probes: weakref.WeakKeyDictionary[
         asyncio.AbstractEventLoop, dict[tuple[str, str], asyncio.Future[bool]]
@@ -189,7 +192,7 @@ class GymDirectory:
         tool lists shared by the task sessions on this directory's replicas, until exit."""
         pool = lease_pool()
         with self._lock:
-            self._held.setdefault(asyncio.get_running_loop(), []).append(pool)
+            self._held.setdefault(asyncio.get_running_loop(), []).append(weakref.ref(pool))
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -203,23 +206,27 @@ class GymDirectory:
         with self._lock:
             pools = self._held.pop(loop, [])
             held = self._loop_holds.pop(loop, None)
-        while pools:
-            await release_pool(pools.pop())
         if held is not None:
-            await release_pool(held)
+            pools.append(held)
+        for ref in reversed(pools):
+            pool = ref()
+            if pool is not None:
+                await release_pool(pool)
 
     def _hold_pool(self) -> None:
         """Keep this loop's pool, and the MCP sessions and tool lists shared over it, from
         the first session until the loop ends: a directory not held with ``async with``
         still pays one ``initialize`` and one ``tools/list`` per replica, not one per task."""
         loop = asyncio.get_running_loop()
-        held = self._loop_holds.get(loop)
+        ref = self._loop_holds.get(loop)
+        held = None if ref is None else ref()
         if held is not None and not held.closed:
             return
         with self._lock:
-            held = self._loop_holds.get(loop)
+            ref = self._loop_holds.get(loop)
+            held = None if ref is None else ref()
             if held is None or held.closed:
-                self._loop_holds[loop] = lease_pool()
+                self._loop_holds[loop] = weakref.ref(lease_pool())
 
     def gyms(self) -> dict[str, list[Replica]]:
         """A copy of the table, for reports."""
