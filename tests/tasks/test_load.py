@@ -199,3 +199,15 @@ def test_odd_shapes_are_schema_errors_with_paths(raw: dict[str, Any], json_path:
     with pytest.raises(SchemaError) as info:
         load_task(raw)
     assert info.value.path == json_path
+
+
+def test_to_record_adds_the_names_upstream_files_lack_and_loads_back() -> None:
+    from eog_core.local import load_demo_task
+
+    task = attrs.evolve(Task.from_upstream(load_demo_task()), task_id="t-1", domain="hr", mode=None)
+    record = task.to_record()
+    assert {"task_id": "t-1", "domain": "hr"} == {k: record[k] for k in ("task_id", "domain")}
+    assert "mode" not in record  # unset names are left out, as upstream files have none
+    assert task.to_upstream() == {k: v for k, v in record.items() if k not in ("task_id", "domain")}
+    again = load_task(record)
+    assert (again.task_id, again.domain, again.mode) == ("t-1", "hr", None)

@@ -14,7 +14,7 @@ import os
 import time
 from collections.abc import Awaitable, Callable, Collection, Generator, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import attrs
 
@@ -27,11 +27,13 @@ from eog_core.errors import (
     GymTimeoutError,
     GymUnreachableError,
     JsonRpcError,
+    SchemaError,
     SeedError,
     UsageError,
 )
 from eog_core.gym._client import GymClient, Timeouts, ToolResult, new_database_id
 from eog_core.gym._directory import GymDirectory, Lease
+from eog_core.gym._handle import SessionHandle
 from eog_core.gym._headers import HeaderMode
 from eog_core.gym._janitor import Janitor, default_janitor
 from eog_core.gym._seeding import (
@@ -42,7 +44,7 @@ from eog_core.gym._seeding import (
 from eog_core.gym._sql import HttpSqlRunner
 from eog_core.gym._teardown import GymState, Teardown
 from eog_core.gym._transport import Transport
-from eog_core.tasks import Task, ToolSet, ToolSnapshot
+from eog_core.tasks import Task, ToolSet, ToolSnapshot, ToolSpec, load_task
 from eog_core.verify import (
     DEFAULT_JUDGE_PROMPT,
     STRICT,
@@ -54,9 +56,6 @@ from eog_core.verify import (
     ToolLatency,
     verify_task,
 )
-
-if TYPE_CHECKING:
-    from eog_core.gym._handle import SessionHandle
 
 __all__ = ["SessionStart", "TaskSession", "ToolCallRecord", "ToolErrors", "gym_error_kind"]
 
@@ -101,8 +100,25 @@ def _local_error(text: str) -> ToolResult:
     )
 
 
-def _own_session(per_database: bool | Collection[str], gym: str) -> bool:
-    return per_database if isinstance(per_database, bool) else gym in per_database
+def _connect(
+    task: Task,
+    urls: Mapping[str, str],
+    *,
+    transport: Transport | None,
+    timeouts: Timeouts,
+    header_mode: HeaderMode,
+    session_per_database: bool | Collection[str] = False,
+    into: dict[str, GymClient],
+) -> None:
+    """A client per gym of ``task`` on its replica at ``urls[gym]``, put ``into`` the
+    caller's dict as each is made (so its cleanup sees those made before a failure)."""
+    for gym in task.gym_servers:
+        own = (session_per_database if isinstance(session_per_database, bool)
+               else gym.name in session_per_database)
+        into[gym.name] = GymClient(
+            urls[gym.name], name=gym.name, mcp_endpoint=gym.mcp_endpoint or task.mcp_endpoint,
+            auth=gym.auth, transport=transport, timeouts=timeouts, header_mode=header_mode,
+            shared_session=not own)
 
 
 @attrs.define
@@ -199,23 +215,16 @@ class TaskSession:
             for gym in task.gym_servers
         }
         teardown = Teardown(janitor=janitor, admin_timeout=timeouts.admin, directory=directory)
+        clients: dict[str, GymClient] = {}
         try:
-            clients: dict[str, GymClient] = {}
             leases: dict[str, Lease] = {}
             for gym in task.gym_servers:
                 lease = leases[gym.name] = await directory.acquire(
                     gym.name, fallback=gym.url, auth=gym.auth)
                 teardown.leases.append(lease)
-                clients[gym.name] = GymClient(
-                    lease.url,
-                    name=gym.name,
-                    mcp_endpoint=gym.mcp_endpoint or task.mcp_endpoint,
-                    auth=gym.auth,
-                    transport=transport,
-                    timeouts=timeouts,
-                    header_mode=header_mode,
-                    shared_session=not _own_session(session_per_database, gym.name),
-                )
+            _connect(task, {name: lease.url for name, lease in leases.items()},
+                     transport=transport, timeouts=timeouts, header_mode=header_mode,
+                     session_per_database=session_per_database, into=clients)
             database_ids = {gym.name: new_database_id() for gym in task.gym_servers}
             started = {
                 g: start_seed(
@@ -250,6 +259,9 @@ class TaskSession:
                 ) from error
             tools, owners = await discover_tools(task, clients, tool_snapshots)
         except BaseException:
+            if not teardown.gyms:  # failed while making the clients: none is registered yet
+                for client in clients.values():
+                    await client.aclose()
             await teardown.run()  # undo what was set up
             raise
         session = cls(
@@ -461,9 +473,13 @@ class TaskSession:
 
     def handle(self) -> SessionHandle:
         """This session as plain data, for :meth:`attach` in another worker, process or loop."""
-        from eog_core.gym._handle import SessionHandle
-
-        return SessionHandle.of(self)
+        tools = tuple(
+            {"name": t.name, "description": t.description, "inputSchema": dict(t.input_schema),
+             "gym": t.gym}
+            for t in self.tools.tools
+        )
+        return SessionHandle(task=self.task.to_record(), gym_urls=self.gym_urls(),
+                             database_ids=dict(self.database_ids), tools=tools)
 
     @classmethod
     def attach(cls, handle: SessionHandle, **options: Any) -> SessionStart:
@@ -475,9 +491,52 @@ class TaskSession:
         gyms (``janitor``, ``transport``, ``timeouts``, ``header_mode``,
         ``tool_errors``, ``forward_any_tool``).
         """
-        from eog_core.gym._handle import open_attached
+        return SessionStart(lambda: cls._attached(handle, **options))
 
-        return SessionStart(lambda: open_attached(cls, handle, **options))
+    @classmethod
+    async def _attached(
+        cls,
+        handle: SessionHandle,
+        *,
+        janitor: Janitor | None = None,
+        transport: Transport | None = None,
+        timeouts: Timeouts | None = None,
+        header_mode: HeaderMode = "strict",
+        tool_errors: ToolErrors = "raise",
+        forward_any_tool: bool = False,
+    ) -> TaskSession:
+        task = load_task(dict(handle.task))
+        janitor = janitor or default_janitor()
+        timeouts = timeouts or Timeouts()
+        missing = [g.name for g in task.gym_servers
+                   if g.name not in handle.gym_urls or g.name not in handle.database_ids]
+        if missing:
+            raise SchemaError(f"the handle names no replica or database for gym(s) {missing}",
+                              path="$.gym_urls")
+        database_ids = {g.name: handle.database_ids[g.name] for g in task.gym_servers}
+        seeded: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        seeded.set_result(None)  # nothing to wait for: the databases exist
+        keep = set() if handle.delete_on_close else set(database_ids)
+        teardown = Teardown(janitor=janitor, admin_timeout=timeouts.admin, keep=keep)
+        clients: dict[str, GymClient] = {}
+        try:
+            try:
+                _connect(task, handle.gym_urls, transport=transport, timeouts=timeouts,
+                         header_mode=header_mode, into=clients)
+            finally:  # the gyms made before one that failed are cleaned up too
+                teardown.gyms = [GymState(Lease(gym=name, url=client.base_url), client,
+                                          database_ids[name], seeded)
+                                 for name, client in clients.items()]
+        except BaseException:
+            await teardown.run()
+            raise
+        specs = tuple(ToolSpec.from_mcp(t, gym=t.get("gym")) for t in handle.tools)
+        session = cls(task=task, tools=ToolSet(tools=specs), database_ids=database_ids,
+                      trajectory=[], clients=clients, teardown=teardown, janitor=janitor,
+                      owners={t.name: t.gym or "" for t in specs},
+                      forward_any_tool=forward_any_tool, tool_errors=tool_errors, keep=keep)
+        janitor.register(session)
+        return session
 
     async def detach(self) -> SessionHandle:
         """Hand the session off: close the clients here, keep the databases, return the handle."""

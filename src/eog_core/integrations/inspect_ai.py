@@ -76,10 +76,8 @@ def _sample(task: EogTask, index: int) -> Sample:
     if task.system_prompt:
         messages.append(ChatMessageSystem(content=task.system_prompt))
     messages.append(ChatMessageUser(content=task.user_prompt or ""))
-    named = {"task_id": task.task_id, "domain": task.domain, "mode": task.mode}
-    record = task.to_upstream() | {k: v for k, v in named.items() if v is not None}
     return Sample(input=messages, id=task.task_id or f"task-{index}",
-                  metadata={"eog_task": record, "domain": task.domain})
+                  metadata={"eog_task": task.to_record(), "domain": task.domain})
 
 
 def eog_dataset(tasks: Iterable[EogTask | str | os.PathLike[str] | Mapping[str, Any]]) -> MemoryDataset:

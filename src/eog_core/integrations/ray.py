@@ -29,8 +29,7 @@ Agent = Callable[[TaskSession], Awaitable[str | None]]
 
 def task_record(task: Task) -> dict[str, Any]:
     """A task as plain JSON for shipping to a worker (upstream's form plus its names)."""
-    named = {"task_id": task.task_id, "domain": task.domain, "mode": task.mode}
-    return task.to_upstream() | {k: v for k, v in named.items() if v is not None}
+    return task.to_record()
 
 
 class EogWorker:

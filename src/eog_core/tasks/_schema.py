@@ -228,6 +228,12 @@ class Task:
 
         return task_to_mapping(self)
 
+    def to_record(self) -> dict[str, Any]:
+        """:meth:`to_upstream` plus the task's ``task_id``, ``domain`` and ``mode`` (those
+        set): the plain JSON a worker, process or sample carries and ``load_task`` reads."""
+        named = {"task_id": self.task_id, "domain": self.domain, "mode": self.mode}
+        return self.to_upstream() | {key: value for key, value in named.items() if value is not None}
+
     def gym(self, name: str) -> GymServer | None:
         """The task's gym called ``name``, or None."""
         for gym in self.gym_servers:
