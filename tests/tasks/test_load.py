@@ -206,7 +206,7 @@ def test_to_record_adds_the_names_upstream_files_lack_and_loads_back() -> None:
 
     task = attrs.evolve(Task.from_upstream(load_demo_task()), task_id="t-1", domain="hr", mode=None)
     record = task.to_record()
-    assert {"task_id": "t-1", "domain": "hr"} == {k: record[k] for k in ("task_id", "domain")}
+    assert {k: record[k] for k in ("task_id", "domain")} == {"task_id": "t-1", "domain": "hr"}
     assert "mode" not in record  # unset names are left out, as upstream files have none
     assert task.to_upstream() == {k: v for k, v in record.items() if k not in ("task_id", "domain")}
     again = load_task(record)

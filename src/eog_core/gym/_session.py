@@ -28,19 +28,14 @@ from eog_core.errors import (
     GymUnreachableError,
     JsonRpcError,
     SchemaError,
-    SeedError,
     UsageError,
 )
-from eog_core.gym._client import GymClient, Timeouts, ToolResult, new_database_id
+from eog_core.gym._client import GymClient, Timeouts, ToolResult
 from eog_core.gym._directory import GymDirectory, Lease
 from eog_core.gym._handle import SessionHandle
 from eog_core.gym._headers import HeaderMode
 from eog_core.gym._janitor import Janitor, default_janitor
-from eog_core.gym._seeding import (
-    discover_tools,
-    read_seed,
-    start_seed,
-)
+from eog_core.gym._seeding import connect_gyms, seed_task
 from eog_core.gym._sql import HttpSqlRunner
 from eog_core.gym._teardown import GymState, Teardown
 from eog_core.gym._transport import Transport
@@ -100,27 +95,6 @@ def _local_error(text: str) -> ToolResult:
     )
 
 
-def _connect(
-    task: Task,
-    urls: Mapping[str, str],
-    *,
-    transport: Transport | None,
-    timeouts: Timeouts,
-    header_mode: HeaderMode,
-    session_per_database: bool | Collection[str] = False,
-    into: dict[str, GymClient],
-) -> None:
-    """A client per gym of ``task`` on its replica at ``urls[gym]``, put ``into`` the
-    caller's dict as each is made (so its cleanup sees those made before a failure)."""
-    for gym in task.gym_servers:
-        own = (session_per_database if isinstance(session_per_database, bool)
-               else gym.name in session_per_database)
-        into[gym.name] = GymClient(
-            urls[gym.name], name=gym.name, mcp_endpoint=gym.mcp_endpoint or task.mcp_endpoint,
-            auth=gym.auth, transport=transport, timeouts=timeouts, header_mode=header_mode,
-            shared_session=not own)
-
-
 @attrs.define
 class TaskSession:
     """A task's live rollout. Build it with :meth:`start`, never directly."""
@@ -174,111 +148,29 @@ class TaskSession:
         ended when the task session closes. ``tool_errors="result"`` turns gym
         failures of :meth:`call_tool` into ``is_error`` results (see :data:`ToolErrors`).
         """
-        return SessionStart(
-            lambda: cls._open(
+        async def open_session() -> TaskSession:
+            chosen = janitor or default_janitor()
+            seeded = await seed_task(
                 task,
                 directory=directory or GymDirectory(),
                 seed_root=None if seed_root is None else Path(seed_root),
                 seed_sql=seed_sql or {},
                 tool_snapshots=tool_snapshots,
-                janitor=janitor or default_janitor(),
-                forward_any_tool=forward_any_tool,
+                janitor=chosen,
                 header_mode=header_mode,
                 transport=transport,
                 timeouts=timeouts or Timeouts(),
                 session_per_database=session_per_database,
-                tool_errors=tool_errors,
             )
-        )
+            session = cls(task=task, tools=seeded.tools, database_ids=seeded.database_ids,
+                          trajectory=[], clients=seeded.clients, teardown=seeded.teardown,
+                          janitor=chosen, owners=seeded.owners,
+                          forward_any_tool=forward_any_tool, tool_errors=tool_errors,
+                          keep=seeded.teardown.keep)
+            chosen.register(session)
+            return session
 
-    @classmethod
-    async def _open(
-        cls,
-        task: Task,
-        *,
-        directory: GymDirectory,
-        seed_root: Path | None,
-        seed_sql: Mapping[str, str],
-        tool_snapshots: Mapping[str, ToolSnapshot] | None,
-        janitor: Janitor,
-        forward_any_tool: bool,
-        header_mode: HeaderMode,
-        transport: Transport | None,
-        timeouts: Timeouts,
-        session_per_database: bool | Collection[str],
-        tool_errors: ToolErrors = "raise",
-    ) -> TaskSession:
-        if not task.gym_servers:
-            raise SeedError(f"task {task.task_id!r} names no gym server")
-        seeds = {
-            gym.name: seed_sql[gym.name] if gym.name in seed_sql else read_seed(gym, seed_root)
-            for gym in task.gym_servers
-        }
-        teardown = Teardown(janitor=janitor, admin_timeout=timeouts.admin, directory=directory)
-        clients: dict[str, GymClient] = {}
-        try:
-            leases: dict[str, Lease] = {}
-            for gym in task.gym_servers:
-                lease = leases[gym.name] = await directory.acquire(
-                    gym.name, fallback=gym.url, auth=gym.auth)
-                teardown.leases.append(lease)
-            _connect(task, {name: lease.url for name, lease in leases.items()},
-                     transport=transport, timeouts=timeouts, header_mode=header_mode,
-                     session_per_database=session_per_database, into=clients)
-            database_ids = {gym.name: new_database_id() for gym in task.gym_servers}
-            started = {
-                g: start_seed(
-                    directory, leases[g], clients[g], seeds[g], database_id=database_ids[g],
-                    name=f"{task.task_id or 'task'} {g}", abandoned=teardown.abandoned)
-                for g in clients
-            }
-            # Registered before the first await, so a cancelled start deletes too.
-            teardown.gyms = [GymState(leases[g], clients[g], database_ids[g], started[g][0])
-                             for g in clients]
-            teardown.seeds = [request for request, _ in started.values()]
-            outcomes: list[Any] = []
-            for _, report in started.values():  # the requests run concurrently
-                try:
-                    outcomes.append(await report)
-                except Exception as exc:
-                    outcomes.append(exc)
-            failures: list[tuple[str, BaseException]] = []
-            for gym_name, outcome in zip(clients, outcomes, strict=True):
-                if isinstance(outcome, BaseException):
-                    failures.append((gym_name, outcome))
-                    if isinstance(outcome, GymUnreachableError):
-                        directory.mark_down(leases[gym_name])
-            if failures:
-                for _, error in failures:
-                    if not isinstance(error, Exception):
-                        raise error  # cancellation and the like go up unchanged
-                gym_name, error = failures[0]
-                others = "".join(f"; also {g}: {e}" for g, e in failures[1:])
-                raise SeedError(
-                    f"seeding gym {gym_name!r} failed: {error}{others}", gym=gym_name
-                ) from error
-            tools, owners = await discover_tools(task, clients, tool_snapshots)
-        except BaseException:
-            if not teardown.gyms:  # failed while making the clients: none is registered yet
-                for client in clients.values():
-                    await client.aclose()
-            await teardown.run()  # undo what was set up
-            raise
-        session = cls(
-            task=task,
-            tools=tools,
-            database_ids=database_ids,
-            trajectory=[],
-            clients=clients,
-            teardown=teardown,
-            janitor=janitor,
-            owners=owners,
-            forward_any_tool=forward_any_tool,
-            tool_errors=tool_errors,
-            keep=teardown.keep,
-        )
-        janitor.register(session)
-        return session
+        return SessionStart(open_session)
 
     @property
     def closed(self) -> bool:
@@ -521,7 +413,7 @@ class TaskSession:
         clients: dict[str, GymClient] = {}
         try:
             try:
-                _connect(task, handle.gym_urls, transport=transport, timeouts=timeouts,
+                connect_gyms(task, handle.gym_urls, transport=transport, timeouts=timeouts,
                          header_mode=header_mode, into=clients)
             finally:  # the gyms made before one that failed are cleaned up too
                 teardown.gyms = [GymState(Lease(gym=name, url=client.base_url), client,
