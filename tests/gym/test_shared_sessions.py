@@ -144,6 +144,24 @@ async def test_tool_list_is_cached_per_replica_until_refreshed(fastmcp: UvicornT
                 assert c.session_id != session_id  # other credentials, another session
 
 
+async def test_tool_specs_are_read_once_per_listing_and_gym_name(gym: LocalGym) -> None:
+    async with connection_pool():
+        async with GymClient(gym.url, name="a", shared_session=True) as a, \
+                GymClient(gym.url, name="a", shared_session=True) as same, \
+                GymClient(gym.url, name="b", shared_session=True) as other:
+            specs = await a.list_tool_specs()
+            assert isinstance(specs, tuple) and specs and {s.gym for s in specs} == {"a"}
+            assert await same.list_tool_specs() is specs  # the cached reading itself
+            assert {s.gym for s in await other.list_tool_specs()} == {"b"}
+            again = await a.list_tool_specs(refresh=True)
+            assert again is not specs and again == specs
+            assert gym.method_counts["tools/list"] == 3  # "a" twice, "b" (its own MCP session)
+        async with GymClient(gym.url, name="a") as own:  # its own session: listed each time
+            assert await own.list_tool_specs() == specs
+            assert await own.list_tool_specs() == specs
+            assert gym.method_counts["tools/list"] == 5
+
+
 async def test_tool_list_listings_are_counted(gym: LocalGym) -> None:
     async with connection_pool():
         clients = [GymClient(gym.url, shared_session=True) for _ in range(5)]

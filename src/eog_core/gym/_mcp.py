@@ -29,7 +29,7 @@ import asyncio
 import itertools
 import logging
 import re
-from collections.abc import Coroutine, Hashable, Mapping
+from collections.abc import Coroutine, Mapping
 from typing import Any
 
 import attrs
@@ -45,6 +45,7 @@ from eog_core.errors import (
     JsonRpcError,
     ProtocolVersionError,
 )
+from eog_core.gym._tool_cache import ToolCache
 from eog_core.gym._transport import HttpRequest, HttpResponse, Transport
 
 __all__ = ["SUPPORTED_PROTOCOL_VERSIONS", "McpSession"]
@@ -68,7 +69,7 @@ class McpSession:
     """One MCP session with one server endpoint (internal to :class:`GymClient`).
 
     Shared sessions live in the event loop's connection pool and are ended by
-    :meth:`aclose` when it closes; ``tools`` caches the server's tool list.
+    :meth:`aclose` when it closes; ``tool_cache`` holds the server's tool list.
     """
 
     transport: Transport
@@ -86,11 +87,8 @@ class McpSession:
     session_id: str | None = attrs.field(default=None, init=False)
     negotiated_version: str | None = attrs.field(default=None, init=False)
     server_info: Mapping[str, Any] | None = attrs.field(default=None, init=False, repr=False)
-    tools: list[dict[str, Any]] | None = attrs.field(default=None, init=False, repr=False)
-    """The last ``tools/list`` answer (all pages); dropped when the session is re-initialized."""
-    tools_lock: asyncio.Lock = attrs.field(factory=asyncio.Lock, init=False, repr=False)
-    derived: dict[Hashable, Any] = attrs.field(factory=dict, init=False, repr=False)
-    """Views computed from ``tools`` (the client's ``ToolSpec`` list), keyed by the list."""
+    tool_cache: ToolCache = attrs.field(factory=ToolCache, init=False, repr=False)
+    """The server's tool list; cleared when the session is re-initialized."""
     initializations: int = attrs.field(default=0, init=False)
     _fixed: dict[str, str] = attrs.field(factory=dict, init=False, repr=False)
     _merged: dict[int, tuple[Mapping[str, str], CIMultiDictProxy[str]]] = attrs.field(
@@ -183,7 +181,7 @@ class McpSession:
             ends.append(self._unconfirmed)
         self._set_session(None, None)
         self._unconfirmed = None
-        self.tools = None
+        self.tool_cache.clear()
         await asyncio.gather(
             *(self._end(session_id, version, time_limit) for session_id, version in ends))
 
@@ -240,7 +238,7 @@ class McpSession:
 
     async def _shake_hands(self, time_limit: float) -> None:
         self._set_session(None, None)
-        self.tools = None  # a new session may be a new server: list its tools again
+        self.tool_cache.clear()  # a new session may be a new server: list its tools again
         params = {
             "protocolVersion": self.protocol_version,
             "capabilities": {},

@@ -108,9 +108,9 @@ async def discover_tools(
     if snapshots is not None:
         listed = {gym: snapshots[gym] for gym in clients if gym in snapshots}
     elif len(clients) == 1:  # usually cached: no task to schedule
-        listed = {gym: await client.cached_tool_specs() for gym, client in clients.items()}
+        listed = {gym: await client.list_tool_specs() for gym, client in clients.items()}
     else:
-        answers = await asyncio.gather(*(c.cached_tool_specs() for c in clients.values()))
+        answers = await asyncio.gather(*(c.list_tool_specs() for c in clients.values()))
         listed = dict(zip(clients, answers, strict=True))
     key = (id(task), *(id(source) for source in listed.values()))
     known = _DISCOVERED.get(key)

@@ -12,32 +12,29 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Collection, Generator, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 import attrs
 
-from eog_core._json import JsonInputError, loads_untrusted, unsendable
+from eog_core._json import unsendable
 from eog_core.errors import (
     ClosedError,
     EogError,
-    GymHTTPError,
-    GymProtocolError,
-    GymTimeoutError,
-    GymUnreachableError,
-    JsonRpcError,
     SchemaError,
-    UsageError,
 )
-from eog_core.gym._client import GymClient, Timeouts, ToolResult
+from eog_core.gym._client import GymClient
 from eog_core.gym._directory import GymDirectory, Lease
 from eog_core.gym._handle import SessionHandle
 from eog_core.gym._headers import HeaderMode
 from eog_core.gym._janitor import Janitor, default_janitor
+from eog_core.gym._records import Timeouts, ToolResult
 from eog_core.gym._seeding import connect_gyms, seed_task
 from eog_core.gym._sql import HttpSqlRunner
+from eog_core.gym._start import SessionStart
 from eog_core.gym._teardown import GymState, Teardown
+from eog_core.gym._tool_calls import ToolCallRecord, gym_error_kind, local_error, read_arguments
 from eog_core.gym._transport import Transport
 from eog_core.tasks import Task, ToolSet, ToolSnapshot, ToolSpec, load_task
 from eog_core.verify import (
@@ -52,48 +49,13 @@ from eog_core.verify import (
     verify_task,
 )
 
-__all__ = ["SessionStart", "TaskSession", "ToolCallRecord", "ToolErrors", "gym_error_kind"]
+__all__ = ["TaskSession", "ToolErrors"]
 
 ToolErrors = Literal["raise", "result"]
 """What :meth:`TaskSession.call_tool` does with a gym failure: raise it, or answer an
 ``is_error`` result (recorded with its kind) so an agent loop carries on."""
 
 log = logging.getLogger("eog_core.session")
-
-@attrs.define(kw_only=True)
-class ToolCallRecord:
-    """One tool call of a rollout, as the session routed it. Read-only by convention:
-    one is made per call, and a frozen class costs twice as much to build."""
-
-    name: str
-    arguments: Mapping[str, Any]
-    gym: str | None
-    latency_ms: float
-    is_error: bool
-    error: str | None = None
-    local: bool = False
-    """Answered by the session itself (tool outside the task's set, bad arguments)."""
-    cancelled: bool = False
-    """The caller cancelled the call after it was sent: it may have run on the gym."""
-    error_kind: str | None = None
-    """For a gym failure, its kind (:func:`gym_error_kind`): ``gym_unreachable``,
-    ``gym_timeout``, ``gym_http``, ``gym_protocol``, ``jsonrpc`` or ``gym_error``."""
-
-
-def gym_error_kind(error: BaseException) -> str:
-    """The kind of a gym failure, named after its error class (stable, low cardinality)."""
-    kinds = ((GymUnreachableError, "gym_unreachable"), (GymTimeoutError, "gym_timeout"),
-             (GymHTTPError, "gym_http"), (JsonRpcError, "jsonrpc"),
-             (GymProtocolError, "gym_protocol"))
-    return next((kind for cls, kind in kinds if isinstance(error, cls)), "gym_error")
-
-
-def _local_error(text: str) -> ToolResult:
-    content = ({"type": "text", "text": text},)
-    return ToolResult(
-        content=content, text=text, is_error=True, raw={"content": list(content), "isError": True}
-    )
-
 
 @attrs.define
 class TaskSession:
@@ -203,15 +165,10 @@ class TaskSession:
         self._check_open()
         started = time.perf_counter()
         if type(arguments) is not dict:  # a dict (the usual) needs no reading
-            if isinstance(arguments, str | bytes | bytearray):
-                try:
-                    arguments = loads_untrusted(arguments) if arguments.strip() else {}
-                except JsonInputError as exc:
-                    return self._answer_locally(
-                        name, {}, f"Error: arguments are not valid JSON ({exc})"
-                    )
-            if arguments is not None and not isinstance(arguments, Mapping):
-                return self._answer_locally(name, {}, "Error: arguments must be a JSON object")
+            read = read_arguments(arguments)
+            if isinstance(read, str):
+                return self._answer_locally(name, {}, read)
+            arguments = read
         arguments = dict(arguments or ())
         if (hostile := unsendable(arguments)) is not None:  # as the same content in a string
             return self._answer_locally(name, {}, f"Error: arguments are not valid JSON ({hostile})")
@@ -235,14 +192,14 @@ class TaskSession:
             result = await client.call_tool(
                 name, arguments, database_id=database_id, context=context)
         except EogError as exc:
-            self._record(name, arguments, gym_name, started, is_error=True, error=str(exc),
-                         error_kind=gym_error_kind(exc))
+            self._record_failure(name, arguments, gym_name, started, str(exc),
+                                 error_kind=gym_error_kind(exc))
             if self._tool_errors == "raise" or isinstance(exc, ClosedError):
                 raise
-            return _local_error(f"Error: {exc}")
+            return local_error(f"Error: {exc}")
         except asyncio.CancelledError:
-            self._record(name, arguments, gym_name, started, is_error=True,
-                         error="cancelled after it was sent; it may have run", cancelled=True)
+            self._record_failure(name, arguments, gym_name, started,
+                                 "cancelled after it was sent; it may have run", cancelled=True)
             raise
         finally:
             self._in_flight -= 1
@@ -255,44 +212,18 @@ class TaskSession:
 
     def _answer_locally(self, name: str, arguments: Mapping[str, Any], text: str) -> ToolResult:
         self.last_activity = time.monotonic()
-        self.trajectory.append(
-            ToolCallRecord(
-                name=name,
-                arguments=arguments,
-                gym=None,
-                latency_ms=0.0,
-                is_error=True,
-                error=text,
-                local=True,
-            )
-        )
-        return _local_error(text)
+        self.trajectory.append(ToolCallRecord(name=name, arguments=arguments, gym=None,
+                                              latency_ms=0.0, is_error=True, error=text,
+                                              local=True))
+        return local_error(text)
 
-    def _record(
-        self,
-        name: str,
-        arguments: Mapping[str, Any],
-        gym: str,
-        started: float,
-        *,
-        is_error: bool,
-        error: str | None = None,
-        cancelled: bool = False,
-        error_kind: str | None = None,
-    ) -> None:
+    def _record_failure(self, name: str, arguments: Mapping[str, Any], gym: str, started: float,
+                        error: str, *, cancelled: bool = False,
+                        error_kind: str | None = None) -> None:
         latency = (time.perf_counter() - started) * 1000
-        self.trajectory.append(
-            ToolCallRecord(
-                name=name,
-                arguments=arguments,
-                gym=gym,
-                latency_ms=latency,
-                is_error=is_error,
-                error=error,
-                cancelled=cancelled,
-                error_kind=error_kind,
-            )
-        )
+        self.trajectory.append(ToolCallRecord(name=name, arguments=arguments, gym=gym,
+                                              latency_ms=latency, is_error=True, error=error,
+                                              cancelled=cancelled, error_kind=error_kind))
         self.last_activity = time.monotonic()
 
     def sql_runner(self, *, read_only: bool = False) -> SqlRunner:
@@ -447,45 +378,3 @@ class TaskSession:
     def _check_open(self) -> None:
         if self._closed:
             raise ClosedError(f"task session of {self.task.task_id!r} is closed")
-
-
-class _StartNotAwaitedError(UsageError, AttributeError):
-    """``TaskSession.start(...)`` was used as a session without ``await`` or ``async with``."""
-
-    def __init__(self, name: str) -> None:
-        use = "with TaskSession.start(...)" if name == "__enter__" else f"TaskSession.start(...).{name}"
-        super().__init__(
-            f"{use}: TaskSession.start() does not return a session yet; write "
-            "`session = await TaskSession.start(task, ...)` (then `await session.aclose()`) or "
-            "`async with TaskSession.start(task, ...) as session:`")
-
-
-@attrs.define(eq=False)
-class SessionStart:
-    """What :meth:`TaskSession.start` and :meth:`TaskSession.attach` return:
-    ``await`` it for the session, or ``async with`` it to close the session on the way out."""
-
-    _open: Callable[[], Awaitable[TaskSession]]
-    _session: TaskSession | None = None
-
-    def __await__(self) -> Generator[Any, None, TaskSession]:
-        return self._open().__await__()
-
-    async def __aenter__(self) -> TaskSession:
-        self._session = await self._open()
-        return self._session
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self._session is not None:
-            await self._session.aclose()
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        raise _StartNotAwaitedError(name)
-
-    def __enter__(self) -> None:
-        raise _StartNotAwaitedError("__enter__")
-
-    def __exit__(self, *exc: object) -> None:  # pragma: no cover - __enter__ always raises
-        return None
