@@ -187,7 +187,7 @@ async def test_expired_sessions_are_renewed(local_gym: LocalGym, client: GymClie
     assert local_gym.expire_sessions() == 1
     await client.call_tool("add_note", {"body": "2"}, database_id=database_id)
     assert local_gym.tool_executions["add_note"] == 2
-    assert [client.session_id] == local_gym.session_ids()
+    assert [client.mcp_session_id] == local_gym.session_ids()
 
 
 async def test_http_sql_runner_routes_by_gym_name(client: GymClient) -> None:

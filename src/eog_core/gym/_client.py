@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import warnings
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
@@ -55,7 +56,7 @@ class GymClient:
 
     Per-call headers (``x-database-id``, context, auth) go on each request,
     never on the connection; connections come from the shared pool. With
-    ``shared_session=True`` the client uses the one MCP session that every
+    ``share_mcp=True`` the client uses the one MCP session that every
     sharing client of this replica (same URL, credentials and protocol version)
     on this event loop uses, and its cached tool list; closing the client leaves
     that session open, and the connection pool ends it (``DELETE``) when it
@@ -70,7 +71,9 @@ class GymClient:
     timeouts: Timeouts = attrs.field(factory=Timeouts, kw_only=True)
     protocol_version: str = attrs.field(default="2025-06-18", kw_only=True)
     header_mode: HeaderMode = attrs.field(default="strict", kw_only=True)
-    shared_session: bool = attrs.field(default=False, kw_only=True)
+    share_mcp: bool = attrs.field(default=False, kw_only=True)
+    _shared_session: bool | None = attrs.field(default=None, kw_only=True, repr=False, eq=False)
+    """The old name of ``share_mcp`` (deprecated: "session" names a TaskSession)."""
     _transport: Transport = attrs.field(init=False, repr=False)
     _mcp: McpSession | None = attrs.field(default=None, init=False, repr=False)
     _pool: Pool | None = attrs.field(default=None, init=False, repr=False)
@@ -82,8 +85,12 @@ class GymClient:
         if not self.base_url.startswith(("http://", "https://")):
             raise UsageError(f"gym base_url must be an http(s) URL, got {redact_url(self.base_url)!r}")
         self._memo = RequestMemo(self.base_url)
+        if self._shared_session is not None:
+            warnings.warn("GymClient(shared_session=...) is deprecated: write share_mcp=...",
+                          DeprecationWarning, stacklevel=3)
+            self.share_mcp, self._shared_session = self._shared_session, None
         self._transport = self.transport if self.transport is not None else AiohttpTransport()
-        if not self.shared_session:
+        if not self.share_mcp:
             self._mcp = self._new_session(self._transport)
 
     async def __aenter__(self) -> GymClient:
@@ -103,7 +110,7 @@ class GymClient:
         return self._closed
 
     @property
-    def session_id(self) -> str | None:
+    def mcp_session_id(self) -> str | None:
         """The current MCP session id (None before the handshake)."""
         return None if self._mcp is None else self._mcp.session_id
 
@@ -123,7 +130,7 @@ class GymClient:
         mcp, pool = self._mcp, self._pool
         self._pool = None
         try:
-            if self.shared_session:
+            if self.share_mcp:
                 self._mcp = None  # the pool ends the shared session when it closes
                 if pool is not None:
                     await release_pool(pool)
@@ -142,7 +149,7 @@ class GymClient:
         read-only. A client with its own session lists every time.
         """
         self._check_open()
-        if not self.shared_session:
+        if not self.share_mcp:
             return await self._fetch_tools()
         return list(await self._session().tool_cache.listing(self._fetch_tools, refresh))
 
@@ -151,7 +158,7 @@ class GymClient:
         alike: with a shared session, the same tuple until the tools are listed again (a
         task session reads them once per replica, not once per task)."""
         self._check_open()
-        if not self.shared_session:
+        if not self.share_mcp:
             return tuple(ToolSpec.from_mcp(tool, gym=self.name) for tool in await self._fetch_tools())
         cache = self._session().tool_cache
         return cache.specs(await cache.listing(self._fetch_tools, refresh), self.name)
@@ -173,7 +180,7 @@ class GymClient:
     def _session(self) -> McpSession:
         """This client's MCP session; a shared one is looked up (or made) in the loop's pool."""
         mcp = self._mcp
-        if mcp is not None and (not self.shared_session or
+        if mcp is not None and (not self.share_mcp or
                                 (self._pool is not None and self._pool.usable())):
             return mcp
         # First use, or a new event loop: the old loop's pool (and the shared

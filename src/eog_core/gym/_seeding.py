@@ -154,7 +154,7 @@ async def seed_task(
     header_mode: HeaderMode,
     transport: Transport | None,
     timeouts: Timeouts,
-    session_per_database: bool | Collection[str],
+    own_mcp: bool | Collection[str],
 ) -> SeededTask:
     """Seed one database per gym of ``task`` concurrently on replicas from ``directory``
     and discover its tools; a failed seed (or a cancelled start) undoes what was done."""
@@ -174,7 +174,7 @@ async def seed_task(
             teardown.leases.append(lease)
         connect_gyms(task, {name: lease.url for name, lease in leases.items()},
                      transport=transport, timeouts=timeouts, header_mode=header_mode,
-                     session_per_database=session_per_database, into=clients)
+                     own_mcp=own_mcp, into=clients)
         database_ids = {gym.name: new_database_id() for gym in task.gym_servers}
         started = {
             g: start_seed(
@@ -225,15 +225,15 @@ def connect_gyms(
     transport: Transport | None,
     timeouts: Timeouts,
     header_mode: HeaderMode,
-    session_per_database: bool | Collection[str] = False,
+    own_mcp: bool | Collection[str] = False,
     into: dict[str, GymClient],
 ) -> None:
     """A client per gym of ``task`` on its replica at ``urls[gym]``, put ``into`` the
     caller's dict as each is made (so its cleanup sees those made before a failure)."""
     for gym in task.gym_servers:
-        own = (session_per_database if isinstance(session_per_database, bool)
-               else gym.name in session_per_database)
+        own = (own_mcp if isinstance(own_mcp, bool)
+               else gym.name in own_mcp)
         into[gym.name] = GymClient(
             urls[gym.name], name=gym.name, mcp_endpoint=gym.mcp_endpoint or task.mcp_endpoint,
             auth=gym.auth, transport=transport, timeouts=timeouts, header_mode=header_mode,
-            shared_session=not own)
+            share_mcp=not own)

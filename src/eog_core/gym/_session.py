@@ -12,6 +12,7 @@ import asyncio
 import logging
 import os
 import time
+import warnings
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -95,8 +96,9 @@ class TaskSession:
         header_mode: HeaderMode = "strict",
         transport: Transport | None = None,
         timeouts: Timeouts | None = None,
-        session_per_database: bool | Collection[str] = False,
+        own_mcp: bool | Collection[str] = False,
         tool_errors: ToolErrors = "raise",
+        session_per_database: bool | Collection[str] | None = None,
     ) -> SessionStart:
         """Seed the task's databases and connect; use with ``async with`` or ``await``.
 
@@ -105,11 +107,16 @@ class TaskSession:
         (once per replica and event loop: the list is cached with the MCP session).
         Every task session talks to a replica through the one MCP session shared
         on this event loop (the database travels in each call's header); for a
-        gym that binds its database to the MCP session, ``session_per_database``
-        (True, or a collection of gym names) gives each task its own session,
-        ended when the task session closes. ``tool_errors="result"`` turns gym
+        gym that binds its database to the MCP session, ``own_mcp`` (True, or a
+        collection of gym names) gives each task its own MCP session, ended when
+        the task session closes (``session_per_database``, its old name, is deprecated). ``tool_errors="result"`` turns gym
         failures of :meth:`call_tool` into ``is_error`` results (see :data:`ToolErrors`).
         """
+        if session_per_database is not None:
+            warnings.warn("TaskSession.start(session_per_database=...) is deprecated: write "
+                          "own_mcp=...", DeprecationWarning, stacklevel=2)
+            own_mcp = session_per_database
+
         async def open_session() -> TaskSession:
             chosen = janitor or default_janitor()
             seeded = await seed_task(
@@ -122,7 +129,7 @@ class TaskSession:
                 header_mode=header_mode,
                 transport=transport,
                 timeouts=timeouts or Timeouts(),
-                session_per_database=session_per_database,
+                own_mcp=own_mcp,
             )
             session = cls(task=task, tools=seeded.tools, database_ids=seeded.database_ids,
                           trajectory=[], clients=seeded.clients, teardown=seeded.teardown,
