@@ -26,6 +26,7 @@ from eog_core.gym._mcp import McpSession
 from eog_core.gym._records import Timeouts, ToolResult, new_database_id, seed_timeout
 from eog_core.gym._request_memo import RequestMemo
 from eog_core.gym._sql_answer import sql_answer, sql_failure
+from eog_core.gym._state import State, warn_unclosed
 from eog_core.gym._tool_cache import every_page
 from eog_core.gym._transport import (
     AiohttpTransport,
@@ -77,7 +78,7 @@ class GymClient:
     _transport: Transport = attrs.field(init=False, repr=False)
     _mcp: McpSession | None = attrs.field(default=None, init=False, repr=False)
     _pool: Pool | None = attrs.field(default=None, init=False, repr=False)
-    _closed: bool = attrs.field(default=False, init=False, repr=False)
+    _state: State = attrs.field(default=State.UNOPENED, init=False, repr=False)
     _in_flight: InFlight = attrs.field(factory=InFlight, init=False, repr=False)
     _memo: RequestMemo = attrs.field(init=False, repr=False)
 
@@ -107,7 +108,7 @@ class GymClient:
 
     @property
     def closed(self) -> bool:
-        return self._closed
+        return self._state is State.CLOSED
 
     @property
     def mcp_session_id(self) -> str | None:
@@ -122,9 +123,9 @@ class GymClient:
     async def aclose(self) -> None:
         """End the client's own MCP session (best effort) or leave the shared one; release the
         connection pool. Idempotent."""
-        if self._closed:
+        if self._state is State.CLOSED:
             return
-        self._closed = True
+        self._state = State.CLOSED
         if self._in_flight:
             await self._in_flight.stop(self.timeouts.admin)
         mcp, pool = self._mcp, self._pool
@@ -380,8 +381,17 @@ class GymClient:
             task, f"gym client {self.name or self.base_url} was closed during {what}")
 
     def _check_open(self) -> None:
-        if self._closed:
-            raise ClosedError(f"gym client {self.name or redact_url(self.base_url)} is closed")
+        """Refuse a closed client; a request (or ``async with``) opens an unopened one."""
+        state = self._state
+        if state is not State.OPEN:
+            if state is State.CLOSED:
+                raise ClosedError(f"gym client {self.name or redact_url(self.base_url)} is closed")
+            self._state = State.OPEN
+
+    def __del__(self) -> None:
+        if getattr(self, "_state", None) is State.OPEN:  # not half-built, used, not closed
+            warn_unclosed(self, f"GymClient {self.name or redact_url(self.base_url)}",
+                          "use `async with GymClient(...)` or `await client.aclose()`")
 
     def _protocol_error(self, message: str) -> GymProtocolError:
         return GymProtocolError(message, gym=self.name, url=self._memo.url(self.mcp_endpoint))

@@ -34,6 +34,7 @@ from eog_core.gym._records import Timeouts, ToolResult
 from eog_core.gym._seeding import connect_gyms, seed_task
 from eog_core.gym._sql import HttpSqlRunner
 from eog_core.gym._start import SessionStart
+from eog_core.gym._state import State, warn_unclosed
 from eog_core.gym._teardown import GymState, Teardown
 from eog_core.gym._tool_calls import ToolCallRecord, gym_error_kind, local_error, read_arguments
 from eog_core.gym._transport import Transport
@@ -71,8 +72,9 @@ class TaskSession:
     _janitor: Janitor = attrs.field(repr=False)
     _owners: Mapping[str, str] = attrs.field(repr=False)
     _forward_any_tool: bool = False
-    _closed: bool = False
-    _closing: asyncio.Event | None = attrs.field(default=None, repr=False)
+    _state: State = attrs.field(default=State.OPEN, repr=False)
+    _closed_event: asyncio.Event | None = attrs.field(default=None, repr=False)
+    """Set once closing has finished (a second closer waits for it)."""
     _in_flight: int = attrs.field(default=0, repr=False)
     _tool_errors: ToolErrors = "raise"
     _keep: set[str] = attrs.field(factory=set, repr=False)
@@ -143,7 +145,8 @@ class TaskSession:
 
     @property
     def closed(self) -> bool:
-        return self._closed
+        """Closing has begun (tool calls and verification are refused from then on)."""
+        return self._state is not State.OPEN
 
     @property
     def busy(self) -> bool:
@@ -290,16 +293,17 @@ class TaskSession:
 
         A second caller (the janitor reaping, say) waits until the first has finished.
         """
-        if self._closing is not None:
-            await self._closing.wait()
+        if self._closed_event is not None:
+            await self._closed_event.wait()
             return
-        self._closed = True
-        self._closing = asyncio.Event()
+        self._state = State.CLOSING
+        self._closed_event = asyncio.Event()
         try:
             await self._teardown.run()
         finally:
             self._janitor.forget(self)
-            self._closing.set()
+            self._state = State.CLOSED
+            self._closed_event.set()
 
     def handle(self) -> SessionHandle:
         """This session as plain data, for :meth:`attach` in another worker, process or loop."""
@@ -382,6 +386,12 @@ class TaskSession:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
+    def __del__(self) -> None:
+        if getattr(self, "_state", None) is State.OPEN:
+            warn_unclosed(self, f"TaskSession of task {self.task.task_id!r}",
+                          "its databases were not deleted; use `async with "
+                          "TaskSession.start(...)` or `await session.aclose()`")
+
     def _check_open(self) -> None:
-        if self._closed:
+        if self._state is not State.OPEN:
             raise ClosedError(f"task session of {self.task.task_id!r} is closed")
