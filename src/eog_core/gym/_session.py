@@ -9,7 +9,6 @@ deletion fails goes to a :class:`Janitor`, which retries and reports it.
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import time
 import warnings
@@ -56,8 +55,6 @@ __all__ = ["TaskSession", "ToolErrors"]
 ToolErrors = Literal["raise", "result"]
 """What :meth:`TaskSession.call_tool` does with a gym failure: raise it, or answer an
 ``is_error`` result (recorded with its kind) so an agent loop carries on."""
-
-log = logging.getLogger("eog_core.session")
 
 @attrs.define
 class TaskSession:
@@ -111,8 +108,9 @@ class TaskSession:
         on this event loop (the database travels in each call's header); for a
         gym that binds its database to the MCP session, ``own_mcp`` (True, or a
         collection of gym names) gives each task its own MCP session, ended when
-        the task session closes (``session_per_database``, its old name, is deprecated). ``tool_errors="result"`` turns gym
-        failures of :meth:`call_tool` into ``is_error`` results (see :data:`ToolErrors`).
+        the task session closes (``session_per_database``, its old name, is
+        deprecated). ``tool_errors="result"`` turns gym failures of
+        :meth:`call_tool` into ``is_error`` results (see :data:`ToolErrors`).
         """
         if session_per_database is not None:
             warnings.warn("TaskSession.start(session_per_database=...) is deprecated: write "
