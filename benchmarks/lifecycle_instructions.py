@@ -123,7 +123,7 @@ class GymClientClient:
     def __init__(self, url: str, task: Task, seed: str) -> None:
         self.seed, self.context = seed, task.gym_servers[0].context
         self.directory = GymDirectory({DEMO_SERVER_NAME: url})  # owns the loop's pool
-        self.client = GymClient(url, name=DEMO_SERVER_NAME, shared_session=True)
+        self.client = GymClient(url, name=DEMO_SERVER_NAME, share_mcp=True)
         self.database_id = ""
 
     async def open(self) -> None:

@@ -263,7 +263,7 @@ async def _tool_call_cpu(url: str, floor: Floor | Ours, task: Task, seed: str,
             task, directory=directory, seed_sql={DEMO_SERVER_NAME: seed}) as session:
         database_id = session.database_ids[DEMO_SERVER_NAME]
         gym = task.gym_servers[0]
-        client = GymClient(url, name=DEMO_SERVER_NAME, shared_session=True)
+        client = GymClient(url, name=DEMO_SERVER_NAME, share_mcp=True)
 
         async def ours() -> None:
             assert not (await session.call_tool(*TOOL)).is_error

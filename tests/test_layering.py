@@ -12,11 +12,6 @@ import eog_core
 
 SRC = Path(eog_core.__file__).parent
 
-#: Cycles other engineers are cutting (issue #20, the gym and gateway packages).
-KNOWN_CYCLES = frozenset({
-    frozenset({"eog_core.gym._handle", "eog_core.gym._session"}),
-    frozenset({"eog_core.gateway._control", "eog_core.gateway._gateway"}),
-})
 
 
 def _modules() -> dict[str, Path]:
@@ -63,15 +58,9 @@ def test_no_two_modules_import_each_other() -> None:
     graph = import_graph()
     cycles = {frozenset({a, b}) for a, imports in graph.items() for b in imports
               if a in graph[b]}
-    assert not cycles - KNOWN_CYCLES
+    assert not cycles
 
 
-#: The gym package's imports of ``verify._outcome``, which another engineer is moving (#19).
-KNOWN_PRIVATE_IMPORTS = frozenset({
-    ("eog_core.gym._client", "eog_core.verify._outcome"),
-    ("eog_core.gym._sql", "eog_core.verify._outcome"),
-    ("eog_core.gym._sql_answer", "eog_core.verify._outcome"),
-})
 
 
 def _package_of(module: str) -> str:
@@ -87,7 +76,7 @@ def _is_private(module: str) -> bool:
 def test_no_package_imports_another_packages_private_module() -> None:
     crossings = {(a, b) for a, imports in import_graph().items() for b in imports
                  if _is_private(b) and _package_of(a) != _package_of(b)}
-    assert not crossings - KNOWN_PRIVATE_IMPORTS
+    assert not crossings
 
 
 def test_the_core_never_imports_the_integrations() -> None:

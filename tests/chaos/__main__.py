@@ -25,7 +25,7 @@ def main() -> int:
     parser.add_argument("--restarts", type=int, default=4)
     parser.add_argument("--expiries", type=int, default=4)
     parser.add_argument("--cancel-rate", type=float, default=0.05)
-    parser.add_argument("--session-per-database", action="store_true",
+    parser.add_argument("--own-mcp", action="store_true",
                         help="each task session opens its own MCP sessions (default: shared)")
     parser.add_argument("--sse", action="store_true", help="the gym process answers in SSE")
     parser.add_argument("--replicas", choices=["both", "proxy", "direct"], default="both",
@@ -45,14 +45,14 @@ def main() -> int:
                           fault_rate=args.fault_rate, restarts=args.restarts,
                           expiries=args.expiries, cancel_rate=args.cancel_rate, seed=args.seed,
                           replicas=args.replicas, sse=args.sse,
-                          session_per_database=args.session_per_database,
+                          own_mcp=args.own_mcp,
                           faults=tuple(Fault(name) for name in args.faults.split(",")))
     runs: list[tuple[str, ChaosConfig]] = []
     if not args.skip_baseline:
         baseline = ChaosConfig(sessions=args.sessions, concurrency=args.concurrency,
                                fault_rate=0.0, restarts=0, expiries=0, cancel_rate=0.0,
                                seed=args.seed, replicas=args.replicas, sse=args.sse,
-                               session_per_database=args.session_per_database)
+                               own_mcp=args.own_mcp)
         runs.append(("baseline (no faults)", baseline))
     runs.append(("chaos (faults + restarts)", faulted))
     broken: list[str] = []

@@ -55,7 +55,7 @@ class ChaosConfig:
     concurrency: int = 32
     fault_rate: float = 0.15
     faults: tuple[Fault, ...] = tuple(Fault)
-    session_per_database: bool | frozenset[str] = False
+    own_mcp: bool | frozenset[str] = False
     """Each task session opens (and must end) its own MCP sessions instead of sharing one
     (with every gym, or with the gyms named)."""
     sse: bool = False
@@ -145,7 +145,7 @@ class ChaosReport:
         c = self.config
         lines = [
             f"sessions {c.sessions} at concurrency {c.concurrency}, replicas {c.replicas}, "
-            f"MCP sessions per database {_gyms(c.session_per_database)}, "
+            f"MCP sessions per database {_gyms(c.own_mcp)}, "
             f"gym process answers {'SSE' if c.sse else 'JSON'}, "
             f"fault rate {c.fault_rate:.0%}{' (no proxy in use)' if c.replicas == 'direct' else ''}, "
             f"cancel rate {c.cancel_rate:.0%}, "
@@ -309,7 +309,7 @@ async def _run(config: ChaosConfig, report: ChaosReport, gyms: dict[str, Any]) -
             try:
                 async with asyncio.timeout(config.session_deadline):
                     await _session_or_cancel(budgets[index], index, task, directory, seeds,
-                                             janitor, timeouts, config.session_per_database,
+                                             janitor, timeouts, config.own_mcp,
                                              report)
             except TimeoutError:
                 report.hangs += 1
@@ -343,7 +343,7 @@ async def _session(index: int, task: Task, directory: GymDirectory, seeds: dict[
     try:
         async with TaskSession.start(task, directory=directory, seed_sql=seeds,
                                      janitor=janitor, timeouts=timeouts,
-                                     session_per_database=per_database) as session:
+                                     own_mcp=per_database) as session:
             for name, arguments in session_calls(index):
                 report.tool_calls += 1
                 try:

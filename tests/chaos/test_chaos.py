@@ -20,7 +20,7 @@ from .harness import DEMO, NOTES, ChaosConfig, ChaosReport, run_chaos
 CONFIG = ChaosConfig(
     sessions=100, concurrency=32, fault_rate=0.15, restarts=2, expiries=2, cancel_rate=0.05,
     rpc_timeout=3.0, seed_timeout=3.0, delay=4.0, landing_window=20.0,
-    session_per_database=frozenset({NOTES}),  # one gym's MCP sessions per task session
+    own_mcp=frozenset({NOTES}),  # one gym's MCP sessions per task session
     session_deadline=300.0, drain_deadline=300.0,
 )
 

@@ -58,7 +58,7 @@ async def test_d2_cancelling_during_the_initialized_notification_ends_the_sessio
     id; a cancel while ``notifications/initialized`` is on the wire must not orphan it."""
     async with FaultProxy(upstream=notes.url, delay=0.5) as proxy:
         proxy.inject(Fault.DELAY, method="notifications/initialized")
-        client = GymClient(proxy.url, name=NOTES, shared_session=False)
+        client = GymClient(proxy.url, name=NOTES, share_mcp=False)
         listing = asyncio.ensure_future(client.list_tools())
         async with asyncio.timeout(30):
             while not proxy.injected:  # noqa: ASYNC110 - wait for the held notification
@@ -76,7 +76,7 @@ async def test_d2_a_failed_initialized_notification_ends_the_session(notes: Loca
     """D2: the notification fails (HTTP 500 each time): the session it belonged to is ended."""
     async with FaultProxy(upstream=notes.url) as proxy:
         proxy.inject(Fault.FAIL_BEFORE, count=5, method="notifications/initialized")
-        async with GymClient(proxy.url, name=NOTES, shared_session=False) as client:
+        async with GymClient(proxy.url, name=NOTES, share_mcp=False) as client:
             with pytest.raises(GymError):
                 await client.list_tools()
         assert notes.session_ids() == []

@@ -27,7 +27,7 @@ async def rollout(task: Task, gym: LocalGym, janitor: Janitor, *, own: bool) -> 
     directory = GymDirectory({gym.name: gym.url})  # each rollout's pool closes with it
     try:
         async with TaskSession.start(task, directory=directory, seed_root=PATHS.directory,
-                                     janitor=janitor, session_per_database=own) as session:
+                                     janitor=janitor, own_mcp=own) as session:
             for _ in range(3):
                 await session.call_tool(*FIND)
             await asyncio.Event().wait()  # the model thinking: ends only when cancelled
@@ -41,7 +41,7 @@ async def test_a_pool_close_cancelled_while_it_waits_for_the_handshake_still_end
     close that waits for that handshake. The session the server opened is still ended."""
     gate = asyncio.Event()
     async with running(FakeGym(initialized_gate=gate)) as fake:
-        client = GymClient(fake.url, shared_session=True)  # its lease is the pool's last
+        client = GymClient(fake.url, share_mcp=True)  # its lease is the pool's last
         call = asyncio.ensure_future(client.call_tool("add", {}, database_id="db_1"))
         await eventually(lambda: "notifications/initialized" in fake.methods)
         call.cancel()

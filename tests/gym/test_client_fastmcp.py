@@ -16,9 +16,9 @@ from .conftest import UvicornThread
 
 async def test_handshake_and_tool_list(fastmcp: UvicornThread) -> None:
     async with GymClient(fastmcp.url, name="test") as client:
-        assert client.session_id is None
+        assert client.mcp_session_id is None
         tools = await client.list_tools()
-        assert client.session_id
+        assert client.mcp_session_id
         assert client.negotiated_version == "2025-06-18"
     assert {"add", "big", "chatty", "echo_headers", "fail", "hang"} <= {t["name"] for t in tools}
     add = next(t for t in tools if t["name"] == "add")
@@ -36,7 +36,7 @@ async def test_protocol_version_negotiation(
         result = await client.call_tool("echo_headers", {}, database_id="db_1")
         assert requested == client.negotiated_version
     assert version_header == result.structured.get("mcp-protocol-version")
-    assert client.session_id is None
+    assert client.mcp_session_id is None
 
 
 async def test_headers_are_per_call(fastmcp: UvicornThread) -> None:
@@ -98,7 +98,7 @@ async def test_five_megabyte_result(fastmcp: UvicornThread) -> None:
 async def test_expired_session_is_reinitialized(fastmcp: UvicornThread) -> None:
     async with GymClient(fastmcp.url) as client:
         await client.call_tool("add", {"a": 1, "b": 1}, database_id="db")
-        old = client.session_id
+        old = client.mcp_session_id
         assert old is not None
         # End the session behind the client's back, as a gym restart would.
         async with (
@@ -108,13 +108,13 @@ async def test_expired_session_is_reinitialized(fastmcp: UvicornThread) -> None:
             assert response.status == 200
         result = await client.call_tool("add", {"a": 2, "b": 3}, database_id="db")
         assert result.text == "5"
-        assert client.session_id not in (None, old)
+        assert client.mcp_session_id not in (None, old)
 
 
 async def test_close_ends_the_session_and_refuses_reuse(fastmcp: UvicornThread) -> None:
     client = GymClient(fastmcp.url)
     await client.list_tools()
-    session_id = client.session_id
+    session_id = client.mcp_session_id
     await client.aclose()
     await client.aclose()
     assert client.closed
@@ -153,7 +153,7 @@ async def test_clients_share_one_pooled_session(fastmcp: UvicornThread) -> None:
         await asyncio.gather(a.list_tools(), b.list_tools())
         assert first.session is not None
         assert first.session is second.session
-        assert a.session_id != b.session_id
+        assert a.mcp_session_id != b.mcp_session_id
     shared = first.session
     await first.aclose()
     assert not shared.closed

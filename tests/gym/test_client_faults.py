@@ -127,19 +127,19 @@ async def test_expired_session_reinitializes_once_and_resends(
 ) -> None:
     gym.expired_status, gym.expired_detail = status, detail
     await client.list_tools()
-    first = client.session_id
+    first = client.mcp_session_id
     assert first is not None
     gym.expired.add(first)
     result = await client.call_tool("add", {}, database_id="db")
     assert result.text == "ran add"
     assert gym.executions["add"] == 1
-    assert client.session_id == gym.sessions[-1] != first
+    assert client.mcp_session_id == gym.sessions[-1] != first
     assert gym.methods.count("initialize") == 2
 
 
 async def test_session_expiring_again_is_not_a_loop(gym: FakeGym, client: GymClient) -> None:
     await client.list_tools()
-    gym.expired.add(str(client.session_id))
+    gym.expired.add(str(client.mcp_session_id))
     gym.expire_new_sessions = True
     with pytest.raises(GymHTTPError) as caught:
         await client.call_tool("add", {}, database_id="db")
@@ -153,7 +153,7 @@ async def test_bad_request_without_session_words_is_not_reinitialized(
 ) -> None:
     gym.expired_status, gym.expired_detail = 400, "Unsupported protocol version"
     await client.list_tools()
-    gym.expired.add(str(client.session_id))
+    gym.expired.add(str(client.mcp_session_id))
     with pytest.raises(GymHTTPError):
         await client.list_tools()
     assert gym.methods.count("initialize") == 1

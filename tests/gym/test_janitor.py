@@ -17,7 +17,7 @@ import pytest
 from aiohttp import web
 
 from eog_core import EogError, load_task
-from eog_core.gym import GymClient, GymDirectory, Janitor, TaskSession, Timeouts, _janitor
+from eog_core.gym import GymClient, GymDirectory, Janitor, TaskSession, Timeouts
 from eog_core.local import DEMO_SERVER_NAME, LocalGym, demo_paths
 from eog_core.tasks import AuthConfig, task_from_mapping
 

@@ -311,7 +311,7 @@ async def test_a_session_id_with_a_control_byte_is_a_protocol_error() -> None:
 def test_a_client_works_from_a_second_event_loop(
     fastmcp_json: UvicornThread, shared: bool
 ) -> None:
-    client = GymClient(fastmcp_json.url, shared_session=shared)
+    client = GymClient(fastmcp_json.url, share_mcp=shared)
 
     async def add() -> str:
         return (await client.call_tool("add", {"a": 1, "b": 2}, database_id=None)).text
@@ -439,8 +439,8 @@ async def test_closing_a_client_ends_every_request_in_flight_with_closed_error(
     shared: bool
 ) -> None:
     async with running(FakeGym(list_gate=asyncio.Event())) as fake:
-        client = GymClient(fake.url, shared_session=shared)
-        other = GymClient(fake.url, shared_session=shared)
+        client = GymClient(fake.url, share_mcp=shared)
+        other = GymClient(fake.url, share_mcp=shared)
         calls = [asyncio.ensure_future(client.call_tool("wait", {}, database_id="db_1"))
                  for _ in range(3)]
         calls.append(asyncio.ensure_future(client.list_tools()))
@@ -465,7 +465,7 @@ async def test_closing_a_client_ends_every_request_in_flight_with_closed_error(
 async def test_a_failed_handshake_is_every_waiter_s_outcome() -> None:
     gate = asyncio.Event()
     fake = FakeGym(initialize_gate=gate, initialize_status=500)
-    async with running(fake), GymClient(fake.url, shared_session=True) as client:
+    async with running(fake), GymClient(fake.url, share_mcp=True) as client:
         calls = [asyncio.ensure_future(client.call_tool("add", {}, database_id="db_1"))
                  for _ in range(5)]
         await eventually(lambda: "initialize" in fake.methods)

@@ -99,12 +99,12 @@ async def test_expired_shared_session_is_renewed_once_for_all_sharers(
     assert gym.session_ids() == []
 
 
-async def test_session_per_database_gives_each_task_its_own_session(
+async def test_own_mcp_gives_each_task_its_own_session(
     gym: LocalGym, task: Task
 ) -> None:
     async with GymDirectory({gym.name: gym.url}) as directory:
         sessions = await asyncio.gather(
-            *(start(task, directory, session_per_database={gym.name}) for _ in range(2))
+            *(start(task, directory, own_mcp={gym.name}) for _ in range(2))
         )
         assert len(gym.session_ids()) == 2
         for session in sessions:
@@ -113,10 +113,27 @@ async def test_session_per_database_gives_each_task_its_own_session(
         assert gym.session_ids() == []  # ended with each task session
         assert gym.method_counts["initialize"] == gym.method_counts["tools/list"] == 2
         async with TaskSession.start(
-            task, directory=directory, seed_root=PATHS.directory, session_per_database=True
+            task, directory=directory, seed_root=PATHS.directory, own_mcp=True
         ):
             assert len(gym.session_ids()) == 1
         assert gym.session_ids() == []
+
+
+async def test_the_old_session_keywords_still_work_with_a_deprecation_warning(
+    gym: LocalGym, task: Task
+) -> None:
+    with pytest.warns(DeprecationWarning, match=r"shared_session=.*share_mcp="):
+        client = GymClient(gym.url, shared_session=True)
+    assert client.share_mcp
+    await client.aclose()
+    async with GymDirectory({gym.name: gym.url}) as directory:
+        with pytest.warns(DeprecationWarning, match=r"session_per_database=.*own_mcp="):
+            starting = TaskSession.start(task, directory=directory, seed_root=PATHS.directory,
+                                         session_per_database=True)
+        async with starting as session:
+            assert not session._clients[gym.name].share_mcp  # its own MCP session
+            assert len(gym.session_ids()) == 1
+        assert gym.session_ids() == []  # ended with the task session, the directory still open
 
 
 async def test_a_directory_holds_its_pool_from_the_first_acquire_until_aclose(
@@ -154,23 +171,41 @@ async def test_a_directory_s_pool_ends_with_its_event_loop(gym: LocalGym, task: 
 
 async def test_tool_list_is_cached_per_replica_until_refreshed(fastmcp: UvicornThread) -> None:
     async with connection_pool():
-        async with GymClient(fastmcp.url, shared_session=True) as a:
+        async with GymClient(fastmcp.url, share_mcp=True) as a:
             first = await a.list_tools()
-            session_id = a.session_id
-        async with GymClient(fastmcp.url, shared_session=True) as b:
-            assert b.session_id is None  # not used yet
+            session_id = a.mcp_session_id
+        async with GymClient(fastmcp.url, share_mcp=True) as b:
+            assert b.mcp_session_id is None  # not used yet
             assert await b.list_tools() == first
-            assert b.session_id == session_id  # the same MCP session, still open
+            assert b.mcp_session_id == session_id  # the same MCP session, still open
             assert await b.list_tools(refresh=True) == first
             auth = AuthConfig(type="bearer", token="other")
-            async with GymClient(fastmcp.url, shared_session=True, auth=auth) as c:
+            async with GymClient(fastmcp.url, share_mcp=True, auth=auth) as c:
                 await c.list_tools()
-                assert c.session_id != session_id  # other credentials, another session
+                assert c.mcp_session_id != session_id  # other credentials, another session
+
+
+async def test_tool_specs_are_read_once_per_listing_and_gym_name(gym: LocalGym) -> None:
+    async with connection_pool():
+        async with GymClient(gym.url, name="a", share_mcp=True) as a, \
+                GymClient(gym.url, name="a", share_mcp=True) as same, \
+                GymClient(gym.url, name="b", share_mcp=True) as other:
+            specs = await a.list_tool_specs()
+            assert isinstance(specs, tuple) and specs and {s.gym for s in specs} == {"a"}
+            assert await same.list_tool_specs() is specs  # the cached reading itself
+            assert {s.gym for s in await other.list_tool_specs()} == {"b"}
+            again = await a.list_tool_specs(refresh=True)
+            assert again is not specs and again == specs
+            assert gym.method_counts["tools/list"] == 3  # "a" twice, "b" (its own MCP session)
+        async with GymClient(gym.url, name="a") as own:  # its own session: listed each time
+            assert await own.list_tool_specs() == specs
+            assert await own.list_tool_specs() == specs
+            assert gym.method_counts["tools/list"] == 5
 
 
 async def test_tool_list_listings_are_counted(gym: LocalGym) -> None:
     async with connection_pool():
-        clients = [GymClient(gym.url, shared_session=True) for _ in range(5)]
+        clients = [GymClient(gym.url, share_mcp=True) for _ in range(5)]
         await asyncio.gather(*(client.list_tools() for client in clients))
         assert gym.method_counts["tools/list"] == 1  # concurrent first listings wait for one
         await clients[0].list_tools(refresh=True)
@@ -186,7 +221,7 @@ async def test_tool_list_listings_are_counted(gym: LocalGym) -> None:
 async def test_pool_close_ends_shared_sessions_with_the_version_header() -> None:
     async with running(FakeGym()) as fake:
         async with connection_pool():
-            async with GymClient(fake.url, shared_session=True) as client:
+            async with GymClient(fake.url, share_mcp=True) as client:
                 await client.call_tool("add", {}, database_id="db")
             assert "DELETE" not in fake.methods
         assert fake.methods[-1] == "DELETE"
@@ -219,7 +254,7 @@ async def test_delete_refused_with_405_is_not_logged_at_info(
 async def test_unsupported_protocol_version_disconnects_with_a_typed_error(shared: bool) -> None:
     async with (
         running(FakeGym(answer_version="2099-01-01")) as fake,
-        GymClient(fake.url, name="fake", shared_session=shared) as client,
+        GymClient(fake.url, name="fake", share_mcp=shared) as client,
     ):
         with pytest.raises(ProtocolVersionError) as caught:
             await client.call_tool("add", {}, database_id="db")
@@ -231,7 +266,7 @@ async def test_unsupported_protocol_version_disconnects_with_a_typed_error(share
 
 async def test_an_older_supported_version_is_accepted() -> None:
     async with running(FakeGym(answer_version="2024-11-05")) as fake:
-        async with GymClient(fake.url, shared_session=True) as client:
+        async with GymClient(fake.url, share_mcp=True) as client:
             result = await client.call_tool("add", {}, database_id="db")
             assert client.negotiated_version == "2024-11-05"
         assert not result.is_error

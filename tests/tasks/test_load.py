@@ -19,6 +19,7 @@ from eog_core.tasks import (
     load_tool_snapshots,
     merge_tools,
     task_from_mapping,
+    task_record,
     to_upstream,
 )
 from tests.datasets import DataSet, upstream_files
@@ -201,3 +202,15 @@ def test_odd_shapes_are_schema_errors_with_paths(raw: dict[str, Any], json_path:
     with pytest.raises(SchemaError) as info:
         load_task(raw)
     assert info.value.path == json_path
+
+
+def test_task_record_adds_the_names_upstream_files_lack_and_loads_back() -> None:
+    from eog_core.local import load_demo_task
+
+    task = attrs.evolve(task_from_mapping(load_demo_task()), task_id="t-1", domain="hr", mode=None)
+    record = task_record(task)
+    assert {k: record[k] for k in ("task_id", "domain")} == {"task_id": "t-1", "domain": "hr"}
+    assert "mode" not in record  # unset names are left out, as upstream files have none
+    assert to_upstream(task) == {k: v for k, v in record.items() if k not in ("task_id", "domain")}
+    again = load_task(record)
+    assert (again.task_id, again.domain, again.mode) == ("t-1", "hr", None)

@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aiohttp import web
 
 from eog_core._mcp_server import dumps
 from eog_core.errors import EogError, UsageError
-from eog_core.gateway._plan import WorkRefused
+from eog_core.gateway._plan import RunPlan, WorkRefused
 from eog_core.gateway._rollout import GatewayRollout
 from eog_core.run import classify_failure
 
 if TYPE_CHECKING:
-    from eog_core.gateway._gateway import Gateway
     from eog_core.gateway._mcp import McpHandler
 
 __all__ = ["ControlApi", "json_error"]
@@ -45,6 +44,22 @@ def no_route(status: int, request: web.BaseRequest) -> web.Response:
 _MCP_METHODS = frozenset({"POST", "DELETE", "GET", "HEAD"})
 
 
+
+class Rollouts(Protocol):
+    """What the control API asks of the gateway (``Gateway`` is one; this module sits
+    below it and does not import it)."""
+
+    @property
+    def plan(self) -> RunPlan: ...
+    def rollouts(self) -> list[GatewayRollout]: ...
+    def ended(self, most: int = 100) -> list[dict[str, Any]]: ...
+    def find(self, rollout_id: str) -> GatewayRollout | str | None: ...
+    def find_by_key(self, mcp_key: str) -> GatewayRollout | str | None: ...
+    async def open_rollout(self, task_id: str | None = None,
+                           repeat: int | None = None) -> GatewayRollout: ...
+    async def finish(self, rollout: GatewayRollout, final_answer: str) -> dict[str, Any]: ...
+    async def abandon(self, rollout: GatewayRollout, reason: str) -> dict[str, Any]: ...
+
 class _BadBody(Exception):
     pass
 
@@ -65,7 +80,7 @@ async def _json_object(request: web.BaseRequest) -> dict[str, Any]:
 class ControlApi:
     """The gateway's routes; each looks up its rollout and answers refusals with one clear error."""
 
-    def __init__(self, gateway: Gateway, mcp: McpHandler) -> None:
+    def __init__(self, gateway: Rollouts, mcp: McpHandler) -> None:
         self.gateway = gateway
         self.mcp = mcp
 

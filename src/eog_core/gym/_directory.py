@@ -459,7 +459,7 @@ class GymDirectory:
     async def _probe(self, replica: Replica, auth: AuthConfig | None) -> bool:
         timeouts = Timeouts(connect=self.probe_timeout, admin=self.probe_timeout)
         async with GymClient(replica.url, name=replica.gym, auth=auth, transport=self.transport,
-                             timeouts=timeouts, shared_session=True) as client:
+                             timeouts=timeouts, share_mcp=True) as client:
             alive = await client.probe()
         with self._lock:
             replica.down_since = None if alive else self.clock()

@@ -27,7 +27,7 @@ from eog_core._redact import redact_url, redacted_url_repr
 from eog_core.errors import GymError, GymHTTPError
 from eog_core.gym._client import GymClient
 from eog_core.gym._records import Timeouts
-from eog_core.gym._seeding import seed_fate
+from eog_core.gym._seed_fate import seed_fate
 from eog_core.gym._transport import Transport
 from eog_core.tasks import AuthConfig
 

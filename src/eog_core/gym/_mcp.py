@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Coroutine, Hashable, Mapping
+from collections.abc import Coroutine, Mapping
 from typing import Any
 
 import attrs
@@ -46,6 +46,7 @@ from eog_core.errors import ClosedError, GymError, GymHTTPError, GymTimeoutError
 from eog_core.gym._jsonrpc import AnswerTo, ServerRequests, pick_answer, result_of, session_gone
 from eog_core.gym._mcp_handshake import INITIALIZED, initialize_request, read_initialize
 from eog_core.gym._mcp_stream import ServerStream
+from eog_core.gym._tool_cache import ToolCache
 from eog_core.gym._transport import HttpRequest, HttpResponse, Transport
 
 __all__ = ["SUPPORTED_PROTOCOL_VERSIONS", "McpSession"]
@@ -62,7 +63,7 @@ class McpSession:
     """One MCP session with one server endpoint (internal to :class:`GymClient`).
 
     Shared sessions live in the event loop's connection pool and are ended by
-    :meth:`aclose` when it closes; ``tools`` caches the server's tool list.
+    :meth:`aclose` when it closes; ``tool_cache`` holds the server's tool list.
     """
 
     transport: Transport
@@ -83,11 +84,8 @@ class McpSession:
     session_id: str | None = attrs.field(default=None, init=False)
     negotiated_version: str | None = attrs.field(default=None, init=False)
     server_info: Mapping[str, Any] | None = attrs.field(default=None, init=False, repr=False)
-    tools: list[dict[str, Any]] | None = attrs.field(default=None, init=False, repr=False)
-    """The last ``tools/list`` answer (all pages); dropped when the session is re-initialized."""
-    tools_lock: asyncio.Lock = attrs.field(factory=asyncio.Lock, init=False, repr=False)
-    derived: dict[Hashable, Any] = attrs.field(factory=dict, init=False, repr=False)
-    """Views computed from ``tools`` (the client's ``ToolSpec`` list), keyed by the list."""
+    tool_cache: ToolCache = attrs.field(factory=ToolCache, init=False, repr=False)
+    """The server's tool list; cleared when the session is re-initialized."""
     initializations: int = attrs.field(default=0, init=False)
     _fixed: dict[str, str] = attrs.field(factory=dict, init=False, repr=False)
     _merged: dict[int, tuple[Mapping[str, str], CIMultiDictProxy[str]]] = attrs.field(
@@ -182,7 +180,7 @@ class McpSession:
             ends.append(self._unconfirmed)
         self._set_session(None, None)
         self._unconfirmed = None
-        self.tools = None
+        self.tool_cache.clear()
         await asyncio.gather(
             *(self._end(session_id, version, time_limit) for session_id, version in ends))
 
@@ -239,7 +237,7 @@ class McpSession:
 
     async def _shake_hands(self, time_limit: float) -> None:
         self._set_session(None, None)
-        self.tools = None  # a new session may be a new server: list its tools again
+        self.tool_cache.clear()  # a new session may be a new server: list its tools again
         request_id = next(self._ids)
         response = await self._post(
             initialize_request(request_id, self.protocol_version), {}, time_limit=time_limit,

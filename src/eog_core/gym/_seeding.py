@@ -1,59 +1,37 @@
-"""Reading a task's seed SQL, seeding within the directory's bound, waiting for seeds in
-flight, judging whether a seed may have landed, and discovering the task's tools
-(TaskSession's and the Janitor's helpers)."""
+"""Setting up a task's gyms: reading its seed SQL, making a client per gym, seeding within
+the directory's bound, and discovering the task's tools (:func:`seed_task` does it all
+for ``TaskSession.start``)."""
 
 from __future__ import annotations
 
 import asyncio
-import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from eog_core.errors import (
-    GymHTTPError,
-    GymUnreachableError,
-    RequestError,
-    SeedError,
-    SeedFileError,
-)
+from eog_core.errors import GymUnreachableError, SeedError, SeedFileError
 from eog_core.gym._client import GymClient
+from eog_core.gym._headers import HeaderMode
+from eog_core.gym._records import Timeouts, new_database_id
+from eog_core.gym._seed_fate import Unsent
+from eog_core.gym._teardown import GymState, Teardown
+from eog_core.gym._transport import Transport
 from eog_core.tasks import GymServer, Task, ToolSet, ToolSnapshot, ToolSpec, merge_tools
 
 if TYPE_CHECKING:
     from eog_core.gym._directory import GymDirectory, Lease
+    from eog_core.gym._janitor import Janitor
 
 __all__ = [
-    "SeedFate",
-    "close_after_seed",
+    "SeededTask",
+    "connect_gyms",
     "discover_tools",
     "read_seed",
-    "seed_fate",
-    "settle",
+    "seed_task",
     "start_seed",
 ]
-
-SeedFate = Literal["landed", "unknown", "never"]
-
-log = logging.getLogger("eog_core.session")
-
-_CLOSING: set[asyncio.Future[Any]] = set()  # deferred closes, kept alive until done
-
-
-class _Unsent(SeedError):
-    """The start was abandoned while this seed waited for a slot: it was never sent."""
-
-
-async def settle(seeds: Sequence[asyncio.Future[Any]], limit: float) -> None:
-    """Wait (up to ``limit`` seconds) for seed requests still in flight to finish."""
-    running = [seed for seed in seeds if not seed.done()]
-    if not running:
-        return
-    _, pending = await asyncio.wait(running, timeout=limit)
-    if pending:
-        log.warning("cleanup: seeding still running after %.0f s; deleting anyway", limit)
 
 
 def start_seed(directory: GymDirectory, lease: Lease, client: GymClient, sql: str, *,
@@ -79,7 +57,7 @@ async def _seed(directory: GymDirectory, lease: Lease, client: GymClient, sql: s
     try:
         async with directory.seed_slot(lease):
             if abandoned.is_set():
-                raise _Unsent(f"seeding gym {lease.gym!r} was abandoned before it was sent",
+                raise Unsent(f"seeding gym {lease.gym!r} was abandoned before it was sent",
                               gym=lease.gym)
             await client.seed_database(sql, database_id=database_id, name=name)
     except BaseException as exc:
@@ -96,46 +74,6 @@ def _seen(task: asyncio.Future[Any]) -> None:
     """Mark a seed's failure as retrieved: cleanup reads it (seed_fate), maybe later."""
     if not task.cancelled():
         task.exception()
-
-
-async def close_after_seed(client: GymClient, seed: asyncio.Future[Any]) -> None:
-    """Close ``client`` now, or once ``seed`` ended if it is still on the wire.
-
-    Closing would cut the seed's connection, and a cut seed may still land on
-    a gym that already read it: letting it finish gives a definite outcome the
-    janitor can act on at once.
-    """
-    if seed.done():
-        await client.aclose()
-        return
-
-    async def close_later() -> None:
-        await asyncio.wait([seed])
-        await client.aclose()
-
-    later = asyncio.ensure_future(close_later())
-    _CLOSING.add(later)
-    later.add_done_callback(_CLOSING.discard)
-
-
-def seed_fate(seed: asyncio.Future[Any]) -> SeedFate:
-    """Whether a seed request created its database: ``"unknown"`` while it may still land.
-
-    A seed that timed out, lost its connection, was cancelled or met a 5xx
-    (a proxy's 504, a gym failing mid-load) may have reached the gym, which
-    can still be loading the dump; one refused before sending, or answered a
-    4xx by the gym itself, never created anything.
-    """
-    if not seed.done() or seed.cancelled():
-        return "unknown"
-    error = seed.exception()
-    if error is None:
-        return "landed"
-    if isinstance(error, GymUnreachableError | RequestError | _Unsent):
-        return "never"  # nothing left this process
-    if isinstance(error, GymHTTPError) and 400 <= error.status < 500 and error.status != 408:
-        return "never"  # the gym read the request and refused it
-    return "unknown"
 
 
 def read_seed(gym: GymServer, seed_root: Path | None) -> str:
@@ -169,9 +107,9 @@ async def discover_tools(
     if snapshots is not None:
         listed = {gym: snapshots[gym] for gym in clients if gym in snapshots}
     elif len(clients) == 1:  # usually cached: no task to schedule
-        listed = {gym: await client.cached_tool_specs() for gym, client in clients.items()}
+        listed = {gym: await client.list_tool_specs() for gym, client in clients.items()}
     else:
-        answers = await asyncio.gather(*(c.cached_tool_specs() for c in clients.values()))
+        answers = await asyncio.gather(*(c.list_tool_specs() for c in clients.values()))
         listed = dict(zip(clients, answers, strict=True))
     key = (id(task), *(id(source) for source in listed.values()))
     known = _DISCOVERED.get(key)
@@ -191,3 +129,110 @@ async def discover_tools(
 # cached listings (the usual) is not merged again.
 _DISCOVERED: dict[tuple[int, ...], tuple[Task, tuple[Any, ...], ToolSet, dict[str, str]]] = {}
 _DISCOVERED_MAX = 256
+
+
+@attrs.define(eq=False)
+class SeededTask:
+    """What :func:`seed_task` set up: a session's tools, databases, clients and cleanup."""
+
+    tools: ToolSet
+    owners: dict[str, str]
+    database_ids: dict[str, str]
+    clients: dict[str, GymClient]
+    teardown: Teardown
+
+
+async def seed_task(
+    task: Task,
+    *,
+    directory: GymDirectory,
+    seed_root: Path | None,
+    seed_sql: Mapping[str, str],
+    tool_snapshots: Mapping[str, ToolSnapshot] | None,
+    janitor: Janitor,
+    header_mode: HeaderMode,
+    transport: Transport | None,
+    timeouts: Timeouts,
+    own_mcp: bool | Collection[str],
+) -> SeededTask:
+    """Seed one database per gym of ``task`` concurrently on replicas from ``directory``
+    and discover its tools; a failed seed (or a cancelled start) undoes what was done."""
+    if not task.gym_servers:
+        raise SeedError(f"task {task.task_id!r} names no gym server")
+    seeds = {
+        gym.name: seed_sql[gym.name] if gym.name in seed_sql else read_seed(gym, seed_root)
+        for gym in task.gym_servers
+    }
+    teardown = Teardown(janitor=janitor, admin_timeout=timeouts.admin, directory=directory)
+    clients: dict[str, GymClient] = {}
+    try:
+        leases: dict[str, Lease] = {}
+        for gym in task.gym_servers:
+            lease = leases[gym.name] = await directory.acquire(
+                gym.name, fallback=gym.url, auth=gym.auth)
+            teardown.leases.append(lease)
+        connect_gyms(task, {name: lease.url for name, lease in leases.items()},
+                     transport=transport, timeouts=timeouts, header_mode=header_mode,
+                     own_mcp=own_mcp, into=clients)
+        database_ids = {gym.name: new_database_id() for gym in task.gym_servers}
+        started = {
+            g: start_seed(
+                directory, leases[g], clients[g], seeds[g], database_id=database_ids[g],
+                name=f"{task.task_id or 'task'} {g}", abandoned=teardown.abandoned)
+            for g in clients
+        }
+        # Registered before the first await, so a cancelled start deletes too.
+        teardown.gyms = [GymState(leases[g], clients[g], database_ids[g], started[g][0])
+                         for g in clients]
+        teardown.seeds = [request for request, _ in started.values()]
+        outcomes: list[Any] = []
+        for _, report in started.values():  # the requests run concurrently
+            try:
+                outcomes.append(await report)
+            except Exception as exc:
+                outcomes.append(exc)
+        failures: list[tuple[str, BaseException]] = []
+        for gym_name, outcome in zip(clients, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                failures.append((gym_name, outcome))
+                if isinstance(outcome, GymUnreachableError):
+                    directory.mark_down(leases[gym_name])
+        if failures:
+            for _, error in failures:
+                if not isinstance(error, Exception):
+                    raise error  # cancellation and the like go up unchanged
+            gym_name, error = failures[0]
+            others = "".join(f"; also {g}: {e}" for g, e in failures[1:])
+            raise SeedError(
+                f"seeding gym {gym_name!r} failed: {error}{others}", gym=gym_name
+            ) from error
+        tools, owners = await discover_tools(task, clients, tool_snapshots)
+    except BaseException:
+        if not teardown.gyms:  # failed while making the clients: none is registered yet
+            for client in clients.values():
+                await client.aclose()
+        await teardown.run()  # undo what was set up
+        raise
+    return SeededTask(tools=tools, owners=owners, database_ids=database_ids, clients=clients,
+                      teardown=teardown)
+
+
+def connect_gyms(
+    task: Task,
+    urls: Mapping[str, str],
+    *,
+    transport: Transport | None,
+    timeouts: Timeouts,
+    header_mode: HeaderMode,
+    own_mcp: bool | Collection[str] = False,
+    into: dict[str, GymClient],
+) -> None:
+    """A client per gym of ``task`` on its replica at ``urls[gym]``, put ``into`` the
+    caller's dict as each is made (so its cleanup sees those made before a failure)."""
+    for gym in task.gym_servers:
+        own = (own_mcp if isinstance(own_mcp, bool)
+               else gym.name in own_mcp)
+        into[gym.name] = GymClient(
+            urls[gym.name], name=gym.name, mcp_endpoint=gym.mcp_endpoint or task.mcp_endpoint,
+            auth=gym.auth, transport=transport, timeouts=timeouts, header_mode=header_mode,
+            share_mcp=not own)

@@ -9,40 +9,35 @@ deletion fails goes to a :class:`Janitor`, which retries and reports it.
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Collection, Generator, Iterable, Mapping
+import warnings
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import attrs
 
-from eog_core._json import JsonInputError, loads_untrusted, unsendable
+from eog_core._json import unsendable
 from eog_core.errors import (
     ClosedError,
     EogError,
-    GymHTTPError,
-    GymProtocolError,
-    GymTimeoutError,
-    GymUnreachableError,
-    JsonRpcError,
-    SeedError,
-    UsageError,
+    SchemaError,
 )
-from eog_core.gym._client import GymClient, Timeouts, ToolResult, new_database_id
+from eog_core.gym._client import GymClient
 from eog_core.gym._directory import GymDirectory, Lease, default_directory
+from eog_core.gym._handle import SessionHandle
 from eog_core.gym._headers import HeaderMode
 from eog_core.gym._janitor import Janitor, default_janitor
-from eog_core.gym._seeding import (
-    discover_tools,
-    read_seed,
-    start_seed,
-)
+from eog_core.gym._records import Timeouts, ToolResult
+from eog_core.gym._seeding import connect_gyms, seed_task
 from eog_core.gym._sql import HttpSqlRunner
+from eog_core.gym._start import SessionStart
+from eog_core.gym._state import State, warn_unclosed
 from eog_core.gym._teardown import GymState, Teardown
+from eog_core.gym._tool_calls import ToolCallRecord, gym_error_kind, local_error, read_arguments
 from eog_core.gym._transport import Transport
-from eog_core.tasks import Task, ToolSet, ToolSnapshot
+from eog_core.tasks import Task, ToolSet, ToolSnapshot, ToolSpec, load_task, task_record
 from eog_core.verify import (
     DEFAULT_JUDGE_PROMPT,
     STRICT,
@@ -55,55 +50,11 @@ from eog_core.verify import (
     verify_task,
 )
 
-if TYPE_CHECKING:
-    from eog_core.gym._handle import SessionHandle
-
-__all__ = ["SessionStart", "TaskSession", "ToolCallRecord", "ToolErrors", "gym_error_kind"]
+__all__ = ["TaskSession", "ToolErrors"]
 
 ToolErrors = Literal["raise", "result"]
 """What :meth:`TaskSession.call_tool` does with a gym failure: raise it, or answer an
 ``is_error`` result (recorded with its kind) so an agent loop carries on."""
-
-log = logging.getLogger("eog_core.session")
-
-@attrs.define(kw_only=True)
-class ToolCallRecord:
-    """One tool call of a rollout, as the session routed it. Read-only by convention:
-    one is made per call, and a frozen class costs twice as much to build."""
-
-    name: str
-    arguments: Mapping[str, Any]
-    gym: str | None
-    latency_ms: float
-    is_error: bool
-    error: str | None = None
-    local: bool = False
-    """Answered by the session itself (tool outside the task's set, bad arguments)."""
-    cancelled: bool = False
-    """The caller cancelled the call after it was sent: it may have run on the gym."""
-    error_kind: str | None = None
-    """For a gym failure, its kind (:func:`gym_error_kind`): ``gym_unreachable``,
-    ``gym_timeout``, ``gym_http``, ``gym_protocol``, ``jsonrpc`` or ``gym_error``."""
-
-
-def gym_error_kind(error: BaseException) -> str:
-    """The kind of a gym failure, named after its error class (stable, low cardinality)."""
-    kinds = ((GymUnreachableError, "gym_unreachable"), (GymTimeoutError, "gym_timeout"),
-             (GymHTTPError, "gym_http"), (JsonRpcError, "jsonrpc"),
-             (GymProtocolError, "gym_protocol"))
-    return next((kind for cls, kind in kinds if isinstance(error, cls)), "gym_error")
-
-
-def _local_error(text: str) -> ToolResult:
-    content = ({"type": "text", "text": text},)
-    return ToolResult(
-        content=content, text=text, is_error=True, raw={"content": list(content), "isError": True}
-    )
-
-
-def _own_session(per_database: bool | Collection[str], gym: str) -> bool:
-    return per_database if isinstance(per_database, bool) else gym in per_database
-
 
 @attrs.define
 class TaskSession:
@@ -118,8 +69,9 @@ class TaskSession:
     _janitor: Janitor = attrs.field(repr=False)
     _owners: Mapping[str, str] = attrs.field(repr=False)
     _forward_any_tool: bool = False
-    _closed: bool = False
-    _closing: asyncio.Event | None = attrs.field(default=None, repr=False)
+    _state: State = attrs.field(default=State.OPEN, repr=False)
+    _closed_event: asyncio.Event | None = attrs.field(default=None, repr=False)
+    """Set once closing has finished (a second closer waits for it)."""
     _in_flight: int = attrs.field(default=0, repr=False)
     _tool_errors: ToolErrors = "raise"
     _keep: set[str] = attrs.field(factory=set, repr=False)
@@ -143,9 +95,10 @@ class TaskSession:
         header_mode: HeaderMode = "strict",
         transport: Transport | None = None,
         timeouts: Timeouts | None = None,
-        session_per_database: bool | Collection[str] = False,
+        own_mcp: bool | Collection[str] = False,
         tool_errors: ToolErrors = "raise",
-    ) -> SessionStart:
+        session_per_database: bool | Collection[str] | None = None,
+    ) -> SessionStart[TaskSession]:
         """Seed the task's databases and connect; use with ``async with`` or ``await``.
 
         Seed SQL comes from ``seed_sql[gym]`` or the gym's ``seed_database_file``
@@ -153,124 +106,45 @@ class TaskSession:
         (once per replica and event loop: the list is cached with the MCP session).
         Every task session talks to a replica through the one MCP session shared
         on this event loop (the database travels in each call's header); for a
-        gym that binds its database to the MCP session, ``session_per_database``
-        (True, or a collection of gym names) gives each task its own session,
-        ended when the task session closes. ``tool_errors="result"`` turns gym
-        failures of :meth:`call_tool` into ``is_error`` results (see :data:`ToolErrors`).
+        gym that binds its database to the MCP session, ``own_mcp`` (True, or a
+        collection of gym names) gives each task its own MCP session, ended when
+        the task session closes (``session_per_database``, its old name, is
+        deprecated). ``tool_errors="result"`` turns gym failures of
+        :meth:`call_tool` into ``is_error`` results (see :data:`ToolErrors`).
         """
-        return SessionStart(
-            lambda: cls._open(
+        if session_per_database is not None:
+            warnings.warn("TaskSession.start(session_per_database=...) is deprecated: write "
+                          "own_mcp=...", DeprecationWarning, stacklevel=2)
+            own_mcp = session_per_database
+
+        async def open_session() -> TaskSession:
+            chosen = janitor or default_janitor()
+            seeded = await seed_task(
                 task,
                 directory=directory or default_directory(),
                 seed_root=None if seed_root is None else Path(seed_root),
                 seed_sql=seed_sql or {},
                 tool_snapshots=tool_snapshots,
-                janitor=janitor or default_janitor(),
-                forward_any_tool=forward_any_tool,
+                janitor=chosen,
                 header_mode=header_mode,
                 transport=transport,
                 timeouts=timeouts or Timeouts(),
-                session_per_database=session_per_database,
-                tool_errors=tool_errors,
+                own_mcp=own_mcp,
             )
-        )
+            session = cls(task=task, tools=seeded.tools, database_ids=seeded.database_ids,
+                          trajectory=[], clients=seeded.clients, teardown=seeded.teardown,
+                          janitor=chosen, owners=seeded.owners,
+                          forward_any_tool=forward_any_tool, tool_errors=tool_errors,
+                          keep=seeded.teardown.keep)
+            chosen.register(session)
+            return session
 
-    @classmethod
-    async def _open(
-        cls,
-        task: Task,
-        *,
-        directory: GymDirectory,
-        seed_root: Path | None,
-        seed_sql: Mapping[str, str],
-        tool_snapshots: Mapping[str, ToolSnapshot] | None,
-        janitor: Janitor,
-        forward_any_tool: bool,
-        header_mode: HeaderMode,
-        transport: Transport | None,
-        timeouts: Timeouts,
-        session_per_database: bool | Collection[str],
-        tool_errors: ToolErrors = "raise",
-    ) -> TaskSession:
-        if not task.gym_servers:
-            raise SeedError(f"task {task.task_id!r} names no gym server")
-        seeds = {
-            gym.name: seed_sql[gym.name] if gym.name in seed_sql else read_seed(gym, seed_root)
-            for gym in task.gym_servers
-        }
-        teardown = Teardown(janitor=janitor, admin_timeout=timeouts.admin, directory=directory)
-        try:
-            clients: dict[str, GymClient] = {}
-            leases: dict[str, Lease] = {}
-            for gym in task.gym_servers:
-                lease = leases[gym.name] = await directory.acquire(
-                    gym.name, fallback=gym.url, auth=gym.auth)
-                teardown.leases.append(lease)
-                clients[gym.name] = GymClient(
-                    lease.url,
-                    name=gym.name,
-                    mcp_endpoint=gym.mcp_endpoint or task.mcp_endpoint,
-                    auth=gym.auth,
-                    transport=transport,
-                    timeouts=timeouts,
-                    header_mode=header_mode,
-                    shared_session=not _own_session(session_per_database, gym.name),
-                )
-            database_ids = {gym.name: new_database_id() for gym in task.gym_servers}
-            started = {
-                g: start_seed(
-                    directory, leases[g], clients[g], seeds[g], database_id=database_ids[g],
-                    name=f"{task.task_id or 'task'} {g}", abandoned=teardown.abandoned)
-                for g in clients
-            }
-            # Registered before the first await, so a cancelled start deletes too.
-            teardown.gyms = [GymState(leases[g], clients[g], database_ids[g], started[g][0])
-                             for g in clients]
-            teardown.seeds = [request for request, _ in started.values()]
-            outcomes: list[Any] = []
-            for _, report in started.values():  # the requests run concurrently
-                try:
-                    outcomes.append(await report)
-                except Exception as exc:
-                    outcomes.append(exc)
-            failures: list[tuple[str, BaseException]] = []
-            for gym_name, outcome in zip(clients, outcomes, strict=True):
-                if isinstance(outcome, BaseException):
-                    failures.append((gym_name, outcome))
-                    if isinstance(outcome, GymUnreachableError):
-                        directory.mark_down(leases[gym_name])
-            if failures:
-                for _, error in failures:
-                    if not isinstance(error, Exception):
-                        raise error  # cancellation and the like go up unchanged
-                gym_name, error = failures[0]
-                others = "".join(f"; also {g}: {e}" for g, e in failures[1:])
-                raise SeedError(
-                    f"seeding gym {gym_name!r} failed: {error}{others}", gym=gym_name
-                ) from error
-            tools, owners = await discover_tools(task, clients, tool_snapshots)
-        except BaseException:
-            await teardown.run()  # undo what was set up
-            raise
-        session = cls(
-            task=task,
-            tools=tools,
-            database_ids=database_ids,
-            trajectory=[],
-            clients=clients,
-            teardown=teardown,
-            janitor=janitor,
-            owners=owners,
-            forward_any_tool=forward_any_tool,
-            tool_errors=tool_errors,
-            keep=teardown.keep,
-        )
-        janitor.register(session)
-        return session
+        return SessionStart(open_session)
 
     @property
     def closed(self) -> bool:
-        return self._closed
+        """Closing has begun (tool calls and verification are refused from then on)."""
+        return self._state is not State.OPEN
 
     @property
     def busy(self) -> bool:
@@ -299,15 +173,10 @@ class TaskSession:
         self._check_open()
         started = time.perf_counter()
         if type(arguments) is not dict:  # a dict (the usual) needs no reading
-            if isinstance(arguments, str | bytes | bytearray):
-                try:
-                    arguments = loads_untrusted(arguments) if arguments.strip() else {}
-                except JsonInputError as exc:
-                    return self._answer_locally(
-                        name, {}, f"Error: arguments are not valid JSON ({exc})"
-                    )
-            if arguments is not None and not isinstance(arguments, Mapping):
-                return self._answer_locally(name, {}, "Error: arguments must be a JSON object")
+            read = read_arguments(arguments)
+            if isinstance(read, str):
+                return self._answer_locally(name, {}, read)
+            arguments = read
         arguments = dict(arguments or ())
         if (hostile := unsendable(arguments)) is not None:  # as the same content in a string
             return self._answer_locally(name, {}, f"Error: arguments are not valid JSON ({hostile})")
@@ -331,14 +200,14 @@ class TaskSession:
             result = await client.call_tool(
                 name, arguments, database_id=database_id, context=context)
         except EogError as exc:
-            self._record(name, arguments, gym_name, started, is_error=True, error=str(exc),
-                         error_kind=gym_error_kind(exc))
+            self._record_failure(name, arguments, gym_name, started, str(exc),
+                                 error_kind=gym_error_kind(exc))
             if self._tool_errors == "raise" or isinstance(exc, ClosedError):
                 raise
-            return _local_error(f"Error: {exc}")
+            return local_error(f"Error: {exc}")
         except asyncio.CancelledError:
-            self._record(name, arguments, gym_name, started, is_error=True,
-                         error="cancelled after it was sent; it may have run", cancelled=True)
+            self._record_failure(name, arguments, gym_name, started,
+                                 "cancelled after it was sent; it may have run", cancelled=True)
             raise
         finally:
             self._in_flight -= 1
@@ -351,44 +220,18 @@ class TaskSession:
 
     def _answer_locally(self, name: str, arguments: Mapping[str, Any], text: str) -> ToolResult:
         self.last_activity = time.monotonic()
-        self.trajectory.append(
-            ToolCallRecord(
-                name=name,
-                arguments=arguments,
-                gym=None,
-                latency_ms=0.0,
-                is_error=True,
-                error=text,
-                local=True,
-            )
-        )
-        return _local_error(text)
+        self.trajectory.append(ToolCallRecord(name=name, arguments=arguments, gym=None,
+                                              latency_ms=0.0, is_error=True, error=text,
+                                              local=True))
+        return local_error(text)
 
-    def _record(
-        self,
-        name: str,
-        arguments: Mapping[str, Any],
-        gym: str,
-        started: float,
-        *,
-        is_error: bool,
-        error: str | None = None,
-        cancelled: bool = False,
-        error_kind: str | None = None,
-    ) -> None:
+    def _record_failure(self, name: str, arguments: Mapping[str, Any], gym: str, started: float,
+                        error: str, *, cancelled: bool = False,
+                        error_kind: str | None = None) -> None:
         latency = (time.perf_counter() - started) * 1000
-        self.trajectory.append(
-            ToolCallRecord(
-                name=name,
-                arguments=arguments,
-                gym=gym,
-                latency_ms=latency,
-                is_error=is_error,
-                error=error,
-                cancelled=cancelled,
-                error_kind=error_kind,
-            )
-        )
+        self.trajectory.append(ToolCallRecord(name=name, arguments=arguments, gym=gym,
+                                              latency_ms=latency, is_error=True, error=error,
+                                              cancelled=cancelled, error_kind=error_kind))
         self.last_activity = time.monotonic()
 
     def sql_runner(self, *, read_only: bool = False) -> SqlRunner:
@@ -448,25 +291,30 @@ class TaskSession:
 
         A second caller (the janitor reaping, say) waits until the first has finished.
         """
-        if self._closing is not None:
-            await self._closing.wait()
+        if self._closed_event is not None:
+            await self._closed_event.wait()
             return
-        self._closed = True
-        self._closing = asyncio.Event()
+        self._state = State.CLOSING
+        self._closed_event = asyncio.Event()
         try:
             await self._teardown.run()
         finally:
             self._janitor.forget(self)
-            self._closing.set()
+            self._state = State.CLOSED
+            self._closed_event.set()
 
     def handle(self) -> SessionHandle:
         """This session as plain data, for :meth:`attach` in another worker, process or loop."""
-        from eog_core.gym._handle import SessionHandle
-
-        return SessionHandle.of(self)
+        tools = tuple(
+            {"name": t.name, "description": t.description, "inputSchema": dict(t.input_schema),
+             "gym": t.gym}
+            for t in self.tools.tools
+        )
+        return SessionHandle(task=task_record(self.task), gym_urls=self.gym_urls(),
+                             database_ids=dict(self.database_ids), tools=tools)
 
     @classmethod
-    def attach(cls, handle: SessionHandle, **options: Any) -> SessionStart:
+    def attach(cls, handle: SessionHandle, **options: Any) -> SessionStart[TaskSession]:
         """Take over a session seeded elsewhere, from its :meth:`handle`; nothing is seeded.
 
         Use with ``async with`` or ``await``. The attached session calls tools,
@@ -475,9 +323,52 @@ class TaskSession:
         gyms (``janitor``, ``transport``, ``timeouts``, ``header_mode``,
         ``tool_errors``, ``forward_any_tool``).
         """
-        from eog_core.gym._handle import open_attached
+        return SessionStart(lambda: cls._attached(handle, **options))
 
-        return SessionStart(lambda: open_attached(cls, handle, **options))
+    @classmethod
+    async def _attached(
+        cls,
+        handle: SessionHandle,
+        *,
+        janitor: Janitor | None = None,
+        transport: Transport | None = None,
+        timeouts: Timeouts | None = None,
+        header_mode: HeaderMode = "strict",
+        tool_errors: ToolErrors = "raise",
+        forward_any_tool: bool = False,
+    ) -> TaskSession:
+        task = load_task(dict(handle.task))
+        janitor = janitor or default_janitor()
+        timeouts = timeouts or Timeouts()
+        missing = [g.name for g in task.gym_servers
+                   if g.name not in handle.gym_urls or g.name not in handle.database_ids]
+        if missing:
+            raise SchemaError(f"the handle names no replica or database for gym(s) {missing}",
+                              path="$.gym_urls")
+        database_ids = {g.name: handle.database_ids[g.name] for g in task.gym_servers}
+        seeded: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        seeded.set_result(None)  # nothing to wait for: the databases exist
+        keep = set() if handle.delete_on_close else set(database_ids)
+        teardown = Teardown(janitor=janitor, admin_timeout=timeouts.admin, keep=keep)
+        clients: dict[str, GymClient] = {}
+        try:
+            try:
+                connect_gyms(task, handle.gym_urls, transport=transport, timeouts=timeouts,
+                         header_mode=header_mode, into=clients)
+            finally:  # the gyms made before one that failed are cleaned up too
+                teardown.gyms = [GymState(Lease(gym=name, url=client.base_url), client,
+                                          database_ids[name], seeded)
+                                 for name, client in clients.items()]
+        except BaseException:
+            await teardown.run()
+            raise
+        specs = tuple(ToolSpec.from_mcp(t, gym=t.get("gym")) for t in handle.tools)
+        session = cls(task=task, tools=ToolSet(tools=specs), database_ids=database_ids,
+                      trajectory=[], clients=clients, teardown=teardown, janitor=janitor,
+                      owners={t.name: t.gym or "" for t in specs},
+                      forward_any_tool=forward_any_tool, tool_errors=tool_errors, keep=keep)
+        janitor.register(session)
+        return session
 
     async def detach(self) -> SessionHandle:
         """Hand the session off: close the clients here, keep the databases, return the handle."""
@@ -493,48 +384,12 @@ class TaskSession:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
+    def __del__(self) -> None:
+        if getattr(self, "_state", None) is State.OPEN:
+            warn_unclosed(self, f"TaskSession of task {self.task.task_id!r}",
+                          "its databases were not deleted; use `async with "
+                          "TaskSession.start(...)` or `await session.aclose()`")
+
     def _check_open(self) -> None:
-        if self._closed:
+        if self._state is not State.OPEN:
             raise ClosedError(f"task session of {self.task.task_id!r} is closed")
-
-
-class _StartNotAwaitedError(UsageError, AttributeError):
-    """``TaskSession.start(...)`` was used as a session without ``await`` or ``async with``."""
-
-    def __init__(self, name: str) -> None:
-        use = "with TaskSession.start(...)" if name == "__enter__" else f"TaskSession.start(...).{name}"
-        super().__init__(
-            f"{use}: TaskSession.start() does not return a session yet; write "
-            "`session = await TaskSession.start(task, ...)` (then `await session.aclose()`) or "
-            "`async with TaskSession.start(task, ...) as session:`")
-
-
-@attrs.define(eq=False)
-class SessionStart:
-    """What :meth:`TaskSession.start` and :meth:`TaskSession.attach` return:
-    ``await`` it for the session, or ``async with`` it to close the session on the way out."""
-
-    _open: Callable[[], Awaitable[TaskSession]]
-    _session: TaskSession | None = None
-
-    def __await__(self) -> Generator[Any, None, TaskSession]:
-        return self._open().__await__()
-
-    async def __aenter__(self) -> TaskSession:
-        self._session = await self._open()
-        return self._session
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self._session is not None:
-            await self._session.aclose()
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        raise _StartNotAwaitedError(name)
-
-    def __enter__(self) -> None:
-        raise _StartNotAwaitedError("__enter__")
-
-    def __exit__(self, *exc: object) -> None:  # pragma: no cover - __enter__ always raises
-        return None

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import attrs
 
 from eog_core.gym._client import GymClient
-from eog_core.verify._outcome import SqlOutcome
+from eog_core.verify import SqlOutcome
 
 __all__ = ["HttpSqlRunner"]
 

@@ -17,7 +17,7 @@ import attrs
 
 from eog_core.errors import GymError, GymHTTPError
 from eog_core.gym._client import GymClient
-from eog_core.gym._seeding import close_after_seed, seed_fate, settle
+from eog_core.gym._seed_fate import close_after_seed, seed_fate, settle
 
 if TYPE_CHECKING:
     from eog_core.gym._directory import GymDirectory, Lease

@@ -76,9 +76,8 @@ def _sample(task: EogTask, index: int) -> Sample:
     if task.system_prompt:
         messages.append(ChatMessageSystem(content=task.system_prompt))
     messages.append(ChatMessageUser(content=task.user_prompt or ""))
-    record = task_record(task)
     return Sample(input=messages, id=task.task_id or f"task-{index}",
-                  metadata={"eog_task": record, "domain": task.domain})
+                  metadata={"eog_task": task_record(task), "domain": task.domain})
 
 
 def eog_dataset(tasks: Iterable[EogTask | str | os.PathLike[str] | Mapping[str, Any]]) -> MemoryDataset:
