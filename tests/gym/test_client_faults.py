@@ -219,7 +219,7 @@ async def test_connection_pool_outlives_clients(gym: FakeGym) -> None:
         for _ in range(2):
             async with GymClient(gym.url) as client:
                 await client.list_tools()
-                sessions.append(client._transport.session)  # type: ignore[attr-defined]
+                sessions.append(client._transport.http_session)  # type: ignore[attr-defined]
         first, second = sessions
         assert first is second
         assert first is not None

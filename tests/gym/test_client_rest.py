@@ -197,3 +197,12 @@ async def test_a_request_on_a_closed_pool_is_a_closed_error(local_gym: LocalGym)
     finally:
         await client.aclose()
         await release_pool(pool)
+
+
+async def test_the_transport_s_aiohttp_session_is_http_session_and_the_old_name_warns() -> None:
+    from eog_core.gym import AiohttpTransport
+
+    transport = AiohttpTransport()
+    assert transport.http_session is None  # before first use
+    with pytest.warns(DeprecationWarning, match="http_session"):
+        assert transport.session is None

@@ -1,7 +1,7 @@
 """Talking to gym servers: MCP over Streamable HTTP, the REST database API, SSE."""
 
 from eog_core.gym._client import GymClient
-from eog_core.gym._directory import GymDirectory, Lease, Replica, default_directory
+from eog_core.gym._directory import GymDirectory, default_directory
 from eog_core.gym._handle import SessionHandle
 from eog_core.gym._headers import (
     AuthConfig,
@@ -13,6 +13,7 @@ from eog_core.gym._headers import (
 from eog_core.gym._janitor import Janitor, LeakedDatabase, default_janitor
 from eog_core.gym._mcp import SUPPORTED_PROTOCOL_VERSIONS
 from eog_core.gym._records import Timeouts, ToolResult, new_database_id, seed_timeout
+from eog_core.gym._replica import Lease, Replica
 from eog_core.gym._session import TaskSession, ToolErrors
 from eog_core.gym._sql import HttpSqlRunner
 from eog_core.gym._sse import SseEvent, SseParser

@@ -20,13 +20,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import json
 import logging
 import os
 import random
 import threading
 import time
-import tomllib
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -34,59 +32,17 @@ from typing import Any
 
 import attrs
 
-from eog_core._redact import redact_url, redacted_url_repr
+from eog_core._redact import redact_url
 from eog_core.errors import GymUnreachableError, SchemaError, UsageError
 from eog_core.gym._client import GymClient, Timeouts
+from eog_core.gym._replica import Lease, Replica, read_table, table_from_env, urls_of
 from eog_core.gym._seed_slot import SeedGate, SeedSlot
 from eog_core.gym._transport import Pool, Transport, lease_pool, release_pool
 from eog_core.tasks import DEFAULT_GYMS, AuthConfig
 
-__all__ = ["GymDirectory", "Lease", "Replica"]
+__all__ = ["GymDirectory", "default_directory"]
 
 log = logging.getLogger("eog_core.gym.directory")
-
-ENV_PREFIX = "EOG_GYM_"
-
-
-@attrs.define(kw_only=True)
-class Replica:
-    """One server of a gym and its bookkeeping."""
-
-    gym: str
-    url: str = attrs.field(repr=redacted_url_repr)
-    active: int = 0
-    lifecycles: int = 0
-    down_since: float | None = None
-    retired: bool = False
-    seeding: int = 0
-    """Seeds running on this replica now (at most the directory's ``max_concurrent_seeds``)."""
-    seeds_waiting: int = 0
-    """Seeds waiting for one of those slots."""
-
-
-@attrs.frozen(kw_only=True)
-class Lease:
-    """A replica handed to one task session; give it back with :meth:`GymDirectory.release`."""
-
-    gym: str
-    url: str = attrs.field(repr=redacted_url_repr)
-
-
-def _urls(value: object, gym: object) -> list[str]:
-    if not isinstance(gym, str) or not gym:
-        raise SchemaError(f"gym names must be non-empty strings, got {gym!r}")
-    items = value.split(",") if isinstance(value, str) else value
-    if not isinstance(items, list | tuple):
-        raise SchemaError(f"expected a URL or a list of URLs, got {value!r}", path=f"$.{gym}")
-    urls: list[str] = []
-    for index, item in enumerate(items):
-        if not isinstance(item, str) or not item.strip().startswith(("http://", "https://")):
-            raise SchemaError(f"expected an http(s) URL, got {item!r}", path=f"$.{gym}[{index}]")
-        urls.append(item.strip().rstrip("/"))
-    if not urls:
-        raise SchemaError("no URL given", path=f"$.{gym}")
-    return urls
-
 
 @attrs.define
 class GymDirectory:
@@ -147,7 +103,7 @@ class GymDirectory:
                 f"max_concurrent_seeds must be a positive integer, got {self.max_concurrent_seeds!r}"
             )
         for gym, value in self.replicas.items():
-            self._table[gym] = [Replica(gym=gym, url=url) for url in _urls(value, gym)]
+            self._table[gym] = [Replica(gym=gym, url=url) for url in urls_of(value, gym)]
         self._listed = frozenset(self._table)
 
     @classmethod
@@ -161,15 +117,7 @@ class GymDirectory:
     def from_file(cls, path: str | os.PathLike[str], **options: Any) -> GymDirectory:
         """Read ``{"gym": "url" | ["url", ...]}`` from a JSON or TOML file (TOML: a ``[gyms]`` table)."""
         source = Path(path)
-        try:
-            text = source.read_text(encoding="utf-8")
-            data = tomllib.loads(text) if source.suffix == ".toml" else json.loads(text)
-        except (OSError, ValueError) as exc:
-            raise SchemaError(f"cannot read gym directory: {exc}", source=str(source)) from exc
-        if isinstance(data, dict) and isinstance(data.get("gyms"), dict):
-            data = data["gyms"]
-        if not isinstance(data, dict):
-            raise SchemaError("expected an object of gym name -> URL(s)", source=str(source))
+        data = read_table(source)
         try:
             return cls(data, **options)
         except SchemaError as exc:
@@ -178,13 +126,7 @@ class GymDirectory:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **options: Any) -> GymDirectory:
         """Read ``EOG_GYM_<NAME>=url[,url...]`` variables (name upper-cased, ``-`` as ``_``)."""
-        environ = os.environ if environ is None else environ
-        known = {gym.upper().replace("-", "_"): gym for gym in DEFAULT_GYMS}
-        table: dict[str, str] = {}
-        for key, value in environ.items():
-            if key.startswith(ENV_PREFIX) and value.strip():
-                token = key[len(ENV_PREFIX) :]
-                table[known.get(token, token.lower().replace("_", "-"))] = value
+        table = table_from_env(os.environ if environ is None else environ)
         return cls(table, **options)
 
     async def __aenter__(self) -> GymDirectory:

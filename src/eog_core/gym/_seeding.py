@@ -21,8 +21,9 @@ from eog_core.gym._transport import Transport
 from eog_core.tasks import GymServer, Task, ToolSet, ToolSnapshot, ToolSpec, merge_tools
 
 if TYPE_CHECKING:
-    from eog_core.gym._directory import GymDirectory, Lease
+    from eog_core.gym._directory import GymDirectory
     from eog_core.gym._janitor import Janitor
+    from eog_core.gym._replica import Lease
 
 __all__ = [
     "SeededTask",

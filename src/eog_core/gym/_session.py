@@ -25,11 +25,12 @@ from eog_core.errors import (
     SchemaError,
 )
 from eog_core.gym._client import GymClient
-from eog_core.gym._directory import GymDirectory, Lease, default_directory
+from eog_core.gym._directory import GymDirectory, default_directory
 from eog_core.gym._handle import SessionHandle
 from eog_core.gym._headers import HeaderMode
 from eog_core.gym._janitor import Janitor, default_janitor
 from eog_core.gym._records import Timeouts, ToolResult
+from eog_core.gym._replica import Lease
 from eog_core.gym._seeding import connect_gyms, seed_task
 from eog_core.gym._sql import HttpSqlRunner
 from eog_core.gym._start import SessionStart

@@ -20,8 +20,9 @@ from eog_core.gym._client import GymClient
 from eog_core.gym._seed_fate import close_after_seed, seed_fate, settle
 
 if TYPE_CHECKING:
-    from eog_core.gym._directory import GymDirectory, Lease
+    from eog_core.gym._directory import GymDirectory
     from eog_core.gym._janitor import Janitor
+    from eog_core.gym._replica import Lease
 
 __all__ = ["Teardown", "delete_or_adopt"]
 

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import logging
 import random
+import warnings
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Hashable
 from contextlib import asynccontextmanager
@@ -219,9 +220,16 @@ class AiohttpTransport:
         return transport
 
     @property
-    def session(self) -> aiohttp.ClientSession | None:
-        """The pooled session this transport uses (None before first use)."""
+    def http_session(self) -> aiohttp.ClientSession | None:
+        """The pooled aiohttp session this transport uses (None before first use)."""
         return None if self._pool is None else self._pool.session
+
+    @property
+    def session(self) -> aiohttp.ClientSession | None:
+        """Deprecated name of :attr:`http_session` ("session" names a TaskSession)."""
+        warnings.warn("AiohttpTransport.session is deprecated: read http_session",
+                      DeprecationWarning, stacklevel=2)
+        return self.http_session
 
     async def send(self, request: HttpRequest) -> HttpResponse:
         pool = self._pool
