@@ -23,7 +23,13 @@ from eog_core.errors import (
 from eog_core.gym._headers import AuthConfig, HeaderMode
 from eog_core.gym._in_flight import InFlight
 from eog_core.gym._mcp import McpSession
-from eog_core.gym._records import Timeouts, ToolResult, new_database_id, seed_timeout
+from eog_core.gym._records import (
+    DEFAULT_TIMEOUTS,
+    Timeouts,
+    ToolResult,
+    new_database_id,
+    seed_timeout,
+)
 from eog_core.gym._request_memo import RequestMemo
 from eog_core.gym._sql_answer import sql_answer, sql_failure
 from eog_core.gym._state import State, warn_unclosed
@@ -72,7 +78,7 @@ class GymClient:
     mcp_endpoint: str = attrs.field(default="/mcp", kw_only=True)
     auth: AuthConfig | None = attrs.field(default=None, kw_only=True)
     transport: Transport | None = attrs.field(default=None, kw_only=True)
-    timeouts: Timeouts = attrs.field(factory=Timeouts, kw_only=True)
+    timeouts: Timeouts = attrs.field(default=DEFAULT_TIMEOUTS, kw_only=True)
     protocol_version: str = attrs.field(default="2025-06-18", kw_only=True)
     header_mode: HeaderMode = attrs.field(default="strict", kw_only=True)
     share_mcp: bool = attrs.field(default=False, kw_only=True)

@@ -26,7 +26,7 @@ import attrs
 from eog_core._redact import redact_url, redacted_url_repr
 from eog_core.errors import GymError, GymHTTPError
 from eog_core.gym._client import GymClient
-from eog_core.gym._records import Timeouts
+from eog_core.gym._records import DEFAULT_TIMEOUTS, Timeouts
 from eog_core.gym._seed_fate import seed_fate
 from eog_core.gym._transport import Transport
 from eog_core.tasks import AuthConfig
@@ -193,7 +193,7 @@ class Janitor:
         try:
             async with GymClient(entry.url, name=entry.gym, auth=entry.auth,
                                  transport=self.transport,
-                                 timeouts=self.timeouts or Timeouts()) as client:
+                                 timeouts=self.timeouts or DEFAULT_TIMEOUTS) as client:
                 deleted = await client.delete_database(entry.database_id, missing_ok=not watching)
         except GymHTTPError as exc:
             if not (watching and exc.status == 404):

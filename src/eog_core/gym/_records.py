@@ -26,6 +26,10 @@ class Timeouts:
     admin: float = 30.0
 
 
+DEFAULT_TIMEOUTS = Timeouts()
+"""The limits used when none are given (frozen: one instance serves every client)."""
+
+
 @attrs.define(kw_only=True)
 class ToolResult:
     """A ``tools/call`` result; ``is_error`` results are returned, not raised.

@@ -29,7 +29,7 @@ from eog_core.gym._directory import GymDirectory, default_directory
 from eog_core.gym._handle import SessionHandle
 from eog_core.gym._headers import HeaderMode
 from eog_core.gym._janitor import Janitor, default_janitor
-from eog_core.gym._records import Timeouts, ToolResult
+from eog_core.gym._records import DEFAULT_TIMEOUTS, Timeouts, ToolResult
 from eog_core.gym._replica import Lease
 from eog_core.gym._seeding import connect_gyms, seed_task
 from eog_core.gym._sql import HttpSqlRunner
@@ -129,7 +129,7 @@ class TaskSession:
                 janitor=chosen,
                 header_mode=header_mode,
                 transport=transport,
-                timeouts=timeouts or Timeouts(),
+                timeouts=timeouts or DEFAULT_TIMEOUTS,
                 own_mcp=own_mcp,
             )
             session = cls(task=task, tools=seeded.tools, database_ids=seeded.database_ids,
@@ -340,7 +340,7 @@ class TaskSession:
     ) -> TaskSession:
         task = load_task(dict(handle.task))
         janitor = janitor or default_janitor()
-        timeouts = timeouts or Timeouts()
+        timeouts = timeouts or DEFAULT_TIMEOUTS
         missing = [g.name for g in task.gym_servers
                    if g.name not in handle.gym_urls or g.name not in handle.database_ids]
         if missing:
