@@ -151,10 +151,10 @@ async def test_clients_share_one_pooled_session(fastmcp: UvicornThread) -> None:
         GymClient(fastmcp.url, transport=second) as b,
     ):
         await asyncio.gather(a.list_tools(), b.list_tools())
-        assert first.session is not None
-        assert first.session is second.session
+        assert first.http_session is not None
+        assert first.http_session is second.http_session
         assert a.mcp_session_id != b.mcp_session_id
-    shared = first.session
+    shared = first.http_session
     await first.aclose()
     assert not shared.closed
     await second.aclose()
