@@ -31,6 +31,8 @@ def test_a_flat_mapping_is_judged_as_the_walk_judges_it(arguments: dict[Any, Any
         ({"\ud800": 1}, "not UTF-8"),
         ({1: "\ud800"}, "not UTF-8"),
         ({"a": {"b": "\ud800"}}, "not UTF-8"),
+        ({"x": float("nan")}, "not a JSON number"),
+        ({"x": float("inf")}, "not a JSON number"),
     ],
 )
 def test_flat_arguments(arguments: dict[Any, Any], why: str | None) -> None:

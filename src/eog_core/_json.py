@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 import sys
 from typing import Any
@@ -188,7 +189,10 @@ def _plain_and_flat(value: dict[Any, Any]) -> bool:
         elif kind is int:
             if item.bit_length() > 64:
                 return False
-        elif kind is not float and kind is not bool and item is not None:
+        elif kind is float:
+            if item - item != 0.0:  # NaN or an infinity (inf - inf is NaN)
+                return False
+        elif kind is not bool and item is not None:
             return False
     return True
 
@@ -198,7 +202,8 @@ def unsendable(value: Any, *, max_depth: int = MAX_DEPTH) -> str | None:
 
     The hostile content a JSON text can carry, looked for in a mapping built in
     code: nesting past ``max_depth``, strings (keys too) with an unpaired
-    surrogate, integers past Python's int/str digit limit. Iterative, so safe on
+    surrogate, integers past Python's int/str digit limit, NaN and infinities (which
+    ``json.loads`` reads from ``NaN``/``Infinity`` but no JSON text may send). Iterative, so safe on
     structures too deep for recursion. Other non-JSON values (a ``datetime``) are
     not looked at: encoding reports those.
     """
@@ -215,6 +220,9 @@ def unsendable(value: Any, *, max_depth: int = MAX_DEPTH) -> str | None:
                 except UnicodeEncodeError:
                     return ("not UTF-8: a string holds an unpaired surrogate, "
                             "which no UTF-8 text can carry")
+        elif isinstance(item, float):
+            if not math.isfinite(item):  # json.loads reads NaN and Infinity; no JSON carries them
+                return f"{item!r} is not a JSON number"
         elif isinstance(item, int):
             if limit and item.bit_length() > 3 * limit and abs(item) >= _power_of_ten(limit):
                 return f"an integer has more than {limit} digits"

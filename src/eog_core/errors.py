@@ -68,6 +68,7 @@ __all__ = [
     "SeedError",
     "SeedFileError",
     "ToolCallParseError",
+    "ToolError",
     "UsageError",
     "VerificationError",
     "WorkRefused",
@@ -318,3 +319,12 @@ class ModelOutageError(ModelUnreachableError):
                  attempts: int = 1) -> None:
         self.rollouts = rollouts
         super().__init__(message, status=status, attempts=attempts)
+
+
+class ToolError(EogError):
+    """Raised by a tool body of a local gym (``eog_core.local``) to fail the call with a
+    clean message (``isError: true``).
+
+    It never leaves the server: the gym turns it into a tool result whose text is
+    ``Error: <message>``.
+    """

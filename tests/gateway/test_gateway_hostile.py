@@ -9,6 +9,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+import eog_core
 from eog_core.errors import UsageError
 from eog_core.gateway import Gateway
 from eog_core.local import LocalGym, read_demo_seed
@@ -132,7 +133,8 @@ async def test_expect_100_continue_is_answered(gateway: Gateway, http: aiohttp.C
     async with http.post(rollout["mcp_url"], json=INIT, expect100=True, timeout=timeout,
                          headers={"Accept": "application/json, text/event-stream"}) as response:
         assert response.status == 200
-        assert (await response.json())["result"]["serverInfo"]["name"] == "eog-core-gateway"
+        info = (await response.json())["result"]["serverInfo"]
+        assert info == {"name": "eog-core-gateway", "version": eog_core.__version__}
     async with http.post(rollout["mcp_url"], json=INIT, headers={"Expect": "teapot"}) as response:
         assert response.status == 417
         assert (await response.json())["error"]["code"] == "http_error"

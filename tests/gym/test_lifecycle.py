@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -176,3 +177,31 @@ async def test_one_directory_serves_two_event_loops_with_one_seed_bound(task: Ta
                              asyncio.to_thread(on_a_loop_of_its_own))
         assert fake.seeds_received == 16 and fake.max_seeds_in_flight == 1
         assert replica_stats(directory, gym)["down"] is False
+
+
+async def test_stats_from_another_thread_while_fallback_gyms_are_added() -> None:
+    """#20 review: ``stats()``/``gyms()`` read the table under the directory's lock, so a
+    thread reporting while a loop adds unlisted gyms never sees it change under it."""
+    directory = GymDirectory({})
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def report() -> None:
+        while not stop.is_set():
+            try:
+                directory.stats()
+            except BaseException as exc:  # noqa: BLE001 - the failure under test
+                errors.append(exc)
+                return
+
+    reporter = threading.Thread(target=report)
+    reporter.start()
+    try:
+        for index in range(3000):
+            lease = await directory.acquire(f"gym-{index}", fallback=f"http://127.0.0.1:9/{index}")
+            directory.release(lease)
+    finally:
+        stop.set()
+        reporter.join()
+    assert errors == []
+    assert len(directory.stats()["gyms"]) == 3000

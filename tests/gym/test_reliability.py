@@ -212,11 +212,16 @@ def _nested(depth: int) -> list[object]:
         ({"a": _nested(150)}, "nested deeper"),
         ({"n": 10**5000}, "digits"),
         ({"n": [-(10**4300)]}, "digits"),
+        ({"x": float("nan")}, "not a JSON number"),
+        ({"x": [float("-inf")]}, "not a JSON number"),
+        ('{"x": NaN}', "not a JSON number"),  # json.loads reads it; no JSON may send it
+        ('{"x": Infinity}', "not a JSON number"),
     ],
-    ids=["surrogate", "surrogate-key", "recursion", "deep", "huge-int", "huge-negative-int"],
+    ids=["surrogate", "surrogate-key", "recursion", "deep", "huge-int", "huge-negative-int",
+         "nan", "minus-infinity", "nan-text", "infinity-text"],
 )
 async def test_hostile_argument_mappings_are_answered_locally_as_strings_are(
-    task: Task, arguments: dict[str, object], why: str
+    task: Task, arguments: dict[str, object] | str, why: str
 ) -> None:
     async with LocalGym.demo() as gym, TaskSession.start(
         task, directory=GymDirectory({gym.name: gym.url}), seed_root=PATHS.directory,

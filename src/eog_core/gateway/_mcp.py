@@ -35,13 +35,14 @@ from eog_core._mcp_server import (
     rpc_error,
     sse_event,
 )
+from eog_core._version import __version__
 from eog_core.errors import UsageError
 from eog_core.gateway._rollout import EncodedResult, GatewayRollout, McpClientSession
 from eog_core.tasks import ToolSpec
 
 __all__ = ["FINISH_TOOL", "McpHandler", "mcp_tools"]
 
-SERVER_INFO = {"name": "eog-core-gateway", "version": "0.1.0"}
+SERVER_INFO = {"name": "eog-core-gateway", "version": __version__}
 FINISH_TOOL = {
     "name": "finish",
     "description": "End the task: give your final answer to the user. Call it once, last.",

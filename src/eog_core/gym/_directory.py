@@ -172,10 +172,12 @@ class GymDirectory:
 
     def gyms(self) -> dict[str, list[Replica]]:
         """A copy of the table, for reports."""
-        return {gym: [attrs.evolve(r) for r in reps] for gym, reps in self._table.items()}
+        with self._lock:  # another thread may be adding a fallback gym or counting
+            return {gym: [attrs.evolve(r) for r in reps] for gym, reps in self._table.items()}
 
     def stats(self) -> dict[str, Any]:
         """A JSON-ready summary: the bounds, and per gym its replicas' counters."""
+        table = self.gyms()
         return {
             "max_concurrent_seeds": self.max_concurrent_seeds,
             "max_lifecycles": self.max_lifecycles,
@@ -192,7 +194,7 @@ class GymDirectory:
                     }
                     for r in replicas
                 ]
-                for gym, replicas in self._table.items()
+                for gym, replicas in table.items()
             },
         }
 

@@ -12,6 +12,8 @@ server-side :class:`Ledger` of seeds, deletes and tool executions for tests.
 
 from __future__ import annotations
 
+from eog_core.errors import ToolError
+
 from ._ledger import ExecutionKey, Ledger
 from ._mcp import (
     LATEST_PROTOCOL_VERSION,
@@ -23,7 +25,7 @@ from ._model import FINAL_TEXT, CutOff, ModelFault, ScriptedModel, demo_scripts
 from ._process import GymProcess
 from ._proxy import Fault, FaultProxy
 from ._server import LocalGym, serve
-from ._tools import RegisteredTool, ToolContext, ToolError, ToolRegistry
+from ._tools import RegisteredTool, ToolContext, ToolRegistry
 from .demo import (
     DEMO_SERVER_NAME,
     DEMO_SERVER_PORT,

@@ -35,11 +35,12 @@ from eog_core._mcp_server import (
 from eog_core._mcp_server import dumps as _dumps
 from eog_core._mcp_server import error_response as _error_response
 from eog_core._mcp_server import sse_event as _sse_event
+from eog_core.errors import ToolError
 
 from ._databases import DatabaseStore
 from ._faults import Counters, FaultPlan, drop_connection
 from ._ledger import Ledger
-from ._tools import ToolContext, ToolError, ToolRegistry, tool_result, validate_arguments
+from ._tools import ToolContext, ToolRegistry, tool_result, validate_arguments
 
 __all__ = [
     "LATEST_PROTOCOL_VERSION",

@@ -20,7 +20,6 @@ import attrs
 __all__ = [
     "RegisteredTool",
     "ToolContext",
-    "ToolError",
     "ToolFunction",
     "ToolRegistry",
     "tool_result",
@@ -29,14 +28,6 @@ __all__ = [
 
 ToolFunction: TypeAlias = Callable[..., Any | Awaitable[Any]]
 _F = TypeVar("_F", bound=ToolFunction)
-
-
-class ToolError(Exception):
-    """Raised by a tool body to fail the call with a clean message (``isError: true``).
-
-    It never leaves the server: the gym turns it into a tool result whose text is
-    ``Error: <message>``.
-    """
 
 
 @attrs.frozen(kw_only=True)

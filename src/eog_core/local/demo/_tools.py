@@ -11,8 +11,10 @@ import datetime as dt
 import sqlite3
 from typing import Any
 
+from eog_core.errors import ToolError
+
 from .._databases import rows_as_dicts
-from .._tools import ToolContext, ToolError, ToolRegistry
+from .._tools import ToolContext, ToolRegistry
 
 __all__ = ["build_demo_tools"]
 
