@@ -13,10 +13,8 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any, Protocol
 
-from aiohttp import web
-
-from eog_core._mcp_server import dumps
 from eog_core.errors import EogError, UsageError
+from eog_core.gateway._http import Answer, Request, json_answer
 from eog_core.gateway._plan import RunPlan, WorkRefused
 from eog_core.gateway._rollout import GatewayRollout
 from eog_core.run import classify_failure
@@ -30,12 +28,11 @@ log = logging.getLogger("eog_core.gateway")
 
 
 def json_error(status: int, code: str, message: str, *,
-               headers: dict[str, str] | None = None) -> web.Response:
-    return web.json_response({"error": {"code": code, "message": message}}, status=status,
-                             headers=headers, dumps=dumps)
+               headers: dict[str, str] | None = None) -> Answer:
+    return json_answer({"error": {"code": code, "message": message}}, status, headers=headers)
 
 
-def no_route(status: int, request: web.BaseRequest) -> web.Response:
+def no_route(status: int, request: Request) -> Answer:
     """404 (no such path) or 405 (not that method on it)."""
     return json_error(status, "not_found" if status == 404 else "http_error",
                       f"no such route: {request.method} {request.path[:100]}")
@@ -64,8 +61,8 @@ class _BadBody(Exception):
     pass
 
 
-async def _json_object(request: web.BaseRequest) -> dict[str, Any]:
-    body = await request.read()
+def _json_object(request: Request) -> dict[str, Any]:
+    body = request.body
     if not body.strip():
         return {}
     try:
@@ -84,7 +81,7 @@ class ControlApi:
         self.gateway = gateway
         self.mcp = mcp
 
-    async def route(self, request: web.BaseRequest) -> web.StreamResponse:
+    async def route(self, request: Request) -> Answer:
         """Answer ``request`` by its path and method: the routes of the module's docstring
         only; anything else is a 404 (no such path) or a 405 (no such method on it).
 
@@ -95,10 +92,10 @@ class ControlApi:
             if method not in _MCP_METHODS:
                 return no_route(405, request)
             found = self._rollout(self.gateway.find_by_key(parts[2]))
-            if isinstance(found, web.Response):
+            if isinstance(found, Answer):
                 return found
             if method == "POST":
-                return await self.mcp.post(request, found, await request.read())
+                return await self.mcp.post(request, found, request.body)
             if method == "DELETE":
                 return self.mcp.delete(request, found)
             return json_error(405, "method_not_allowed",
@@ -115,7 +112,7 @@ class ControlApi:
                 return no_route(404, request)
             if method == wanted:
                 found = self._rollout(self.gateway.find(parts[2]))
-                if isinstance(found, web.Response):
+                if isinstance(found, Answer):
                     return found
                 return await (self.delete(found) if len(parts) == 3 else self.finish(request, found))
         else:
@@ -123,7 +120,7 @@ class ControlApi:
         return no_route(405, request)  # a route of the table, not with that method
 
     @staticmethod
-    def _rollout(found: GatewayRollout | str | None) -> GatewayRollout | web.Response:
+    def _rollout(found: GatewayRollout | str | None) -> GatewayRollout | Answer:
         """The active rollout a path names (by its id, or its MCP URL's key), or the refusal."""
         if found is None:
             return json_error(404, "unknown_rollout", "no rollout of that id on this gateway")
@@ -134,9 +131,9 @@ class ControlApi:
             return json_error(409, f"rollout_{found.state}", f"that rollout is {found.state}")
         return found
 
-    async def create(self, request: web.BaseRequest) -> web.Response:
+    async def create(self, request: Request) -> Answer:
         try:
-            body = await _json_object(request)
+            body = _json_object(request)
         except _BadBody as exc:
             return json_error(400, "bad_request", str(exc))
         task_id, repeat = body.get("task_id"), body.get("repeat")
@@ -157,23 +154,22 @@ class ControlApi:
             return json_error(503, kind, "the task's databases could not be seeded "
                               f"({kind}); the gateway's log says why")
         task = rollout.task
-        mcp_url = f"{request.url.origin()}/mcp/{rollout.mcp_key}"
-        return web.json_response({
+        mcp_url = f"{request.origin()}/mcp/{rollout.mcp_key}"
+        return json_answer({
             "rollout_id": rollout.rollout_id, "task_id": task.task_id, "repeat": rollout.repeat,
             "mcp_url": mcp_url, "system_prompt": task.system_prompt or "",
-            "user_prompt": task.user_prompt or ""}, status=201, dumps=dumps)
+            "user_prompt": task.user_prompt or ""}, 201)
 
-    async def list(self, request: web.BaseRequest) -> web.Response:
+    async def list(self, request: Request) -> Answer:
         plan = self.gateway.plan
-        return web.json_response({
+        return json_answer({
             "rollouts": [r.describe() for r in self.gateway.rollouts()],
             "ended": self.gateway.ended(),
-            "planned": plan.total, "evaluated": len(plan.evaluated), "pending": plan.pending()},
-            dumps=dumps)
+            "planned": plan.total, "evaluated": len(plan.evaluated), "pending": plan.pending()})
 
-    async def finish(self, request: web.BaseRequest, found: GatewayRollout) -> web.Response:
+    async def finish(self, request: Request, found: GatewayRollout) -> Answer:
         try:
-            body = await _json_object(request)
+            body = _json_object(request)
         except _BadBody as exc:
             return json_error(400, "bad_request", str(exc))
         answer = body.get("final_answer", "")
@@ -183,11 +179,11 @@ class ControlApi:
             record = await self.gateway.finish(found, answer)
         except UsageError as exc:  # finished by another request meanwhile
             return json_error(409, "rollout_not_active", str(exc))
-        return web.json_response(record, dumps=dumps)
+        return json_answer(record)
 
-    async def delete(self, found: GatewayRollout) -> web.Response:
+    async def delete(self, found: GatewayRollout) -> Answer:
         try:
             record = await self.gateway.abandon(found, "abandoned by the agent (DELETE)")
         except UsageError as exc:
             return json_error(409, "rollout_not_active", str(exc))
-        return web.json_response(record, dumps=dumps)
+        return json_answer(record)

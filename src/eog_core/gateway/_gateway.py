@@ -26,10 +26,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import attrs
-from aiohttp import HttpVersion11, web
 
 from eog_core.errors import EogError, UsageError
 from eog_core.gateway._control import ControlApi, json_error
+from eog_core.gateway._http import Answer, HttpServer, Request
 from eog_core.gateway._mcp import McpHandler
 from eog_core.gateway._plan import RunPlan
 from eog_core.gateway._rollout import GatewayRollout
@@ -106,7 +106,7 @@ class Gateway:
     _plan: RunPlan | None = attrs.field(default=None, init=False)
     _log: RolloutLog | None = attrs.field(default=None, init=False)
     _janitor: Janitor | None = attrs.field(default=None, init=False)
-    _runner: web.ServerRunner | None = attrs.field(default=None, init=False)
+    _server: HttpServer | None = attrs.field(default=None, init=False)
     _control: ControlApi = attrs.field(init=False, default=attrs.Factory(
         lambda self: ControlApi(self, McpHandler(finish_tool=self.finish_tool, finish=self.finish)),
         takes_self=True))
@@ -121,7 +121,7 @@ class Gateway:
 
     async def start(self) -> None:
         """Read what an earlier run left, then listen. Raises UsageError on bad settings."""
-        if self._runner is not None:
+        if self._server is not None:
             raise UsageError("the gateway is already started")
         if not self.allow_remote and not _is_loopback(self.host):
             raise UsageError(f"host {self.host!r} is not a loopback address; pass allow_remote=True "
@@ -138,13 +138,8 @@ class Gateway:
             if self._plan.complete:
                 self._done.set()
             self._janitor = Janitor()
-            runner = web.ServerRunner(self._build_server(), handle_signals=False,
-                                      shutdown_timeout=SHUTDOWN_SECONDS)
-            await runner.setup()
-            self._runner = runner
-            await web.TCPSite(runner, self.host, self.port).start()
-            address = runner.addresses[0]
-            self._bound = (str(address[0]), int(address[1]))
+            self._server = self._build_server()
+            self._bound = await self._server.start(self.host, self.port)
             if self.rollout_ttl is not None:
                 self._reaper = asyncio.create_task(self._reap(), name="eog-gateway-ttl")
         except BaseException:
@@ -159,9 +154,9 @@ class Gateway:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reaper
             self._reaper = None
-        if self._runner is not None:
-            runner, self._runner = self._runner, None
-            await runner.cleanup()
+        if self._server is not None:
+            server, self._server = self._server, None
+            await server.aclose(SHUTDOWN_SECONDS)
         for rollout in [r for r in self._rollouts.values() if r.state == "active"]:
             try:
                 await self.abandon(rollout, "the gateway stopped")
@@ -326,55 +321,49 @@ class Gateway:
 
     # -- HTTP -------------------------------------------------------------------------------
 
-    def _build_server(self) -> web.Server:
-        """aiohttp's low-level server with one handler (:meth:`_serve`): no application,
-        router or middleware chain between a request and its answer."""
+    def _build_server(self) -> HttpServer:
+        """Our own small HTTP/1.1 server (``_http.py``) with one handler (:meth:`_serve`) and
+        one admission check (:meth:`_admit`) that runs before a request's body is read."""
         self._expected = {key: f"Bearer {value}".encode() for key, value in
                           (("mcp", self.token), ("control", self.control_token or self.token))
                           if value is not None}
-        max_size, loop = self.max_request_bytes, asyncio.get_running_loop()
+        return HttpServer(self._serve, admit=self._admit, error=_http_error,
+                          max_body=self.max_request_bytes)
 
-        def request_factory(message: Any, payload: Any, protocol: Any, writer: Any,
-                            task: Any) -> web.BaseRequest:
-            return web.BaseRequest(message, payload, protocol, writer, task, loop,
-                                   client_max_size=max_size)
-
-        return web.Server(self._serve, request_factory=request_factory, access_log=None)
-
-    async def _serve(self, request: web.BaseRequest) -> web.StreamResponse:
-        """Every request: its bearer token (when set) and a loopback Origin (DNS rebinding)
-        first, then its route; refusals and failures answered as one JSON error."""
+    def _admit(self, request: Request) -> Answer | None:
+        """Its bearer token (when set) and a loopback Origin (DNS rebinding), before its body."""
         headers = request.headers
         if self._expected:
             expected = self._expected.get("mcp" if request.path.startswith("/mcp/") else "control")
-            given = headers.get("Authorization", "")
-            if expected is not None and not hmac.compare_digest(given.encode(), expected):
+            given = headers.get("authorization", "")
+            if expected is not None and not hmac.compare_digest(given.encode("latin-1"), expected):
                 return json_error(401, "unauthorized",
                                   "this gateway needs 'Authorization: Bearer <token>'",
                                   headers={"WWW-Authenticate": "Bearer"})
-        origin = headers.get("Origin")
+        origin = headers.get("origin")
         if origin is not None and not self.allow_remote:
             host = urlsplit(origin).hostname or ""
             if not _is_loopback(host):
                 return json_error(403, "forbidden_origin",
                                   "requests from web pages of other hosts are refused")
-        expect = headers.get("Expect")
-        if expect is not None and request.version == HttpVersion11:  # as aiohttp's application
-            if expect.lower() != "100-continue":  # answers it (curl sends it for big bodies)
-                return json_error(417, "http_error", f"unknown Expect: {expect[:40]}")
-            await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-            request.writer.output_size = 0
+        return None
+
+    async def _serve(self, request: Request) -> Answer:
+        """Every admitted request, by its route; a failure answered as one JSON error."""
         try:
             return await self._control.route(request)
-        except web.HTTPException as exc:  # 413 from reading a body over the limit
-            if exc.status == 413:
-                return json_error(413, "too_large",
-                                  f"the request body is over {self.max_request_bytes} bytes")
-            return json_error(exc.status, "http_error", exc.reason)
         except Exception:  # a bug of ours: one clear answer, the traceback in the log only
             log.exception("gateway: %s %s failed", request.method, request.path[:100])
             return json_error(500, "internal_error", "the gateway failed on this request; its "
                               "log says why")
+
+
+_HTTP_CODES = {413: "too_large", 431: "too_large"}
+
+
+def _http_error(status: int, message: str) -> Answer:
+    """A request the HTTP server refused itself, answered as the control API's errors are."""
+    return json_error(status, _HTTP_CODES.get(status, "http_error"), message)
 
 
 def token_from_env(variable: str | None, environ: Mapping[str, str] | None = None, *,

@@ -17,7 +17,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import attrs
-from aiohttp import web
 
 from eog_core._mcp_server import (
     BAD_SESSION,
@@ -30,13 +29,13 @@ from eog_core._mcp_server import (
     SESSION_NOT_FOUND,
     VERSION_HEADER_FROM,
     dumps,
-    error_response,
     negotiate_version,
     rpc_error,
     sse_event,
 )
 from eog_core._version import __version__
 from eog_core.errors import UsageError
+from eog_core.gateway._http import Answer, Request, json_answer
 from eog_core.gateway._rollout import EncodedResult, GatewayRollout, McpClientSession
 from eog_core.tasks import ToolSpec
 
@@ -51,7 +50,10 @@ FINISH_TOOL = {
         "required": ["answer"]},
 }
 MAX_SESSIONS = 16  # MCP sessions open at once on one rollout (each initialize opens one)
-_JSON_TYPE = "application/json; charset=utf-8"  # what web.Response(text=...) would say
+_JSON_TYPE = "application/json; charset=utf-8"
+_SESSION_KEY = SESSION_HEADER.lower()  # request header names are lower-cased
+_PROTOCOL_KEY = PROTOCOL_HEADER.lower()
+_SSE_HEADERS = {"Cache-Control": "no-cache"}
 _CLIENT_INFO_MAX = 512  # characters of a clientInfo kept in the record
 
 
@@ -80,8 +82,13 @@ def _client_info(params: Mapping[str, Any]) -> dict[str, Any] | None:
     return {k: v[:_CLIENT_INFO_MAX] for k, v in kept.items()}
 
 
-def _wants_sse(request: web.BaseRequest) -> bool:
-    accept = request.headers.get("Accept", "")
+def error_response(request_id: Any, code: int, message: str, *, status: int) -> Answer:
+    """A JSON-RPC error answer with an HTTP status (400 bad request, 404 no such session...)."""
+    return json_answer(rpc_error(request_id, code, message), status)
+
+
+def _wants_sse(request: Request) -> bool:
+    accept = request.headers.get("accept", "")
     return "text/event-stream" in accept and "application/json" not in accept and "*/*" not in accept
 
 
@@ -95,7 +102,7 @@ class McpHandler:
     finish_tool: bool
     finish: Finisher
 
-    async def post(self, request: web.BaseRequest, rollout: GatewayRollout, body: bytes) -> web.StreamResponse:
+    async def post(self, request: Request, rollout: GatewayRollout, body: bytes) -> Answer:
         try:
             message = json.loads(body)
         except (ValueError, UnicodeDecodeError):
@@ -112,7 +119,7 @@ class McpHandler:
                                   "Invalid Request: 'id' must be a string or an integer", status=400)
         method = message.get("method")
         if method is None and "id" in message and ("result" in message or "error" in message):
-            return web.Response(status=202)  # the client answering a server request: none sent
+            return Answer(202)  # the client answering a server request: none sent
         if not isinstance(method, str):
             return error_response(request_id, INVALID_REQUEST,
                                   "Invalid Request: 'method' must be a string", status=400)
@@ -126,13 +133,13 @@ class McpHandler:
                                       status=400)
             return await self._initialize(request, rollout, request_id, params or {})
         found = self._session(request, rollout, request_id)
-        if isinstance(found, web.Response):
+        if isinstance(found, Answer):
             return found
         rollout.touch()
         if "id" not in message:
             if method == "notifications/initialized":
                 found.initialized = True
-            return web.Response(status=202)
+            return Answer(202)
         try:
             result = await self._dispatch(rollout, method, params or {}, request_id)
         except _RpcFailure as failure:
@@ -142,17 +149,17 @@ class McpHandler:
                 answer = f'{{"jsonrpc": "2.0", "id": {dumps(request_id)}, "result": {result.text}}}'
             else:
                 answer = dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
-        return await _answer(request, answer, found.session_id)
+        return _answer(request, answer, found.session_id)
 
-    def delete(self, request: web.BaseRequest, rollout: GatewayRollout) -> web.Response:
+    def delete(self, request: Request, rollout: GatewayRollout) -> Answer:
         found = self._session(request, rollout, None)
-        if isinstance(found, web.Response):
+        if isinstance(found, Answer):
             return found
         del rollout.mcp_sessions[found.session_id]
-        return web.Response(status=200)
+        return Answer(200)
 
-    async def _initialize(self, request: web.BaseRequest, rollout: GatewayRollout, request_id: Any,
-                          params: Mapping[str, Any]) -> web.StreamResponse:
+    async def _initialize(self, request: Request, rollout: GatewayRollout, request_id: Any,
+                          params: Mapping[str, Any]) -> Answer:
         if len(rollout.mcp_sessions) >= MAX_SESSIONS:
             return error_response(request_id, BAD_SESSION, f"Bad Request: this rollout has "
                                   f"{MAX_SESSIONS} MCP sessions open; end one with DELETE",
@@ -168,12 +175,12 @@ class McpHandler:
                   "serverInfo": SERVER_INFO}
         if rollout.task.system_prompt:
             result["instructions"] = rollout.task.system_prompt
-        return await _answer(request, dumps({"jsonrpc": "2.0", "id": request_id, "result": result}),
+        return _answer(request, dumps({"jsonrpc": "2.0", "id": request_id, "result": result}),
                              session.session_id)
 
-    def _session(self, request: web.BaseRequest, rollout: GatewayRollout,
-                 request_id: Any) -> McpClientSession | web.Response:
-        session_id = request.headers.get(SESSION_HEADER)
+    def _session(self, request: Request, rollout: GatewayRollout,
+                 request_id: Any) -> McpClientSession | Answer:
+        session_id = request.headers.get(_SESSION_KEY)
         if not session_id:
             return error_response(request_id, BAD_SESSION, "Bad Request: Missing session ID",
                                   status=400)
@@ -181,7 +188,7 @@ class McpHandler:
         if session is None:
             return error_response(request_id, SESSION_NOT_FOUND,
                                   "Session not found on this rollout", status=404)
-        version = request.headers.get(PROTOCOL_HEADER)
+        version = request.headers.get(_PROTOCOL_KEY)
         if (session.protocol_version >= VERSION_HEADER_FROM and version is not None
                 and version != session.protocol_version):
             return error_response(request_id, BAD_SESSION,
@@ -216,15 +223,11 @@ class McpHandler:
         raise _RpcFailure(METHOD_NOT_FOUND, f"Method not found: {method[:80]}")
 
 
-async def _answer(request: web.BaseRequest, body: str, session_id: str) -> web.StreamResponse:
-    """One JSON-RPC answer (``body``, JSON text): plain JSON, or one SSE event."""
+def _answer(request: Request, body: str, session_id: str) -> Answer:
+    """One JSON-RPC answer (``body``, JSON text): plain JSON, or one SSE event (the stream
+    then ends: one answer per request)."""
     if not _wants_sse(request):
-        return web.Response(body=body.encode(), headers={"Content-Type": _JSON_TYPE,
-                                                         SESSION_HEADER: session_id})
-    response = web.StreamResponse(status=200, headers={
-        SESSION_HEADER: session_id, "Content-Type": "text/event-stream",
-        "Cache-Control": "no-cache"})
-    await response.prepare(request)
-    await response.write(sse_event(body))
-    await response.write_eof()
-    return response
+        return Answer(200, body.encode(), content_type=_JSON_TYPE,
+                      headers={SESSION_HEADER: session_id})
+    return Answer(200, sse_event(body), content_type="text/event-stream",
+                  headers={SESSION_HEADER: session_id, **_SSE_HEADERS})
