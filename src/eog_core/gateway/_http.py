@@ -1,8 +1,7 @@
 """The gateway's HTTP/1.1 server: an asyncio protocol with one handler, nothing else.
 
 Every tool call of every agent crosses this server, so it does only what the
-gateway's routes need: the request line and headers parsed with a few byte
-splits, a ``Content-Length`` or chunked body read whole (bounded), keep-alive,
+gateway's routes need: the head parsed strictly (``_http_messages.py``), a ``Content-Length`` or chunked body read whole (bounded), keep-alive,
 ``Expect: 100-continue``, HEAD, and one answer written with a single
 ``transport.write``. aiohttp's server did the same work in about 230k
 instructions a request; this one in a fraction (docs/performance.md).
@@ -23,121 +22,29 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import http
 import logging
-import re
-import time
 from collections.abc import Awaitable, Callable
-from email.utils import formatdate
-from typing import Any
-from urllib.parse import unquote
 
-from eog_core._mcp_server import dumps
+from eog_core.gateway._http_messages import (
+    MAX_HEAD_BYTES,
+    Answer,
+    ChunkedBody,
+    Refused,
+    Request,
+    content_length,
+    json_answer,
+    parse_head,
+)
 
 __all__ = ["Answer", "HttpServer", "Request", "json_answer"]
 
 log = logging.getLogger("eog_core.gateway")
 
-MAX_HEAD_BYTES = 64 * 1024
-MAX_HEADERS = 100
 IDLE_TIMEOUT = 75.0  # seconds a keep-alive connection may sit idle (aiohttp's default)
 READ_TIMEOUT = 30.0  # seconds a started request may take to arrive whole
 _BUFFERED_MAX = 4 * 1024 * 1024  # bytes read ahead while a request is handled, then reading pauses
 _SKIP_MAX = 64 * 1024 * 1024  # a refused body up to this is read and dropped; a larger one closes
-_REASONS = {status.value: status.phrase.encode() for status in http.HTTPStatus}
-_JSON = "application/json; charset=utf-8"
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
-_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
-"""A header name (RFC 9110's ``token``)."""
-_NAMES: dict[str, str] = {}
-"""Header names as sent, checked, to their lower-cased keys (the few a client sends: a
-dictionary lookup a header instead of a check and a ``lower()``); bounded."""
-_NAMES_KEPT = 1024
-_REQUEST_LINE = re.compile(r"([A-Z]+) ([^\x00-\x20\x7f]+) (HTTP/[0-9]\.[0-9])")
-
-
-class Request:
-    """One request, read whole: header names lower-cased (a repeated header's values joined
-    with ``", "``), the path percent-decoded without its query."""
-
-    __slots__ = ("body", "headers", "host", "keep_alive", "method", "path", "version")
-
-    def __init__(self, method: str, path: str, version: str, headers: dict[str, str],
-                 host: str) -> None:
-        self.method = method
-        self.path = path
-        self.version = version
-        self.headers = headers
-        self.host = host
-        """The ``Host`` the client asked for (the bound address when it sent none)."""
-        self.body = b""
-        connection = headers.get("connection", "").lower()
-        self.keep_alive = ("close" not in connection if version == "HTTP/1.1"
-                           else "keep-alive" in connection)
-
-    def origin(self) -> str:
-        """``http://host[:port]`` as the client addressed this server."""
-        return f"http://{self.host}"
-
-
-class Answer:
-    """A response: status, body bytes, content type and extra headers. ``close`` ends the
-    connection after it."""
-
-    __slots__ = ("body", "close", "content_type", "headers", "status")
-
-    def __init__(self, status: int = 200, body: bytes = b"", *, content_type: str | None = None,
-                 headers: dict[str, str] | None = None, close: bool = False) -> None:
-        self.status = status
-        self.body = body
-        self.content_type = content_type
-        self.headers = headers
-        self.close = close
-
-    def encode(self, *, head_only: bool, keep_alive: bool) -> bytes:
-        lines = [b"HTTP/1.1 %d %s\r\nContent-Length: %d\r\nDate: %s\r\n"
-                 % (self.status, _REASONS.get(self.status, b"Unknown"), len(self.body), _date())]
-        if self.content_type is not None:
-            lines.append(b"Content-Type: %s\r\n" % self.content_type.encode())
-        if self.headers:
-            lines.extend(f"{name}: {value}\r\n".encode() for name, value in self.headers.items())
-        lines.append(b"\r\n" if keep_alive else b"Connection: close\r\n\r\n")
-        if not head_only:
-            lines.append(self.body)
-        return b"".join(lines)
-
-
-def json_answer(value: Any, status: int = 200, *, headers: dict[str, str] | None = None) -> Answer:
-    """``value`` as a JSON answer."""
-    return Answer(status, dumps(value).encode(), content_type=_JSON, headers=headers)
-
-
-_date_cache: list[Any] = [0, b""]
-
-
-def _date() -> bytes:
-    """The ``Date`` header's value, formatted once a second."""
-    now = int(time.time())
-    if _date_cache[0] != now:
-        _date_cache[:] = [now, formatdate(now, usegmt=True).encode()]
-    return _date_cache[1]  # type: ignore[no-any-return]
-
-
-class Refused(Exception):
-    """A request refused by the server itself (malformed, too large): the answer, and
-    whether the connection must close after it."""
-
-    def __init__(self, status: int, message: str, *, close: bool = True,
-                 answer: Answer | None = None, request: Request | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.close = close
-        self.answer = answer
-        """The answer to give (built by the server's ``error`` when None)."""
-        self.request = request
-        """The refused request when its head was read (None: the head itself was malformed)."""
-
 
 Handler = Callable[[Request], Awaitable[Answer]]
 Admit = Callable[[Request], Answer | None]
@@ -230,6 +137,7 @@ class _Connection(asyncio.Protocol):
         self.discard = 0  # body bytes of a refused request still to skip
         self.pending: Request | None = None  # a request whose head is read, its body not yet
         self.pending_end = 0  # where its head ends in the buffer
+        self.chunked: ChunkedBody | None = None  # its chunked body as decoded so far
         self.reading_paused = False
         self.writing_paused = False
         self.last = loop.time()
@@ -354,41 +262,7 @@ class _Connection(asyncio.Protocol):
             return None
         if end > MAX_HEAD_BYTES:
             raise Refused(431, "the request's head is too large")
-        text = buffer[:end].decode("latin-1")
-        line, _, block = text.partition("\r\n")
-        first = _REQUEST_LINE.fullmatch(line)
-        if first is None:
-            raise Refused(400, "bad request: a malformed request line")
-        method, target, version = first.groups()
-        if version not in ("HTTP/1.1", "HTTP/1.0"):
-            raise Refused(505, f"HTTP version not supported: {version[:20]}")
-        headers: dict[str, str] = {}
-        if block:
-            lines = block.split("\r\n")
-            if len(lines) > MAX_HEADERS:
-                raise Refused(431, f"more than {MAX_HEADERS} request headers")
-            if not block.count("\r") == block.count("\n") == len(lines) - 1 or "\0" in block:
-                raise Refused(400, "bad request: a bare CR, LF or NUL in the request's head")
-            names = _NAMES
-            for field in lines:
-                name, colon, value = field.partition(":")
-                key = names.get(name) or _header_key(name)
-                if not colon:
-                    raise Refused(400, "bad request: a header line without a colon")
-                if key in headers:
-                    headers = _merged(lines)
-                    break
-                headers[key] = value.strip(" \t")
-        if not target.startswith("/"):
-            scheme, sep, rest = target.partition("://")
-            if not sep or scheme.lower() not in ("http", "https"):
-                raise Refused(400, "bad request: the request target is not a path")
-            target = "/" + rest.partition("/")[2]
-        path = target.partition("?")[0]
-        if "%" in path:
-            path = unquote(path)
-        request = Request(method, path, version, headers,
-                          headers.get("host") or self.local_host)
+        request = parse_head(buffer[:end].decode("latin-1"), self.local_host)
         self.pending_end = end + 4
         return request
 
@@ -400,13 +274,15 @@ class _Connection(asyncio.Protocol):
                 raise Refused(400, "bad request: both Content-Length and Transfer-Encoding")
             if coding.lower() != "chunked":
                 raise Refused(501, f"transfer coding not supported: {coding[:40]}")
-            decoded = self._chunked(start, request)
+            if self.chunked is None:
+                self.chunked = ChunkedBody(start, self.server.max_body)
+            decoded = self.chunked.feed(buffer)
             if decoded is None:
                 self._wait(request)
                 return None
             body, end = decoded
         else:
-            length = _content_length(headers.get("content-length"))
+            length = content_length(headers.get("content-length"))
             if length > self.server.max_body:
                 kept = self._skip_body(request)
                 raise Refused(413, f"the request body is over {self.server.max_body} bytes",
@@ -417,7 +293,7 @@ class _Connection(asyncio.Protocol):
                 return None
             body = bytes(buffer[start:end])
         del buffer[:end]
-        self.pending = None
+        self.pending = self.chunked = None
         request.body = body
         return request
 
@@ -429,89 +305,19 @@ class _Connection(asyncio.Protocol):
                     and request.headers.get("expect", "").lower() == "100-continue"):
                 self.transport.write(_CONTINUE)
 
-    def _chunked(self, start: int, request: Request) -> tuple[bytes, int] | None:
-        """The decoded body and where it ends, or None while incomplete. Raises Refused."""
-        buffer, size, at = self.buffer, 0, start
-        pieces: list[bytes] = []
-        while True:
-            line_end = buffer.find(b"\r\n", at)
-            if line_end < 0:
-                if len(buffer) - at > 1024:
-                    raise Refused(400, "bad request: a malformed chunk size")
-                return None
-            size_text = bytes(buffer[at:line_end]).partition(b";")[0].strip()
-            try:
-                chunk = int(size_text, 16)
-            except ValueError:
-                raise Refused(400, "bad request: a malformed chunk size") from None
-            if chunk < 0 or not size_text.isalnum():
-                raise Refused(400, "bad request: a malformed chunk size")
-            at = line_end + 2
-            if chunk == 0:
-                trailer_end = buffer.find(b"\r\n\r\n", at - 2)
-                if trailer_end < 0:
-                    return None
-                return b"".join(pieces), trailer_end + 4
-            size += chunk
-            if size > self.server.max_body:
-                raise Refused(413, f"the request body is over {self.server.max_body} bytes")
-            if len(buffer) < at + chunk + 2:
-                return None
-            if buffer[at + chunk:at + chunk + 2] != b"\r\n":
-                raise Refused(400, "bad request: a chunk without its CRLF")
-            pieces.append(bytes(buffer[at:at + chunk]))
-            at += chunk + 2
-
     def _skip_body(self, request: Request) -> bool:
         """Drop a refused request's body (what is read, and what is still to come) so the next
         request on the connection parses; False when the connection must close instead (a
         chunked body, a client waiting for ``100 Continue``, a body too large to skip)."""
-        start, self.pending = self.pending_end, None
+        start, self.pending, self.chunked = self.pending_end, None, None
         headers = request.headers
         if ("transfer-encoding" in headers
                 or headers.get("expect", "").lower() == "100-continue"):
             return False
-        length = _content_length(headers.get("content-length"))
+        length = content_length(headers.get("content-length"))
         if length > _SKIP_MAX:
             return False
         have = len(self.buffer) - start
         del self.buffer[:start + min(have, length)]
         self.discard = max(0, length - have)
         return True
-
-
-def _header_key(name: str) -> str:
-    """The key of a header name not seen before, once it is checked to be a token."""
-    if _TOKEN.fullmatch(name) is None:  # no colon, a space before it, a folded line
-        raise Refused(400, "bad request: a malformed header line")
-    key = name.lower()
-    if len(_NAMES) < _NAMES_KEPT:
-        _NAMES[name] = key
-    return key
-
-
-def _merged(lines: list[str]) -> dict[str, str]:
-    """Headers with repeated names: values joined with ", "; two different lengths or hosts
-    are refused (a request smuggling vector)."""
-    headers: dict[str, str] = {}
-    for field in lines:
-        name, colon, value = field.partition(":")
-        if not colon:
-            raise Refused(400, "bad request: a header line without a colon")
-        key, value = _NAMES.get(name) or _header_key(name), value.strip(" \t")
-        if key not in headers:
-            headers[key] = value
-        elif key in ("content-length", "host"):
-            if headers[key] != value:
-                raise Refused(400, f"bad request: two different {key} headers")
-        else:
-            headers[key] = f"{headers[key]}, {value}"
-    return headers
-
-
-def _content_length(value: str | None) -> int:
-    if value is None:
-        return 0
-    if not value.isdigit() or not value.isascii() or len(value) > 18:
-        raise Refused(400, "bad request: a malformed Content-Length")
-    return int(value)
