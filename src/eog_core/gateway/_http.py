@@ -138,6 +138,7 @@ class _Connection(asyncio.Protocol):
         self.pending: Request | None = None  # a request whose head is read, its body not yet
         self.pending_end = 0  # where its head ends in the buffer
         self.chunked: ChunkedBody | None = None  # its chunked body as decoded so far
+        self.task: asyncio.Task[None] | None = None  # the request being handled
         self.reading_paused = False
         self.writing_paused = False
         self.last = loop.time()
@@ -204,9 +205,8 @@ class _Connection(asyncio.Protocol):
                     self.transport.resume_reading()
                 return
             self.busy = True
-            task = self.loop.create_task(self._handle(request))
-            self.server.handling.add(task)
-            task.add_done_callback(self.server.handling.discard)
+            self.task = self.loop.create_task(self._handle(request))
+            self.server.handling.add(self.task)
             return
 
     async def _handle(self, request: Request) -> None:
@@ -215,6 +215,9 @@ class _Connection(asyncio.Protocol):
         except Exception:  # the handler answers its own failures; this is a last resort
             log.exception("gateway: %s %s failed", request.method, request.path[:100])
             answer = self.server.error(500, "the gateway failed on this request")
+        finally:  # (no done callback: one event-loop handle fewer a request)
+            if self.task is not None:
+                self.server.handling.discard(self.task)
         self.busy = False
         self._answer(answer, request)
         if self.buffer or self.reading_paused:

@@ -26,6 +26,7 @@ MAX_HEAD_BYTES = 64 * 1024
 MAX_HEADERS = 100
 _REASONS = {status.value: status.phrase.encode() for status in http.HTTPStatus}
 _JSON = "application/json; charset=utf-8"
+_TYPE_LINES = {kind: f"Content-Type: {kind}\r\n".encode() for kind in (_JSON, "text/event-stream")}
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 """A header name (RFC 9110's ``token``)."""
 _NAMES: dict[str, str] = {}
@@ -74,16 +75,16 @@ class Answer:
         self.close = close
 
     def encode(self, *, head_only: bool, keep_alive: bool) -> bytes:
-        lines = [b"HTTP/1.1 %d %s\r\nContent-Length: %d\r\nDate: %s\r\n"
-                 % (self.status, _REASONS.get(self.status, b"Unknown"), len(self.body), _date())]
-        if self.content_type is not None:
-            lines.append(b"Content-Type: %s\r\n" % self.content_type.encode())
-        if self.headers:
-            lines.extend(f"{name}: {value}\r\n".encode() for name, value in self.headers.items())
-        lines.append(b"\r\n" if keep_alive else b"Connection: close\r\n\r\n")
-        if not head_only:
-            lines.append(self.body)
-        return b"".join(lines)
+        """The response as bytes: status line, headers, body (none for HEAD), in one piece."""
+        content_type = self.content_type
+        type_line = b"" if content_type is None else (
+            _TYPE_LINES.get(content_type) or f"Content-Type: {content_type}\r\n".encode())
+        extra = "".join([f"{name}: {value}\r\n" for name, value in self.headers.items()]
+                        ).encode() if self.headers else b""
+        head = b"HTTP/1.1 %d %s\r\nContent-Length: %d\r\nDate: %s\r\n%s%s%s" % (
+            self.status, _REASONS.get(self.status, b"Unknown"), len(self.body), _date(),
+            type_line, extra, b"\r\n" if keep_alive else b"Connection: close\r\n\r\n")
+        return head if head_only else head + self.body
 
 
 def json_answer(value: Any, status: int = 200, *, headers: dict[str, str] | None = None) -> Answer:
