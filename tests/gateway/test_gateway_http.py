@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import socket
+import struct
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -104,6 +106,15 @@ async def test_http_1_0_closes_after_its_answer_and_head_has_no_body(gateway: Ga
     assert head.startswith(b"HTTP/1.1 200 OK") and b"Connection: close" in head
     assert int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0]) > 0 and rest == b""
     await wire.aclose()
+
+
+async def test_a_client_that_closes_its_side_after_the_request_gets_the_answer(
+        gateway: Gateway, wire: Wire) -> None:
+    wire.send(request("POST", "/rollouts", b"{}"))
+    wire.writer.write_eof()  # as `nc -N` does
+    status, headers, body = await wire.reply()
+    assert status == 201 and json.loads(body)["rollout_id"]
+    assert headers["connection"] == "close" and await wire.closed()
 
 
 async def test_a_chunked_body_sent_a_byte_at_a_time(gateway: Gateway, wire: Wire) -> None:
@@ -269,7 +280,9 @@ async def test_a_client_gone_does_not_cancel_its_handler_and_close_waits_for_it(
     wire.send(request("POST", "/", b"{}"))
     async with asyncio.timeout(5):
         await entered.wait()
-    await wire.aclose()  # the client goes away mid-request
+    sock = wire.writer.get_extra_info("socket")
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    wire.writer.transport.abort()  # the client goes away mid-request (a reset, not a FIN)
     async with asyncio.timeout(5):
         while server.connections:  # the server sees the EOF  # noqa: ASYNC110
             await asyncio.sleep(0.01)
@@ -318,10 +331,16 @@ async def test_a_handler_that_raises_answers_500_and_the_connection_lives(
         with caplog.at_level(logging.ERROR, logger="eog_core.gateway"):
             wire.send(request("GET", "/boom") + request("GET", "/fine"))
             assert [(await wire.reply())[0] for _ in range(2)] == [500, 204]
+        assert "content-length" not in (await _one(wire, request("GET", "/fine")))[1]
         assert any("GET /boom failed" in r.getMessage() for r in caplog.records)
         await wire.aclose()
     finally:
         await server.aclose(1.0)
+
+
+async def _one(wire: Wire, raw: bytes) -> Reply:
+    wire.send(raw)
+    return await wire.reply()
 
 
 async def test_many_pipelined_refusals_do_not_recurse() -> None:

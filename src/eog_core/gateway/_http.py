@@ -141,6 +141,7 @@ class _Connection(asyncio.Protocol):
         self.task: asyncio.Task[None] | None = None  # the request being handled
         self.reading_paused = False
         self.writing_paused = False
+        self.eof = False
         self.last = loop.time()
         self.local_host = ""
 
@@ -170,6 +171,12 @@ class _Connection(asyncio.Protocol):
         elif len(self.buffer) > _BUFFERED_MAX and self.transport is not None:
             self.transport.pause_reading()
             self.reading_paused = True
+
+    def eof_received(self) -> bool:
+        """The client closed its side: a request being handled is still answered (then the
+        connection closes); otherwise the connection closes now."""
+        self.eof = True
+        return self.busy
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.transport = None
@@ -229,7 +236,8 @@ class _Connection(asyncio.Protocol):
         if transport is None:  # the client went away: its answer is dropped
             return
         close = (close or answer.close or request is None or not request.keep_alive
-                 or self.server.closing)
+                 or self.server.closing or self.eof)
+        self.last = self.loop.time()  # idle from now, not from when the request arrived
         transport.write(answer.encode(head_only=request is not None and request.method == "HEAD",
                                       keep_alive=not close))
         if close:

@@ -81,9 +81,12 @@ class Answer:
             _TYPE_LINES.get(content_type) or f"Content-Type: {content_type}\r\n".encode())
         extra = "".join([f"{name}: {value}\r\n" for name, value in self.headers.items()]
                         ).encode() if self.headers else b""
-        head = b"HTTP/1.1 %d %s\r\nContent-Length: %d\r\nDate: %s\r\n%s%s%s" % (
-            self.status, _REASONS.get(self.status, b"Unknown"), len(self.body), _date(),
-            type_line, extra, b"\r\n" if keep_alive else b"Connection: close\r\n\r\n")
+        status = self.status
+        length = b"" if status == 204 or status == 304 else b"Content-Length: %d\r\n" % len(
+            self.body)  # a 204 or 304 has no Content-Length (RFC 9110, 8.6)
+        head = b"HTTP/1.1 %d %s\r\n%sDate: %s\r\n%s%s%s" % (
+            status, _REASONS.get(status, b"Unknown"), length, _date(), type_line, extra,
+            b"\r\n" if keep_alive else b"Connection: close\r\n\r\n")
         return head if head_only else head + self.body
 
 
