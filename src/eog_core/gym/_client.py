@@ -21,6 +21,7 @@ from eog_core.errors import (
     UsageError,
 )
 from eog_core.gym._headers import AuthConfig, HeaderMode
+from eog_core.gym._http import new_request
 from eog_core.gym._in_flight import InFlight
 from eog_core.gym._mcp import McpSession
 from eog_core.gym._records import (
@@ -191,9 +192,10 @@ class GymClient:
 
     def _session(self) -> McpSession:
         """This client's MCP session; a shared one is looked up (or made) in the loop's pool."""
-        mcp = self._mcp
-        if mcp is not None and (not self.share_mcp or
-                                (self._pool is not None and self._pool.usable())):
+        mcp, pool = self._mcp, self._pool
+        if mcp is not None and (not self.share_mcp or (  # Pool.usable, without a call per request
+                pool is not None and not pool.closed and pool.loop is not None
+                and pool.loop() is asyncio.get_running_loop())):
             return mcp
         # First use, or a new event loop: the old loop's pool (and the shared
         # session it held) closed with that loop.
@@ -369,12 +371,11 @@ class GymClient:
               raw_body: bool = False) -> HttpRequest:
         """A REST request, with the credential header and the admin timeout unless given."""
         self._check_open()
-        return HttpRequest(
-            method=method, url=self._memo.url(path),
-            headers=self._memo.auth_headers(self.auth) if headers is None else headers, json=body,
-            timeout=self.timeouts.admin if timeout is None else timeout,
-            connect_timeout=self.timeouts.connect, idempotent=idempotent, gym=self.name,
-            raw_body=raw_body)
+        return new_request(
+            method, self._memo.url(path),
+            self._memo.auth_headers(self.auth) if headers is None else headers, body,
+            self.timeouts.admin if timeout is None else timeout, self.timeouts.connect,
+            idempotent, self.name, None, None, raw_body, None)
 
     async def _send(self, request: HttpRequest) -> HttpResponse:
         self._check_open()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Any
 
 import attrs
@@ -10,6 +11,11 @@ import attrs
 from eog_core.errors import ClosedError
 
 __all__ = ["InFlight"]
+
+_CURRENT_TASKS: dict[asyncio.AbstractEventLoop, asyncio.Task[Any]] | None = (
+    getattr(asyncio.tasks, "_current_tasks", None) if sys.version_info < (3, 12) else None)
+"""On 3.11 ``asyncio.current_task`` is Python code around this dict (1,000 instructions of a
+request's 2,300 for it, callgrind); from 3.12 it is C and called as it is."""
 
 
 @attrs.define(eq=False)
@@ -30,7 +36,9 @@ class InFlight:
 
     def enter(self) -> asyncio.Task[Any] | None:
         """Count one request of the current task in flight."""
-        task = asyncio.current_task()
+        tasks = _CURRENT_TASKS
+        task = (asyncio.current_task() if tasks is None
+                else tasks.get(asyncio.get_running_loop()))
         if task is not None:
             calls = self._calls
             calls[task] = calls.get(task, 0) + 1

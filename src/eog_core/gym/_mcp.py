@@ -43,6 +43,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 
 from eog_core._mcp_protocol import SUPPORTED_PROTOCOL_VERSIONS, VERSION_HEADER_FROM
 from eog_core.errors import ClosedError, GymError, GymHTTPError, GymTimeoutError
+from eog_core.gym._http import new_request
 from eog_core.gym._jsonrpc import AnswerTo, ServerRequests, pick_answer, result_of, session_gone
 from eog_core.gym._mcp_handshake import INITIALIZED, initialize_request, read_initialize
 from eog_core.gym._mcp_stream import ServerStream
@@ -304,19 +305,12 @@ class McpSession:
         says is gone is re-initialized and the request sent again (within ``time_limit``)."""
         request_id = next(self._ids)
         started = asyncio.get_running_loop().time() if renew else 0.0
-        request = HttpRequest(
-            method="POST",
-            url=self.url,
-            headers=self._headers(headers),
-            json={"jsonrpc": "2.0", "id": request_id, "method": method, "params": params},
-            timeout=time_limit,
-            connect_timeout=self.connect_timeout,
-            idempotent=idempotent,
-            gym=self.gym,
-            sse_until=AnswerTo(request_id),
-            on_message=self._answerer,
-            deadline=started + time_limit if renew else None,  # retries within the call's bound
-        )
+        request = new_request(
+            "POST", self.url, self._headers(headers),
+            {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params},
+            time_limit, self.connect_timeout, idempotent, self.gym, AnswerTo(request_id),
+            self._answerer, False,
+            started + time_limit if renew else None)  # retries within the call's bound
         if renew:
             sent_with, generation = self.session_id, self.initializations
             try:

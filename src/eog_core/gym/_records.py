@@ -13,6 +13,7 @@ import attrs
 __all__ = ["Timeouts", "ToolResult", "new_database_id", "random_chars", "seed_timeout"]
 
 _ID_ALPHABET = string.ascii_lowercase + string.digits
+_new = object.__new__
 
 
 @attrs.frozen(kw_only=True)
@@ -44,20 +45,28 @@ class ToolResult:
     @classmethod
     def from_result(cls, result: Mapping[str, Any]) -> ToolResult:
         """Read the ``result`` object of a ``tools/call`` answer."""
-        content = []
-        texts = []
-        for item in result.get("content") or ():
-            if isinstance(item, dict):
-                content.append(item)
-                if item.get("type") == "text":
-                    texts.append(str(item.get("text", "")))
-        return cls(
-            content=tuple(content),
-            text=texts[0] if len(texts) == 1 else "\n".join(texts),
-            structured=result.get("structuredContent"),
-            is_error=bool(result.get("isError", False)),
-            raw=result,
-        )
+        items: Any = result.get("content") or ()
+        first = items[0] if type(items) is list and len(items) == 1 else None
+        if type(first) is dict and first.get("type") == "text":  # the usual: one text
+            content: tuple[Mapping[str, Any], ...] = (first,)
+            text = str(first.get("text", ""))
+        else:
+            content = tuple(item for item in items if isinstance(item, dict))
+            texts = [str(item.get("text", "")) for item in content if item.get("type") == "text"]
+            text = texts[0] if len(texts) == 1 else "\n".join(texts)
+        structured, is_error = result.get("structuredContent"), bool(result.get("isError", False))
+        if cls is not ToolResult:  # a subclass may add fields: its own __init__
+            return cls(content=content, text=text, structured=structured, is_error=is_error,
+                       raw=result)
+        # Our own type, every field known: the stores without the keyword call (callgrind:
+        # 5,000 instructions less per tool call; tests/gym/test_fast_records.py pins it).
+        tool_result = _new(ToolResult)
+        tool_result.content = content
+        tool_result.text = text
+        tool_result.structured = structured
+        tool_result.is_error = is_error
+        tool_result.raw = result
+        return tool_result
 
 
 def new_database_id() -> str:

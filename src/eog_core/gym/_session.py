@@ -36,7 +36,13 @@ from eog_core.gym._sql import HttpSqlRunner
 from eog_core.gym._start import SessionStart
 from eog_core.gym._state import State, warn_unclosed
 from eog_core.gym._teardown import GymState, Teardown
-from eog_core.gym._tool_calls import ToolCallRecord, gym_error_kind, local_error, read_arguments
+from eog_core.gym._tool_calls import (
+    ToolCallRecord,
+    gym_error_kind,
+    local_error,
+    new_call_record,
+    read_arguments,
+)
 from eog_core.gym._transport import Transport
 from eog_core.tasks import Task, ToolSet, ToolSnapshot, ToolSpec, load_task, task_record
 from eog_core.verify import (
@@ -213,9 +219,8 @@ class TaskSession:
         finally:
             self._in_flight -= 1
         now = time.perf_counter()
-        self.trajectory.append(ToolCallRecord(name=name, arguments=arguments, gym=gym_name,
-                                              latency_ms=(now - started) * 1000,
-                                              is_error=result.is_error))
+        self.trajectory.append(new_call_record(name, arguments, gym_name, (now - started) * 1000,
+                                               result.is_error))
         self.last_activity = time.monotonic()
         return result
 

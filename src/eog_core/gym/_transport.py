@@ -39,6 +39,7 @@ from eog_core.gym._http import (
     client_timeout,
     encode_json,
     json_body,
+    new_response,
     read,
 )
 
@@ -255,11 +256,11 @@ class AiohttpTransport:
                 ) as response:
                     if 200 <= response.status < 300:  # the usual answers, read here
                         if request.raw_body:
-                            return HttpResponse(status=response.status, headers=response.headers,
-                                                raw=await response.read())
+                            return new_response(response.status, response.headers, None,
+                                                await response.read())
                         if response.headers.get("Content-Type", "").startswith(JSON_TYPE):
-                            return HttpResponse(status=response.status, headers=response.headers,
-                                                body=json_body(await response.read(), request))
+                            return new_response(response.status, response.headers,
+                                                json_body(await response.read(), request), b"")
                     return await read(response, request)
             except RuntimeError:
                 if session.closed:  # what aiohttp raises before sending on a closed session
