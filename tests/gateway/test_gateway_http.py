@@ -359,3 +359,25 @@ async def test_many_pipelined_refusals_do_not_recurse() -> None:
         await wire.aclose()
     finally:
         await server.aclose(1.0)
+
+
+async def test_a_failure_of_the_gateways_own_is_one_500_internal_error(
+        gym: LocalGym, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    def broken(record: Any) -> None:
+        raise RuntimeError("a bug in the record hook")
+
+    async with make_gateway(gym, tmp_path / "out", on_record=broken) as gateway:
+        wire = await Wire.open(gateway.url)
+        created = await _one(wire, request("POST", "/rollouts", b"{}"))
+        rollout_id = json.loads(created[2])["rollout_id"]
+        with caplog.at_level(logging.ERROR, logger="eog_core.gateway"):
+            failed = await _one(wire, request("POST", f"/rollouts/{rollout_id}/finish",
+                                              b'{"final_answer": "x"}'))
+        assert failed[0] == 500 and error(failed) == {
+            "code": "internal_error",
+            "message": "the gateway failed on this request; its log says why"}
+        assert "a bug in the record hook" not in failed[2].decode()
+        assert any("/finish failed" in r.getMessage() for r in caplog.records)
+        assert (await _one(wire, request("GET", "/rollouts")))[0] == 200  # the connection lives
+        await wire.aclose()
+    assert gym.database_ids() == []

@@ -322,12 +322,13 @@ class Gateway:
     # -- HTTP -------------------------------------------------------------------------------
 
     def _build_server(self) -> HttpServer:
-        """Our own small HTTP/1.1 server (``_http.py``) with one handler (:meth:`_serve`) and
-        one admission check (:meth:`_admit`) that runs before a request's body is read."""
+        """Our own small HTTP/1.1 server (``_http.py``) with one handler (the control API's
+        route table) and one admission check (:meth:`_admit`) that runs before a request's
+        body is read; a handler's failure is answered 500 ``internal_error`` by the server."""
         self._expected = {key: f"Bearer {value}".encode() for key, value in
                           (("mcp", self.token), ("control", self.control_token or self.token))
                           if value is not None}
-        return HttpServer(self._serve, admit=self._admit, error=_http_error,
+        return HttpServer(self._control.route, admit=self._admit, error=_http_error,
                           max_body=self.max_request_bytes)
 
     def _admit(self, request: Request) -> Answer | None:
@@ -348,17 +349,7 @@ class Gateway:
                                   "requests from web pages of other hosts are refused")
         return None
 
-    async def _serve(self, request: Request) -> Answer:
-        """Every admitted request, by its route; a failure answered as one JSON error."""
-        try:
-            return await self._control.route(request)
-        except Exception:  # a bug of ours: one clear answer, the traceback in the log only
-            log.exception("gateway: %s %s failed", request.method, request.path[:100])
-            return json_error(500, "internal_error", "the gateway failed on this request; its "
-                              "log says why")
-
-
-_HTTP_CODES = {413: "too_large", 431: "too_large"}
+_HTTP_CODES = {413: "too_large", 431: "too_large", 500: "internal_error"}
 
 
 def _http_error(status: int, message: str) -> Answer:

@@ -221,7 +221,7 @@ class _Connection(asyncio.Protocol):
             answer = await self.server.handler(request)
         except Exception:  # the handler answers its own failures; this is a last resort
             log.exception("gateway: %s %s failed", request.method, request.path[:100])
-            answer = self.server.error(500, "the gateway failed on this request")
+            answer = self.server.error(500, "the gateway failed on this request; its log says why")
         finally:  # (no done callback: one event-loop handle fewer a request)
             if self.task is not None:
                 self.server.handling.discard(self.task)
@@ -235,7 +235,7 @@ class _Connection(asyncio.Protocol):
         transport = self.transport
         if transport is None:  # the client went away: its answer is dropped
             return
-        close = (close or answer.close or request is None or not request.keep_alive
+        close = (close or request is None or not request.keep_alive
                  or self.server.closing or self.eof)
         self.last = self.loop.time()  # idle from now, not from when the request arrived
         transport.write(answer.encode(head_only=request is not None and request.method == "HEAD",

@@ -61,18 +61,16 @@ class Request:
 
 
 class Answer:
-    """A response: status, body bytes, content type and extra headers. ``close`` ends the
-    connection after it."""
+    """A response: status, body bytes, content type and extra headers."""
 
-    __slots__ = ("body", "close", "content_type", "headers", "status")
+    __slots__ = ("body", "content_type", "headers", "status")
 
     def __init__(self, status: int = 200, body: bytes = b"", *, content_type: str | None = None,
-                 headers: dict[str, str] | None = None, close: bool = False) -> None:
+                 headers: dict[str, str] | None = None) -> None:
         self.status = status
         self.body = body
         self.content_type = content_type
         self.headers = headers
-        self.close = close
 
     def encode(self, *, head_only: bool, keep_alive: bool) -> bytes:
         """The response as bytes: status line, headers, body (none for HEAD), in one piece."""
