@@ -33,7 +33,7 @@ from eog_core.gateway._http import Answer, HttpServer, Request
 from eog_core.gateway._mcp import McpHandler
 from eog_core.gateway._plan import RunPlan
 from eog_core.gateway._rollout import GatewayRollout
-from eog_core.gym import GymDirectory, Janitor, TaskSession, Timeouts
+from eog_core.gym import GymDirectory, Janitor, LeanTransport, TaskSession, Timeouts, Transport
 from eog_core.run import (
     RolloutLog,
     classify_failure,
@@ -92,6 +92,10 @@ class Gateway:
     judge: Judge | None = None
     tool_snapshots: Mapping[str, ToolSnapshot] | None = None
     timeouts: Timeouts | None = None
+    transport: Transport | None = None
+    """What the rollouts' sessions send to the gyms with (the caller's: not closed here);
+    None: a :class:`~eog_core.gym.LeanTransport` of the gateway's own, closed with it
+    (aiohttp's client costs about 400k instructions a tool call more, per hop)."""
     model: str = DEFAULT_MODEL_LABEL
     """The ``model`` field of every record (the run's label: ``score`` and resume key on it)."""
     allow_remote: bool = False
@@ -106,6 +110,7 @@ class Gateway:
     _plan: RunPlan | None = attrs.field(default=None, init=False)
     _log: RolloutLog | None = attrs.field(default=None, init=False)
     _janitor: Janitor | None = attrs.field(default=None, init=False)
+    _own_transport: LeanTransport | None = attrs.field(default=None, init=False)
     _server: HttpServer | None = attrs.field(default=None, init=False)
     _control: ControlApi = attrs.field(init=False, default=attrs.Factory(
         lambda self: ControlApi(self, McpHandler(finish_tool=self.finish_tool, finish=self.finish)),
@@ -138,6 +143,8 @@ class Gateway:
             if self._plan.complete:
                 self._done.set()
             self._janitor = Janitor()
+            if self.transport is None:
+                self._own_transport = LeanTransport()
             self._server = self._build_server()
             self._bound = await self._server.start(self.host, self.port)
             if self.rollout_ttl is not None:
@@ -166,6 +173,9 @@ class Gateway:
             janitor, self._janitor = self._janitor, None
             await janitor.aclose()
         await self.directory.aclose()
+        if self._own_transport is not None:  # last: the pool's shared MCP sessions end through it
+            transport, self._own_transport = self._own_transport, None
+            await transport.aclose()
         if self._log is not None:
             self._log.close()
             self._log = None
@@ -213,7 +223,8 @@ class Gateway:
         try:
             session = await TaskSession.start(
                 task, directory=self.directory, seed_root=self.seed_root,
-                tool_snapshots=self.tool_snapshots, janitor=self._janitor, timeouts=self.timeouts)
+                tool_snapshots=self.tool_snapshots, janitor=self._janitor, timeouts=self.timeouts,
+                transport=self.transport or self._own_transport)
         except BaseException:
             plan.release(rollout_key(task, number), evaluated=False)
             raise

@@ -11,6 +11,7 @@ from eog_core.gym._headers import (
     context_headers,
 )
 from eog_core.gym._janitor import Janitor, LeakedDatabase, default_janitor
+from eog_core.gym._lean import LeanTransport
 from eog_core.gym._mcp import SUPPORTED_PROTOCOL_VERSIONS
 from eog_core.gym._records import Timeouts, ToolResult, new_database_id, seed_timeout
 from eog_core.gym._replica import Lease, Replica
@@ -41,6 +42,7 @@ __all__ = [
     "HttpSqlRunner",
     "Janitor",
     "LeakedDatabase",
+    "LeanTransport",
     "Lease",
     "Replica",
     "RetryPolicy",

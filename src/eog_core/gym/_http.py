@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterable, Awaitable, Callable, Mapping
 from typing import Any
 
 import aiohttp
@@ -26,8 +26,9 @@ from eog_core.errors import (
 from eog_core.gym._sse import SseParser
 
 __all__ = ["JSON_TYPE", "TRANSIENT_STATUSES", "Failed", "HttpRequest", "HttpResponse",
-           "classify_failure", "client_timeout", "encode_json", "json_body", "new_request",
-           "new_response", "read"]
+           "classify_failure", "client_timeout", "decoded_body", "encode_json", "json_body",
+           "media_type", "new_request", "new_response", "read", "read_event_stream",
+           "status_failure"]
 
 TRANSIENT_STATUSES = frozenset({502, 503, 504})
 
@@ -231,25 +232,34 @@ def client_timeout(total: float, connect: float) -> aiohttp.ClientTimeout:
 async def read(response: aiohttp.ClientResponse, request: HttpRequest) -> HttpResponse:
     status = response.status
     if not 200 <= status < 300:
-        raw_error = await response.read()
-        detail = _detail(raw_error)
-        status_error = GymHTTPError(f"HTTP {status}: {detail}", status=status, detail=detail,
-                                    raw=raw_error, gym=request.gym, url=request.url)
-        raise Failed(status_error, sent=True, transient=status in TRANSIENT_STATUSES)
+        raise status_failure(status, await response.read(), request)
     if request.raw_body:
         return new_response(status, response.headers, None, await response.read())
-    content_type = _media_type(response.headers.get("Content-Type"))
+    content_type = media_type(response.headers.get("Content-Type"))
     if content_type == "text/event-stream":
-        messages = await _read_event_stream(response, request)
+        messages = await read_event_stream(response.content.iter_any(), request)
         return HttpResponse(
             status=status, headers=response.headers, messages=messages, is_event_stream=True
         )
-    raw = await response.read()
-    body = json_body(raw, request) if "json" in content_type else _decode_body(raw, strict=False)
-    return new_response(status, response.headers, body, b"")
+    return new_response(status, response.headers, decoded_body(await response.read(), content_type,
+                                                                request), b"")
 
 
-def _media_type(header: str | None) -> str:
+def status_failure(status: int, raw: bytes, request: HttpRequest) -> Failed:
+    """A status outside 2xx as :class:`GymHTTPError` (transient for 502-504), with the
+    server's explanation."""
+    detail = _detail(raw)
+    error = GymHTTPError(f"HTTP {status}: {detail}", status=status, detail=detail, raw=raw,
+                         gym=request.gym, url=request.url)
+    return Failed(error, sent=True, transient=status in TRANSIENT_STATUSES)
+
+
+def decoded_body(raw: bytes, content_type: str, request: HttpRequest) -> Any:
+    """A 2xx body that is not an event stream: JSON (strictly, when it says it is JSON), else text."""
+    return json_body(raw, request) if "json" in content_type else _decode_body(raw, strict=False)
+
+
+def media_type(header: str | None) -> str:
     """The lower-cased media type of a ``Content-Type`` header (aiohttp's default when absent).
 
     What ``ClientResponse.content_type`` gives for the media types a gym sends,
@@ -260,14 +270,14 @@ def _media_type(header: str | None) -> str:
     return header.partition(";")[0].strip().lower()
 
 
-async def _read_event_stream(
-    response: aiohttp.ClientResponse, request: HttpRequest
-) -> tuple[Any, ...]:
+async def read_event_stream(chunks: AsyncIterable[bytes], request: HttpRequest) -> tuple[Any, ...]:
+    """The JSON messages of an event stream's body (``chunks``, split anywhere), with
+    ``on_open``, ``on_message`` and ``sse_until`` as :class:`HttpRequest` says."""
     parser = SseParser()
     messages: list[Any] = []
     if request.on_open is not None:
         request.on_open()
-    async for chunk in response.content.iter_any():
+    async for chunk in chunks:
         for event in parser.feed(chunk):
             if event.event != "message":
                 continue

@@ -53,6 +53,7 @@ __all__ = [
     "Transport",
     "connection_pool",
     "lease_pool",
+    "next_attempt",
     "release_pool",
 ]
 
@@ -77,6 +78,31 @@ class RetryPolicy:
 
 
 _DEFAULT_RETRY = RetryPolicy()  # frozen: one shared by every default transport
+
+
+def next_attempt(failure: Failed, request: HttpRequest, attempt: int,
+                 retry: RetryPolicy) -> tuple[float, float | None]:
+    """After failed attempt number ``attempt``: the delay before the next one and, with a
+    ``deadline``, the seconds left for it (else None: the request's own ``timeout``).
+
+    Raises the failure's error when there is no next attempt: the failure is not
+    transient, the request may have left and is not idempotent (``tools/call`` is never
+    sent twice), the attempts are spent, or the deadline would pass first.
+    """
+    may_resend = request.idempotent or not failure.sent
+    if not (failure.transient and may_resend and attempt < retry.attempts):
+        raise failure.error from failure.__cause__
+    delay = retry.delay(attempt)
+    left = None
+    if request.deadline is not None:  # the next attempt gets what is left of the budget
+        left = request.deadline - asyncio.get_running_loop().time() - delay
+        if left <= 0:
+            raise GymTimeoutError(
+                f"no answer within {request.timeout}s ({attempt} attempt(s), the last: "
+                f"{failure.error})", gym=request.gym, url=request.url,
+            ) from failure.__cause__
+    log.debug("retrying %s %s after: %s", request.method, redact_url(request.url), failure.error)
+    return delay, left
 
 
 class Transport(Protocol):
@@ -271,21 +297,10 @@ class AiohttpTransport:
                 failure = exc
             except (aiohttp.ClientError, OSError, TimeoutError, ValueError) as exc:
                 failure = classify_failure(exc, request)
-            may_resend = request.idempotent or not failure.sent
-            if not (failure.transient and may_resend and attempt < self.retry.attempts):
-                raise failure.error from failure.__cause__
-            delay = self.retry.delay(attempt)
-            if request.deadline is not None:  # the next attempt gets what is left of the budget
-                left = request.deadline - asyncio.get_running_loop().time() - delay
-                if left <= 0:
-                    raise GymTimeoutError(
-                        f"no answer within {request.timeout}s ({attempt} attempt(s), the last: "
-                        f"{failure.error})", gym=request.gym, url=request.url,
-                    ) from failure.__cause__
+            delay, left = next_attempt(failure, request, attempt, self.retry)
+            if left is not None:
                 timeout = aiohttp.ClientTimeout(total=left,
                                                 sock_connect=min(request.connect_timeout, left))
-            log.debug("retrying %s %s after: %s", request.method, redact_url(request.url),
-                      failure.error)
             await asyncio.sleep(delay)
 
     async def aclose(self) -> None:
