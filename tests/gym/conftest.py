@@ -18,6 +18,7 @@ from mcp.shared.message import ServerMessageMetadata
 from pydantic import BaseModel
 
 from eog_core import Task, load_task
+from eog_core.gym import AiohttpTransport, LeanTransport
 from eog_core.local import LocalGym, demo_paths
 
 
@@ -26,6 +27,17 @@ async def eventually(condition: Callable[[], bool], limit: float = 10.0) -> None
     async with asyncio.timeout(limit):
         while not condition():  # noqa: ASYNC110 - bounded by the timeout above
             await asyncio.sleep(0.005)
+
+
+TransportClass = type[AiohttpTransport] | type[LeanTransport]
+TRANSPORTS: dict[str, TransportClass] = {
+    "aiohttp": AiohttpTransport, "lean": LeanTransport}
+
+
+@pytest.fixture(params=sorted(TRANSPORTS))
+def transport_class(request: pytest.FixtureRequest) -> TransportClass:
+    """Both client transports: a test using this runs once with each."""
+    return TRANSPORTS[request.param]
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ from eog_core.gym import (
     connection_pool,
 )
 
-from .conftest import free_port
+from .conftest import TransportClass, free_port
 from .fake_gym import FakeGym, running
 
 FAST_RETRY = RetryPolicy(attempts=3, initial_delay=0.0, max_delay=0.0)
@@ -40,8 +40,8 @@ async def gym() -> AsyncIterator[FakeGym]:
 
 
 @pytest.fixture
-async def client(gym: FakeGym) -> AsyncIterator[GymClient]:
-    transport = AiohttpTransport(retry=FAST_RETRY)
+async def client(gym: FakeGym, transport_class: TransportClass) -> AsyncIterator[GymClient]:
+    transport = transport_class(retry=FAST_RETRY)
     async with GymClient(gym.url, name="fake", transport=transport) as gym_client:
         yield gym_client
     await transport.aclose()

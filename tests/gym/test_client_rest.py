@@ -23,6 +23,7 @@ from eog_core.gym._transport import lease_pool, release_pool
 from eog_core.local import LocalGym, ToolContext
 from eog_core.verify._outcome import SqlOutcome
 
+from .conftest import TransportClass
 from .fake_gym import FakeGym, running
 
 SEED = "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT);\nINSERT INTO notes VALUES (1, 'a');"
@@ -54,8 +55,9 @@ async def local_gym(request: pytest.FixtureRequest) -> AsyncIterator[LocalGym]:
 
 
 @pytest.fixture
-async def client(local_gym: LocalGym) -> AsyncIterator[GymClient]:
-    transport = AiohttpTransport(retry=RetryPolicy(initial_delay=0.0, max_delay=0.0))
+async def client(local_gym: LocalGym, transport_class: TransportClass) -> AsyncIterator[GymClient]:
+    transport = transport_class(
+        retry=RetryPolicy(initial_delay=0.0, max_delay=0.0))
     async with GymClient(local_gym.url, name="local", transport=transport) as gym_client:
         yield gym_client
     await transport.aclose()
