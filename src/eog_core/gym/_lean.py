@@ -315,34 +315,41 @@ async def _next_chunk(conn: _Connection) -> bytes:
     return chunk
 
 
+_NAMES: dict[str, str] = {}
+"""Header names seen in answers -> their lower-cased form (checked once: a token)."""
+
+
 def _parse_head(head: bytes) -> tuple[int, bool, _Headers]:
     """Status, whether HTTP/1.1, and the headers of an answer's head (without the blank line)."""
-    try:
-        text = head.decode("latin-1")
-    except UnicodeDecodeError as exc:  # pragma: no cover - latin-1 decodes every byte
-        raise _Malformed(str(exc)) from exc
+    text = head.decode("latin-1")  # every byte decodes: the checks below are on the text
     status_line, _, rest = text.partition("\r\n")
-    version, _, after = status_line.partition(" ")
-    code = after[:3]
-    if version not in ("HTTP/1.1", "HTTP/1.0") or len(code) != 3 or not code.isdigit() \
-            or after[3:4] not in ("", " "):
+    version = status_line[:9]
+    if version not in ("HTTP/1.1 ", "HTTP/1.0 ") or not status_line[9:12].isdigit() \
+            or status_line[12:13] not in ("", " "):
         raise _Malformed(f"a malformed status line {status_line[:80]!r}")
-    headers = _Headers()
+    fields: dict[str, str] = {}
     if rest:
+        lines = rest.count("\r\n")  # no bare CR or LF, no NUL: every line ends in CRLF
+        if rest.count("\r") != lines or rest.count("\n") != lines or "\x00" in rest:
+            raise _Malformed("a bare CR, LF or NUL in the answer's headers")
         for line in rest.split("\r\n"):
             name, colon, value = line.partition(":")
-            if not colon or not name or name[-1] in " \t" or name[0] in " \t" or "\n" in line \
-                    or "\r" in line or "\x00" in line:
-                raise _Malformed(f"a malformed header line {line[:80]!r}")
-            name = name.lower()
+            key = _NAMES.get(name)
+            if key is None or not colon:
+                if not colon or not name or not set(name) <= _TOKEN:  # also folded lines
+                    raise _Malformed(f"a malformed header line {line[:80]!r}")
+                key = name.lower()
+                if len(_NAMES) < 1024:
+                    _NAMES[name] = key
             value = value.strip(" \t")
-            if name in headers:
-                if name == "content-length" and dict.__getitem__(headers, name) != value:
-                    raise _Malformed("two different Content-Length headers")
-                if name != "content-length":
-                    value = f"{dict.__getitem__(headers, name)}, {value}"
-            dict.__setitem__(headers, name, value)
-    return int(code), version == "HTTP/1.1", headers
+            if key in fields:
+                if key == "content-length":
+                    if fields[key] != value:
+                        raise _Malformed("two different Content-Length headers")
+                    continue
+                value = f"{fields[key]}, {value}"
+            fields[key] = value
+    return int(status_line[9:12]), version == "HTTP/1.1 ", _Headers(fields)
 
 
 def _framing(status: int, method: str, headers: _Headers) -> _Framing:
