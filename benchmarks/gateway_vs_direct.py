@@ -7,7 +7,9 @@ each run in their own process, as an agent harness would use them; this
 process is the agent. Each round runs both paths back to back (order
 alternating), so a pair shares the machine's load:
 
-- ``direct``: ``TaskSession.call_tool`` on a session seeded in this process;
+- ``direct``: ``TaskSession.call_tool`` on a session seeded in this process (its default
+  transport, pooled aiohttp; ``--direct-transport lean``: ``LeanTransport``, as the
+  gateway's own sessions send);
 - ``gateway``: the same call as MCP ``tools/call`` over pooled aiohttp to the
   rollout's gateway endpoint (a lean client, so the figure is the gateway's
   cost, not an SDK's), which routes it through its own ``TaskSession``.
@@ -42,7 +44,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_gym_client import wait_for_port  # noqa: E402
 from eog_core import load_task  # noqa: E402
-from eog_core.gym import GymDirectory, Janitor, TaskSession  # noqa: E402
+from eog_core.gym import GymDirectory, Janitor, LeanTransport, TaskSession  # noqa: E402
 from eog_core.local import DEMO_SERVER_NAME, demo_paths  # noqa: E402
 
 ACCEPT = "application/json, text/event-stream"
@@ -161,15 +163,17 @@ async def _throughput(calls: list[Call], total: int) -> float:
 
 
 async def measure(gym_url: str, control: str, rounds: int, calls: int,
-                  pids: dict[str, int]) -> dict[str, Any]:
+                  pids: dict[str, int], direct_transport: str = "aiohttp") -> dict[str, Any]:
     task = load_task(demo_paths().task)
     directory = GymDirectory({DEMO_SERVER_NAME: gym_url})
     janitor = Janitor()
+    transport = LeanTransport() if direct_transport == "lean" else None
     rows: list[dict[str, float]] = []
     async with directory, janitor, aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=0)) as http:
         sessions = [await TaskSession.start(task, directory=directory,
-                                            seed_root=demo_paths().directory, janitor=janitor)
+                                            seed_root=demo_paths().directory, janitor=janitor,
+                                            transport=transport)
                     for _ in range(16)]
         agents = [GatewayAgent(http, control) for _ in range(16)]
         for agent in agents:
@@ -220,6 +224,8 @@ async def measure(gym_url: str, control: str, rounds: int, calls: int,
             await session.aclose()
         for agent in agents:
             await agent.abandon()
+    if transport is not None:
+        await transport.aclose()
     med = {key: statistics.median(r[key] for r in rows) for key in rows[0]}
     for name in ("direct", "gateway"):
         parts = {k.rsplit("_", 1)[1]: v for k, v in med.items() if k.startswith(f"{name}_cpu_us_")}
@@ -256,6 +262,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--calls", type=int, default=200, help="calls per latency sample")
     parser.add_argument("--idle", type=int, default=1000, help="idle rollouts held for the memory figure")
+    parser.add_argument("--direct-transport", choices=("aiohttp", "lean"), default="aiohttp",
+                        help="what the direct sessions send with: TaskSession's default (the "
+                             "issue's comparison) or LeanTransport, the gateway's own")
     args = parser.parse_args()
     gym, gym_url = spawn_gym()
     processes = [gym]
@@ -265,7 +274,8 @@ def main() -> None:
                                              repeats=16 * (args.rounds + 1))
             processes.append(gateway)
             figures = asyncio.run(measure(gym_url, control, args.rounds, args.calls,
-                                          {"gym": gym.pid, "gateway": gateway.pid}))
+                                          {"gym": gym.pid, "gateway": gateway.pid},
+                                          args.direct_transport))
             print(f"\nmedian over {args.rounds} rounds: c=1 direct {figures['direct_ms']:.3f} ms, "
                   f"gateway {figures['gateway_ms']:.3f} ms, extra {figures['extra_ms']:+.3f} ms "
                   f"(target <= +1 ms); c=16 direct {figures['direct_per_s']:.0f}/s, gateway "

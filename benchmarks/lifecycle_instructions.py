@@ -11,7 +11,9 @@ client process under ``valgrind --tool=callgrind --instr-atstart=no``:
   the same 8 requests per lifecycle, no checks beyond decoding the answers);
 - ``gym_client``: the same 8 requests through ``GymClient`` (shared MCP session);
 - ``session``: ``TaskSession`` through a ``GymDirectory`` held open (seed, one
-  ``call_tool``, ``verify`` with 5 ``database_state`` verifiers, STRICT, close).
+  ``call_tool``, ``verify`` with 5 ``database_state`` verifiers, STRICT, close);
+- ``session_lean``: the same sessions sending with ``LeanTransport`` (the gateway's
+  transport to its gyms) instead of pooled aiohttp.
 
 Start-up, imports, connections and the warm-up run uninstrumented. The client
 then asks callgrind (client requests, through a 10-line C helper built with
@@ -52,11 +54,18 @@ from tests.gym.lifecycle_task import QUERIES, TOOL, five_verifier_task  # noqa: 
 
 from bench_gym_client import wait_for_port  # noqa: E402
 from eog_core import STRICT, Task  # noqa: E402
-from eog_core.gym import GymClient, GymDirectory, TaskSession, _transport, new_database_id  # noqa: E402
+from eog_core.gym import (  # noqa: E402
+    GymClient,
+    GymDirectory,
+    LeanTransport,
+    TaskSession,
+    _transport,
+    new_database_id,
+)
 from eog_core.local import DEMO_SERVER_NAME, read_demo_seed  # noqa: E402
 from lifecycle_vs_floor import Floor, Ours, free_port  # noqa: E402
 
-KINDS = ("floor", "gym_client", "session")
+KINDS = ("floor", "gym_client", "session", "session_lean")
 WARM_UP = 24
 KEEPALIVE = 600.0
 """Seconds a pooled connection may idle, for both clients. Under callgrind a client runs
@@ -176,9 +185,12 @@ class SessionClient:
         await self.ours.close()
 
     async def lifecycle(self, mark: Mark = _unmarked) -> None:
+        await self._lifecycle(mark, None)
+
+    async def _lifecycle(self, mark: Mark, transport: LeanTransport | None) -> None:
         ours = self.ours
         start = TaskSession.start(self.task, directory=ours.directory, seed_sql=ours.seed,
-                                  janitor=ours.janitor)
+                                  janitor=ours.janitor, transport=transport)
         mark(0)
         session = await start.__aenter__()  # as ``async with`` (lifecycle_vs_floor), marked
         try:
@@ -201,6 +213,27 @@ class SessionClient:
     def clear(self) -> None:
         if self.session is not None:
             self.session.trajectory.clear()
+
+
+class LeanSessionClient(SessionClient):
+    """``SessionClient`` whose sessions send with :class:`LeanTransport` (the gateway's)."""
+
+    def __init__(self, url: str, task: Task, seed: str) -> None:
+        super().__init__(url, task, seed)
+        self.transport = LeanTransport(keepalive=KEEPALIVE)
+
+    async def open(self) -> None:
+        await self.ours.open()
+        self.session = await self.stack.enter_async_context(TaskSession.start(
+            self.task, directory=self.ours.directory, seed_sql={DEMO_SERVER_NAME: self.seed},
+            transport=self.transport))
+
+    async def close(self) -> None:
+        await super().close()
+        await self.transport.aclose()
+
+    async def lifecycle(self, mark: Mark = _unmarked) -> None:
+        await self._lifecycle(mark, self.transport)
 
 
 async def run_phases(client: FloorClient | GymClientClient | SessionClient, callgrind: Any,
@@ -227,8 +260,8 @@ async def run_client(url: str, kind: str, lifecycles: int, calls: int, helper: s
         raise SystemExit("lifecycle_instructions: the client must run under valgrind")
     _transport._KEEPALIVE_SECONDS = KEEPALIVE  # before the pool is made (at first use)
     task, seed = five_verifier_task(), read_demo_seed()
-    client = {"floor": FloorClient, "gym_client": GymClientClient,
-              "session": SessionClient}[kind](url, task, seed)
+    client = {"floor": FloorClient, "gym_client": GymClientClient, "session": SessionClient,
+              "session_lean": LeanSessionClient}[kind](url, task, seed)
     await client.open()
     try:
         for _ in range(WARM_UP):

@@ -7,11 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import attrs
 import pytest
 
 import eog_core
 from eog_core.errors import UsageError
 from eog_core.gateway import Gateway
+from eog_core.gym import HttpRequest, HttpResponse, LeanTransport
 from eog_core.local import LocalGym, read_demo_seed
 from tests.gateway.conftest import Records, make_gateway
 
@@ -429,3 +431,46 @@ async def test_a_control_token_keeps_agents_off_the_control_api(
     with pytest.raises(UsageError, match="must differ"):
         await make_gateway(gym, tmp_path / "out", token="same", control_token="same").start()
     assert gym.database_ids() == []
+
+
+async def test_the_gym_hop_uses_the_gateway_s_transport_or_the_caller_s(
+        tmp_path: Path, gym: LocalGym, http: aiohttp.ClientSession) -> None:
+    """By default a LeanTransport of the gateway's own, closed with it; a caller's transport
+    is used for every request to the gym and left open."""
+    own = make_gateway(gym, tmp_path / "own")
+    async with own:
+        made = own._own_transport
+        assert isinstance(made, LeanTransport)
+        rollout = await open_rollout(http, own)
+        session_id = await initialize(http, rollout["mcp_url"])
+        _, body = await rpc(http, rollout["mcp_url"], session_id,
+                            call("find_account", {"name": "Harbor Lane"}))
+        assert body["result"]["isError"] is False
+        assert made._idle  # the call's connection waits for the next one
+    assert own._own_transport is None and made._closed and not made._idle
+
+    seen: list[str] = []
+
+    @attrs.define
+    class Counting:
+        inner: LeanTransport = attrs.Factory(LeanTransport)
+
+        async def send(self, request: HttpRequest) -> HttpResponse:
+            seen.append(f"{request.method} {request.url.rsplit('/', 1)[-1]}")
+            return await self.inner.send(request)
+
+        async def aclose(self) -> None:
+            await self.inner.aclose()
+
+    theirs = Counting()
+    async with make_gateway(gym, tmp_path / "theirs", transport=theirs) as gateway:
+        assert gateway._own_transport is None
+        rollout = await open_rollout(http, gateway)
+        session_id = await initialize(http, rollout["mcp_url"])
+        await rpc(http, rollout["mcp_url"], session_id, call("find_account", {"name": "Harbor"}))
+        async with http.delete(f"{gateway.url}/rollouts/{rollout['rollout_id']}") as response:
+            assert response.status == 200
+    assert "POST seed-database" in seen and "POST mcp" in seen and "DELETE delete-database" in seen
+    assert not theirs.inner._closed
+    assert gym.database_ids() == []
+    await theirs.aclose()

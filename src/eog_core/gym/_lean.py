@@ -389,6 +389,8 @@ class LeanTransport:
 
     retry: RetryPolicy = attrs.field(factory=lambda: _DEFAULT_RETRY)
     ssl_context: ssl.SSLContext | None = attrs.field(default=None, repr=False)
+    keepalive: float = _KEEPALIVE_SECONDS
+    """Seconds an idle connection is reused (below the gym server's own keep-alive)."""
     _idle: dict[tuple[str, str, int], list[_Connection]] = attrs.field(
         factory=dict, init=False, repr=False)
     _open: set[_Connection] = attrs.field(factory=set, init=False, repr=False)
@@ -512,7 +514,7 @@ class LeanTransport:
         stack = self._idle.get(key)
         while stack:
             conn = stack.pop()
-            if conn.usable() and not conn.buffer and now - conn.idle_since < _KEEPALIVE_SECONDS:
+            if conn.usable() and not conn.buffer and now - conn.idle_since < self.keepalive:
                 return conn
             conn.close()
             self._open.discard(conn)
