@@ -54,6 +54,7 @@ class Scripted:
     scripts: list[list[bytes | str]] = attrs.Factory(list)
     requests: list[bytes] = attrs.Factory(list)
     connections: int = 0
+    live: int = 0
     port: int = 0
 
     def url(self, path: str = "/mcp") -> str:
@@ -61,6 +62,7 @@ class Scripted:
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
+        self.live += 1
         try:
             while True:
                 try:
@@ -83,6 +85,7 @@ class Scripted:
                     await writer.drain()
                     await asyncio.sleep(0.002)  # a separate read on the client's side
         finally:
+            self.live -= 1
             writer.close()
 
 
@@ -243,8 +246,12 @@ async def test_an_error_status_is_typed_and_transient_ones_retried(
     (b"HTTP/1.1 200 OK\r\nNo-Colon-Here\r\nContent-Length: 2\r\n\r\n{}", "header line"),
     (b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 2\r\n\r\n{}", "compressed"),
     (b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * 70_000 + b"\r\n\r\n", "larger than 64 KiB"),
+    (b"HTTP/1.1 2\xb20 OK\r\nContent-Length: 2\r\n\r\n{}", "status line"),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: \xb2\r\n\r\n{}", "Content-Length"),
+    (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n", "Switching Protocols"),
 ], ids=["version", "code", "cl-and-te", "two-lengths", "signed-length", "coding", "0x-size",
-        "no-crlf", "folded", "no-colon", "gzip", "huge-head"])
+        "no-crlf", "folded", "no-colon", "gzip", "huge-head", "superscript-code",
+        "superscript-length", "upgrade"])
 async def test_malformed_answers_are_protocol_errors_and_not_resent(
     server: Scripted, lean: LeanTransport, answer: bytes, why: str
 ) -> None:
@@ -298,7 +305,7 @@ async def test_a_dead_port_is_unreachable_and_a_bad_url_refused(lean: LeanTransp
         await lean.send(post(url))
     assert (caught.value.gym, caught.value.url) == ("scripted", url)
     for bad in ("ftp://127.0.0.1/x", "http://user:pw@127.0.0.1:1/x", "http:///nohost",
-                "http://127.0.0.1:1/a b"):
+                "http://127.0.0.1:1/a b", f"http://{'a' * 64}.example/x"):
         with pytest.raises(GymUnreachableError, match="invalid URL"):
             await lean.send(post(bad))
 
@@ -309,12 +316,14 @@ async def test_a_dead_port_is_unreachable_and_a_bad_url_refused(lean: LeanTransp
     ({"X-Bad Name": "1"}, "not an HTTP token"),
     ({"Content-Length": "5"}, "set by the transport"),
     ({"Host": "elsewhere"}, "set by the transport"),
+    ({"X-Method": "ok"}, "upper-case token"),  # with the method below
 ])
 async def test_headers_that_would_break_framing_are_refused_before_connecting(
     server: Scripted, lean: LeanTransport, headers: dict[str, str], why: str
 ) -> None:
+    method = "head" if "Method" in next(iter(headers)) else "POST"
     with pytest.raises(RequestError, match=why):
-        await lean.send(HttpRequest(method="POST", url=server.url(), headers=headers, json={}))
+        await lean.send(HttpRequest(method=method, url=server.url(), headers=headers, json={}))
     await asyncio.sleep(0.01)
     assert (server.connections, server.requests) == (0, [])
 
@@ -341,6 +350,37 @@ async def test_close_ends_requests_in_flight_and_refuses_new_ones(server: Script
         await transport.send(post(server.url()))
 
 
+async def test_close_during_a_retry_s_backoff_sends_nothing_more(server: Scripted) -> None:
+    transport = LeanTransport(retry=RetryPolicy(attempts=3, initial_delay=0.5, max_delay=0.5))
+    server.scripts = [[CLOSE]]  # the connection drops unanswered: an idempotent request waits
+    flight = asyncio.ensure_future(transport.send(post(server.url(), idempotent=True)))
+    await eventually(lambda: len(server.requests) == 1 and server.live == 0)
+    await transport.aclose()
+    with pytest.raises(ClosedError):
+        await flight
+    await asyncio.sleep(0.6)
+    assert len(server.requests) == 1
+
+
+async def test_close_cuts_an_answer_read_until_the_end_of_its_connection(server: Scripted) -> None:
+    transport = LeanTransport(retry=FAST)
+    server.scripts = [[b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nhalf", HANG]]
+    flight = asyncio.ensure_future(transport.send(post(server.url())))
+    await eventually(lambda: len(server.requests) == 1)
+    await asyncio.sleep(0.05)
+    await transport.aclose()
+    with pytest.raises(ClosedError):
+        await flight  # not "half" as a whole answer
+
+
+async def test_a_caller_s_user_agent_replaces_ours(server: Scripted, lean: LeanTransport) -> None:
+    await lean.send(HttpRequest(method="GET", url=server.url("/health"),
+                                headers={"user-agent": "harness/1"}))
+    lines = server.requests[0].split(b"\r\n")
+    assert [line for line in lines if line.lower().startswith(b"user-agent")] == [
+        b"user-agent: harness/1"]
+
+
 async def test_a_cancelled_request_drops_its_connection(server: Scripted, lean: LeanTransport) -> None:
     server.scripts = [[HANG]]
     flight = asyncio.ensure_future(lean.send(post(server.url())))
@@ -363,6 +403,17 @@ async def test_a_second_event_loop_gets_fresh_connections() -> None:
     assert await asyncio.to_thread(asyncio.run, one_call()) == 200
     assert await asyncio.to_thread(asyncio.run, one_call()) == 200
     await transport.aclose()
+
+
+async def test_the_end_of_an_event_loop_closes_its_idle_connections(server: Scripted) -> None:
+    transport = LeanTransport(retry=FAST)
+
+    async def one_call() -> Any:
+        return (await transport.send(post(server.url()))).body
+
+    assert await asyncio.to_thread(asyncio.run, one_call()) == {"ok": True}
+    await eventually(lambda: server.live == 0)  # asyncio.run ended: its socket was closed
+    assert server.connections == 1
 
 
 # -- whole MCP exchanges against real servers ---------------------------------------------------

@@ -22,9 +22,11 @@ coding other than ``chunked`` or a malformed chunk size is a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import ssl
 import time
+from collections.abc import AsyncGenerator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -64,7 +66,7 @@ _SMALL_BODY = 64 * 1024
 """Bodies up to this size are joined to the head and sent in one write."""
 _NO_BODY_STATUSES = frozenset({204, 304})
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
-_USER_AGENT = f"eog-core/{__version__}"
+_AGENT_LINE = f"User-Agent: eog-core/{__version__}\r\n"
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 
 
@@ -99,6 +101,10 @@ def _target(url: str) -> _Target:
     host = parts.hostname
     if not host:
         raise ValueError(f"{url!r}: no host")
+    try:
+        host.encode("idna")
+    except UnicodeError as exc:
+        raise ValueError(f"{url!r}: the host cannot be encoded ({exc})") from None
     port = parts.port or (443 if scheme == "https" else 80)
     default = port == (443 if scheme == "https" else 80)
     shown = f"[{host}]" if ":" in host else host
@@ -134,14 +140,26 @@ def _check_name(name: str) -> None:
         raise RequestError(f"header name {name!r} is not an HTTP token")
     if name.lower() in _OURS:
         raise RequestError(f"header {name!r} is set by the transport, not by the caller")
+    if name.lower() == "user-agent" and len(_AGENT_NAMES) < 64:
+        _AGENT_NAMES.add(name)
     if len(_CHECKED_NAMES) < 1024:
         _CHECKED_NAMES.add(name)
+
+
+_METHODS = {"GET", "POST", "DELETE", "HEAD", "PUT", "PATCH", "OPTIONS"}
+_AGENT_NAMES: set[str] = set()
+"""The spellings of ``User-Agent`` callers have set (then ours is not added)."""
 
 
 def _encode_head(request: HttpRequest, target: _Target, body: bytes | None) -> bytes:
     """The request line and headers, ending in the blank line; :class:`RequestError` when a
     header would break the framing (a CR or LF in a value, a name that is not a token)."""
-    headers = request.headers
+    method, headers = request.method, request.headers
+    if method not in _METHODS:
+        if not method or not set(method) <= _TOKEN or method != method.upper():
+            raise RequestError(f"HTTP method {method[:40]!r} is not an upper-case token")
+        if len(_METHODS) < 64:
+            _METHODS.add(method)
     for name in headers:
         if name not in _CHECKED_NAMES:
             _check_name(name)
@@ -154,14 +172,16 @@ def _encode_head(request: HttpRequest, target: _Target, body: bytes | None) -> b
         framing = "Content-Length: 0\r\n"
     else:
         framing = ""
-    return (f"{request.method} {target.path} HTTP/1.1\r\nHost: {target.host_header}\r\n"
-            f"User-Agent: {_USER_AGENT}\r\n{block}{framing}\r\n").encode()
+    agent = "" if _AGENT_NAMES and not _AGENT_NAMES.isdisjoint(headers) else _AGENT_LINE
+    return (f"{method} {target.path} HTTP/1.1\r\nHost: {target.host_header}\r\n"
+            f"{agent}{block}{framing}\r\n").encode()
 
 
 class _Connection(asyncio.Protocol):
     """One keep-alive connection: what arrived waits in ``buffer`` until read."""
 
-    __slots__ = ("buffer", "ended", "error", "expired", "idle_since", "transport", "waiter")
+    __slots__ = ("buffer", "dropped", "ended", "error", "expired", "idle_since", "transport",
+                 "waiter")
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
@@ -169,6 +189,7 @@ class _Connection(asyncio.Protocol):
         self.waiter: asyncio.Future[None] | None = None
         self.ended = False
         self.expired = False
+        self.dropped = False
         self.error: BaseException | None = None
         self.idle_since = 0.0
 
@@ -196,14 +217,16 @@ class _Connection(asyncio.Protocol):
         connection closes (an answer half read cannot be reused)."""
         self.expired = True
         self.close()
-        self._wake()
 
     def close(self) -> None:
+        """Drop the connection from our side; a reader waiting on it wakes to :class:`_Lost`
+        (at once: a TLS connection's ``connection_lost`` may come only after its shutdown)."""
         transport = self.transport
         if transport is not None:
             self.transport = None
-            self.ended = True
+            self.ended = self.dropped = True
             transport.close()
+            self._wake()
 
     def usable(self) -> bool:
         transport = self.transport
@@ -276,8 +299,8 @@ class _Body:
             try:
                 await conn.more()
             except _Lost:
-                if conn.expired:
-                    raise
+                if conn.expired or conn.dropped or conn.error is not None:
+                    raise  # timed out, closed by us, or reset: not the body's end
                 self.done = True
                 raise StopAsyncIteration from None
         piece = bytes(buffer)
@@ -324,8 +347,9 @@ def _parse_head(head: bytes) -> tuple[int, bool, _Headers]:
     text = head.decode("latin-1")  # every byte decodes: the checks below are on the text
     status_line, _, rest = text.partition("\r\n")
     version = status_line[:9]
-    if version not in ("HTTP/1.1 ", "HTTP/1.0 ") or not status_line[9:12].isdigit() \
-            or status_line[12:13] not in ("", " "):
+    code = status_line[9:12]
+    if version not in ("HTTP/1.1 ", "HTTP/1.0 ") or not (code.isascii() and code.isdigit()) \
+            or len(code) != 3 or status_line[12:13] not in ("", " "):
         raise _Malformed(f"a malformed status line {status_line[:80]!r}")
     fields: dict[str, str] = {}
     if rest:
@@ -349,7 +373,7 @@ def _parse_head(head: bytes) -> tuple[int, bool, _Headers]:
                     continue
                 value = f"{fields[key]}, {value}"
             fields[key] = value
-    return int(status_line[9:12]), version == "HTTP/1.1 ", _Headers(fields)
+    return int(code), version == "HTTP/1.1 ", _Headers(fields)
 
 
 def _framing(status: int, method: str, headers: _Headers) -> _Framing:
@@ -364,7 +388,7 @@ def _framing(status: int, method: str, headers: _Headers) -> _Framing:
             raise _Malformed(f"the transfer coding {coding!r} (only chunked is read)")
         return _Framing(chunked=True, length=None)
     if length is not None:
-        if not length.isdigit() or len(length) > 18:
+        if not (length.isascii() and length.isdigit()) or len(length) > 18:
             raise _Malformed(f"a malformed Content-Length {length[:40]!r}")
         return _Framing(chunked=False, length=int(length))
     return _Framing(chunked=False, length=None)
@@ -397,6 +421,7 @@ class LeanTransport:
     _slots: asyncio.Semaphore | None = attrs.field(default=None, init=False, repr=False)
     _loop: asyncio.AbstractEventLoop | None = attrs.field(default=None, init=False, repr=False)
     _closed: bool = attrs.field(default=False, init=False, repr=False)
+    _keeper: AsyncGenerator[None, None] | None = attrs.field(default=None, init=False, repr=False)
 
     async def send(self, request: HttpRequest) -> HttpResponse:
         if self._closed:
@@ -429,29 +454,41 @@ class LeanTransport:
     async def aclose(self) -> None:
         """Close every connection (requests in flight fail with :class:`ClosedError`)."""
         self._closed = True
-        idle, self._idle = self._idle, {}
-        for connections in idle.values():
-            for conn in connections:
-                conn.close()
-        for conn in list(self._open):
-            conn.close()
-        self._open.clear()
+        self._drop_connections()
+        keeper, self._keeper = self._keeper, None
+        if keeper is not None:
+            await keeper.aclose()
         await asyncio.sleep(0)  # the transports' connection_lost callbacks run
 
     # -- one attempt ---------------------------------------------------------------------------
 
-    def _adopt(self, loop: asyncio.AbstractEventLoop) -> None:
-        for connections in self._idle.values():
-            for conn in connections:
-                if conn.transport is not None:
-                    try:
-                        conn.close()
-                    except RuntimeError:  # the other loop is closed: its sockets went with it
-                        conn.transport = None
-        self._idle.clear()
+    def _drop_connections(self) -> None:
+        idle, self._idle = self._idle, {}
+        for conn in [c for stack in idle.values() for c in stack] + list(self._open):
+            try:
+                conn.close()
+            except RuntimeError:  # its event loop is closed (not by asyncio.run): nothing runs it
+                conn.transport = None
         self._open.clear()
+
+    def _adopt(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Start using ``loop``: the connections of the loop before are let go (``asyncio.run``
+        closed them as it ended, through the keeper), and this loop gets a keeper of its own."""
+        self._drop_connections()
         self._loop = loop
         self._slots = asyncio.Semaphore(_LIMIT)
+        keeper = self._keeper = self._keep()
+        with contextlib.suppress(StopIteration):  # run it to its yield: the loop now tracks it
+            keeper.asend(None).send(None)
+
+    async def _keep(self) -> AsyncGenerator[None, None]:
+        """Parked at its ``yield`` while a loop uses this transport. The event loop closes
+        async generators at shutdown (``asyncio.run`` does), and the connections close on
+        that loop instead of leaking their sockets (as the aiohttp pool's ``_keep``)."""
+        try:
+            yield
+        finally:
+            self._drop_connections()
 
     async def _attempt(self, loop: asyncio.AbstractEventLoop, target: _Target, head: bytes,
                        body: bytes | None, request: HttpRequest, budget: float) -> HttpResponse:
@@ -470,6 +507,8 @@ class LeanTransport:
         else:
             await slots.acquire()
         try:
+            if self._closed:  # closed during a retry's backoff or the wait for a slot
+                raise ClosedError(f"the transport was closed ({request.method} {request.url})")
             conn = self._pooled(target.key, time.monotonic())
             if conn is None:
                 left = budget - (loop.time() - started)
@@ -537,7 +576,9 @@ class LeanTransport:
                        request: HttpRequest, limit: float) -> _Connection:
         context: ssl.SSLContext | None = None
         if target.tls:
-            context = self.ssl_context or ssl.create_default_context()
+            if self.ssl_context is None:  # made once: it loads the system's trust store
+                self.ssl_context = ssl.create_default_context()
+            context = self.ssl_context
         try:
             async with asyncio.timeout(max(limit, 0.0)):
                 _, conn = await loop.create_connection(
@@ -551,6 +592,12 @@ class LeanTransport:
             failure = Failed(GymUnreachableError(f"cannot connect: {exc}", gym=request.gym,
                                                  url=request.url), sent=False, transient=True)
             raise failure from exc
+        except ValueError as exc:  # UnicodeError included: an address the resolver refuses
+            raise Failed(GymUnreachableError(f"cannot connect: {exc}", gym=request.gym,
+                                             url=request.url), sent=False, transient=False) from exc
+        if self._closed:  # closed while connecting: nothing is sent on a closed transport
+            conn.close()
+            raise ClosedError(f"the transport was closed ({request.method} {request.url})")
         self._open.add(conn)
         return conn
 
@@ -566,6 +613,8 @@ class LeanTransport:
                 raise _Malformed("an answer head larger than 64 KiB")
             status, http11, headers = _parse_head(bytes(buffer[:end]))
             del buffer[:end + 4]
+            if status == 101:
+                raise _Malformed("101 Switching Protocols, though no upgrade was asked for")
             if not 100 <= status < 200:
                 break  # interim answers (100 Continue, 103 Early Hints) are skipped
         encoding = dict.get(headers, "content-encoding")
