@@ -25,14 +25,17 @@ def interpreter(version: str) -> str:
     """pyenv's newest ``version`` interpreter by absolute path (pyenv's global may be
     another version, so its shims do not find it), else the name for nox to look up."""
     root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
-    found = sorted(root.glob(f"{version}.*/bin/python{version}"),
-                   key=lambda p: tuple(int(x) for x in p.parts[-3].split(".") if x.isdigit()))
+    found = sorted(
+        root.glob(f"{version}.*/bin/python{version}"),
+        key=lambda p: tuple(int(x) for x in p.parts[-3].split(".") if x.isdigit()),
+    )
     return str(found[-1]) if found else f"python{version}"
 
 
 def adapter_tests(session: nox.Session, name: str) -> None:
-    session.run("python", "-m", "pytest", f"{ADAPTER_TESTS}/{name}", "-p", "no:randomly",
-                *session.posargs)
+    session.run(
+        "python", "-m", "pytest", f"{ADAPTER_TESTS}/{name}", "-p", "no:randomly", *session.posargs
+    )
 
 
 @nox.session
@@ -46,8 +49,17 @@ def tests(session: nox.Session) -> None:
 def properties(session: nox.Session) -> None:
     """The hypothesis property tests with the CI profile (1,000 examples each)."""
     session.install("-e", ".[test]")
-    session.run("python", "-m", "pytest", "-m", "property", "-p", "no:randomly", *session.posargs,
-                env={"HYPOTHESIS_PROFILE": "ci"})
+    session.run(
+        "python",
+        "-m",
+        "pytest",
+        "-m",
+        "property",
+        "-p",
+        "no:randomly",
+        *session.posargs,
+        env={"HYPOTHESIS_PROFILE": "ci"},
+    )
 
 
 @nox.session
@@ -67,8 +79,17 @@ def bench(session: nox.Session) -> None:
     """Throughput benchmarks (pytest-benchmark); never part of the default test run. The report's
     first-paint benchmark uses chromium when it is installed (``nox -s report_browser`` installs it)."""
     session.install("-e", ".[report-browser]")
-    session.run("python", "-m", "pytest", "benchmarks", "-o", "python_files=bench_*.py",
-                "--benchmark-columns=min,median,mean,ops", "--benchmark-sort=name", *session.posargs)
+    session.run(
+        "python",
+        "-m",
+        "pytest",
+        "benchmarks",
+        "-o",
+        "python_files=bench_*.py",
+        "--benchmark-columns=min,median,mean,ops",
+        "--benchmark-sort=name",
+        *session.posargs,
+    )
 
 
 @nox.session
@@ -123,8 +144,16 @@ def model_server(session: nox.Session) -> None:
     session.install("-e", ".[test]")
     session.run("python", "tests_integrations/model_server/provision.py")
     report = Path(session.create_tmp()) / "model-server-report.json"
-    session.run("python", "-m", "pytest", f"{ADAPTER_TESTS}/model_server", "-p", "no:randomly",
-                *session.posargs, env={"EOG_MODEL_SERVER_REPORT": str(report)})
+    session.run(
+        "python",
+        "-m",
+        "pytest",
+        f"{ADAPTER_TESTS}/model_server",
+        "-p",
+        "no:randomly",
+        *session.posargs,
+        env={"EOG_MODEL_SERVER_REPORT": str(report)},
+    )
     if report.exists():
         session.log(f"what the real model did (reported, not asserted): {report.read_text()}")
 
@@ -163,6 +192,8 @@ def gateway_agents(session: nox.Session) -> None:
     ``MCPServerStreamableHttp`` with the scripted model (the gateway itself needs no extra)."""
     session.install("-e", ".[test]", "openai-agents>=0.24")
     adapter_tests(session, "gateway_agents")
+
+
 @nox.session
 def containers(session: nox.Session) -> None:
     """The gym fleet on a real Podman (tests_integrations/containers): installs Podman and
@@ -172,8 +203,22 @@ def containers(session: nox.Session) -> None:
 
     if shutil.which("podman") is None:
         session.run("apt-get", "update", external=True)
-        session.run("apt-get", "install", "-y", "podman", "runc", external=True,
-                    env={"DEBIAN_FRONTEND": "noninteractive"})
+        session.run(
+            "apt-get",
+            "install",
+            "-y",
+            "podman",
+            "runc",
+            external=True,
+            env={"DEBIAN_FRONTEND": "noninteractive"},
+        )
     session.install("-e", ".[test]")
-    session.run("python", "-m", "pytest", "tests_integrations/containers", "-p", "no:randomly",
-                *session.posargs)
+    session.run(
+        "python",
+        "-m",
+        "pytest",
+        "tests_integrations/containers",
+        "-p",
+        "no:randomly",
+        *session.posargs,
+    )

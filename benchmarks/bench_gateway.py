@@ -44,8 +44,9 @@ def servers() -> Iterator[tuple[str, str]]:
                 process.wait(timeout=30)
 
 
-async def _open(stack: AsyncExitStack, path: str, gym_url: str, control: str,
-                workers: int) -> list[Call]:
+async def _open(
+    stack: AsyncExitStack, path: str, gym_url: str, control: str, workers: int
+) -> list[Call]:
     if path == "gateway":
         http = await stack.enter_async_context(aiohttp.ClientSession())
         agents = [GatewayAgent(http, control) for _ in range(workers)]
@@ -58,13 +59,17 @@ async def _open(stack: AsyncExitStack, path: str, gym_url: str, control: str,
     task = load_task(demo_paths().task)
     calls: list[Call] = []
     for _ in range(workers):
-        session = await stack.enter_async_context(TaskSession.start(
-            task, directory=directory, seed_root=demo_paths().directory, janitor=janitor))
+        session = await stack.enter_async_context(
+            TaskSession.start(
+                task, directory=directory, seed_root=demo_paths().directory, janitor=janitor
+            )
+        )
 
         async def call(session: TaskSession = session) -> None:
             result = await session.call_tool(*TOOL)
             assert not result.is_error, result.text
             session.trajectory.clear()
+
         calls.append(call)
     return calls
 
@@ -79,8 +84,9 @@ async def _batch(calls: list[Call]) -> None:
 
 @pytest.mark.parametrize("path", ["direct", "gateway"])
 @pytest.mark.parametrize("concurrency", [1, 16])
-def test_gateway_tool_calls(benchmark: Any, servers: tuple[str, str], path: str,
-                            concurrency: int) -> None:
+def test_gateway_tool_calls(
+    benchmark: Any, servers: tuple[str, str], path: str, concurrency: int
+) -> None:
     gym_url, control = servers
     benchmark.group = f"gateway vs direct: tools/call x{CALLS}, concurrency {concurrency}"
     with asyncio.Runner() as runner:

@@ -93,7 +93,9 @@ def spawn_server(kind: str) -> tuple[subprocess.Popen[bytes], str]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    process = subprocess.Popen([sys.executable, __file__, kind, str(port)], stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, __file__, kind, str(port)], stderr=subprocess.DEVNULL
+    )
     return process, wait_for_port(process, port)
 
 

@@ -30,8 +30,15 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from eog_core.report import write_report  # noqa: E402
 from report_workload import write_workload  # noqa: E402
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +53,9 @@ def page(workload: Path) -> Path:
     return path
 
 
-def test_build_report_of_10000_rollouts(benchmark: BenchmarkFixture, workload: Path, tmp_path: Path) -> None:
+def test_build_report_of_10000_rollouts(
+    benchmark: BenchmarkFixture, workload: Path, tmp_path: Path
+) -> None:
     benchmark.group = "report-10000"
     out = tmp_path / "report.html"
 
@@ -80,8 +89,9 @@ def test_first_paint_in_chromium(benchmark: BenchmarkFixture, page: Path) -> Non
             started = time.perf_counter()
             tab.goto(page.as_uri(), wait_until="load")
             loads.append(time.perf_counter() - started)
-            entries = tab.evaluate("performance.getEntriesByName('first-contentful-paint')"
-                                   ".map(e => e.startTime)")
+            entries = tab.evaluate(
+                "performance.getEntriesByName('first-contentful-paint').map(e => e.startTime)"
+            )
             paints.append(entries[0] / 1000)
             tab.close()
 

@@ -78,16 +78,21 @@ def free_port() -> int:
 
 
 def spawn_model(service_time: float) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen([sys.executable, __file__, "--serve-model", str(service_time)],
-                               stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, __file__, "--serve-model", str(service_time)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert process.stdout is not None
     return process, process.stdout.readline().strip()
 
 
 def spawn_gym() -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "eog_core", "serve-local", "--port", str(port)],
-                               stdout=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "eog_core", "serve-local", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -134,21 +139,27 @@ def breakdown(records: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     return {k: round(v, 1) for k, v in means.items()}
 
 
-async def ours(concurrency: int, tasks: list[Task], gyms: list[str],
-               model_url: str) -> tuple[float, dict[str, float]]:
+async def ours(
+    concurrency: int, tasks: list[Task], gyms: list[str], model_url: str
+) -> tuple[float, dict[str, float]]:
     with tempfile.TemporaryDirectory() as out:
         started = time.perf_counter()
         report = await run_evaluation(
-            tasks, settings(model_url), out, concurrency=concurrency,
+            tasks,
+            settings(model_url),
+            out,
+            concurrency=concurrency,
             directory=GymDirectory({DEMO_SERVER_NAME: gyms}),
-            options=RolloutOptions.build(seed_root=demo_paths().directory))
+            options=RolloutOptions.build(seed_root=demo_paths().directory),
+        )
         wall = time.perf_counter() - started
     assert report.all_evaluated and all(r["success"] for r in report.records), "a rollout failed"
     return wall, breakdown(report.records)
 
 
-async def _post(url: str, body: dict[str, Any], headers: dict[str, str] | None = None,
-                method: str = "POST") -> httpx.Response:
+async def _post(
+    url: str, body: dict[str, Any], headers: dict[str, str] | None = None, method: str = "POST"
+) -> httpx.Response:
     async with httpx.AsyncClient(timeout=60) as http:  # a new client per request, as upstream
         response = await http.request(method, url, json=body, headers={**ACCEPT, **(headers or {})})
         response.raise_for_status()
@@ -157,20 +168,44 @@ async def _post(url: str, body: dict[str, Any], headers: dict[str, str] | None =
 
 async def _per_request_rollout(task: Task, gym: str, client: ModelClient, seed: str) -> None:
     database = f"db_{uuid.uuid4().hex[:12]}"
-    await _post(gym + "/api/seed-database", {"database_id": database, "name": task.task_id or "",
-                                             "description": "", "sql_content": seed})
+    await _post(
+        gym + "/api/seed-database",
+        {
+            "database_id": database,
+            "name": task.task_id or "",
+            "description": "",
+            "sql_content": seed,
+        },
+    )
     try:
-        init = await _post(gym + "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2024-11-05", "capabilities": {"tools": {}},
-            "clientInfo": {"name": "per-request", "version": "1"}}})
+        init = await _post(
+            gym + "/mcp",
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2024-11-05",
+                    "capabilities": {"tools": {}},
+                    "clientInfo": {"name": "per-request", "version": "1"},
+                },
+            },
+        )
         session = {"mcp-session-id": init.headers["mcp-session-id"]}
-        await _post(gym + "/mcp", {"jsonrpc": "2.0", "method": "notifications/initialized",
-                                   "params": {}}, session)
-        listed = await _post(gym + "/mcp", {"jsonrpc": "2.0", "id": 2, "method": "tools/list",
-                                            "params": {}}, session)
+        await _post(
+            gym + "/mcp",
+            {"jsonrpc": "2.0", "method": "notifications/initialized", "params": {}},
+            session,
+        )
+        listed = await _post(
+            gym + "/mcp", {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}, session
+        )
         selected = set(task.selected_tools or ())
-        tools = [ToolSpec.from_mcp(t).to_chat_tool() for t in listed.json()["result"]["tools"]
-                 if not selected or t["name"] in selected]
+        tools = [
+            ToolSpec.from_mcp(t).to_chat_tool()
+            for t in listed.json()["result"]["tools"]
+            if not selected or t["name"] in selected
+        ]
         context = dict(task.gym_servers[0].context)
         call_headers = {**session, "x-database-id": database, **context}
         conversation = client.conversation(task.system_prompt, task.user_prompt, tools)
@@ -180,20 +215,31 @@ async def _per_request_rollout(task: Task, gym: str, client: ModelClient, seed: 
             if not reply.turn.tool_calls:
                 break
             for number, call in enumerate(reply.turn.tool_calls):
-                answer = await _post(gym + "/mcp", {
-                    "jsonrpc": "2.0", "id": 10 * turn + number, "method": "tools/call",
-                    "params": {"name": call.name, "arguments": json.loads(call.arguments)}},
-                    call_headers)
+                answer = await _post(
+                    gym + "/mcp",
+                    {
+                        "jsonrpc": "2.0",
+                        "id": 10 * turn + number,
+                        "method": "tools/call",
+                        "params": {"name": call.name, "arguments": json.loads(call.arguments)},
+                    },
+                    call_headers,
+                )
                 conversation.add_observation(call, json.dumps(answer.json().get("result", {})))
         for verifier in task.verifiers:  # one after another, a new client each
             query = verifier.validation_config.query  # type: ignore[union-attr]
-            await _post(gym + "/api/sql-runner", {"query": query, "database_id": database},
-                        {"x-database-id": database})
+            await _post(
+                gym + "/api/sql-runner",
+                {"query": query, "database_id": database},
+                {"x-database-id": database},
+            )
     finally:
         await _post(gym + "/api/delete-database", {"database_id": database}, method="DELETE")
 
 
-async def per_request(concurrency: int, tasks: list[Task], gyms: list[str], model_url: str) -> float:
+async def per_request(
+    concurrency: int, tasks: list[Task], gyms: list[str], model_url: str
+) -> float:
     seed = read_demo_seed()
     gate = asyncio.Semaphore(concurrency)
 
@@ -215,17 +261,23 @@ async def memory_per_rollout(concurrency: int, gyms: list[str], model_url: str) 
     with tempfile.TemporaryDirectory() as out:
         tracemalloc.start()
         baseline = tracemalloc.get_traced_memory()[0]
-        run = asyncio.ensure_future(run_evaluation(
-            tasks, settings(model_url), out, concurrency=concurrency,
-            directory=GymDirectory({DEMO_SERVER_NAME: gyms}),
-            options=RolloutOptions.build(seed_root=demo_paths().directory)))
+        run = asyncio.ensure_future(
+            run_evaluation(
+                tasks,
+                settings(model_url),
+                out,
+                concurrency=concurrency,
+                directory=GymDirectory({DEMO_SERVER_NAME: gyms}),
+                options=RolloutOptions.build(seed_root=demo_paths().directory),
+            )
+        )
         samples = []
         while not run.done():
             await asyncio.sleep(0.05)
             samples.append(tracemalloc.get_traced_memory()[0])
         await run
         tracemalloc.stop()
-    return (statistics.median(sorted(samples)[len(samples) // 2:]) - baseline) / concurrency
+    return (statistics.median(sorted(samples)[len(samples) // 2 :]) - baseline) / concurrency
 
 
 async def main(args: argparse.Namespace) -> dict[str, Any]:
@@ -233,51 +285,86 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     gym_processes = [spawn_gym() for _ in range(args.gyms)]
     gyms = [url for _, url in gym_processes]
     pids: dict[str, Any] = {"model": model_process.pid, "gyms": [p.pid for p, _ in gym_processes]}
-    results: dict[str, Any] = {"service_time": args.service_time, "turns": TURNS,
-                               "gym_processes": args.gyms, "levels": []}
+    results: dict[str, Any] = {
+        "service_time": args.service_time,
+        "turns": TURNS,
+        "gym_processes": args.gyms,
+        "levels": [],
+    }
     try:
         await ours(4, bench_tasks(8), gyms, model_url)  # warm-up: imports, pools, first seeds
         for concurrency in args.concurrency:
             count = concurrency * args.waves
             ideal = concurrency / (TURNS * args.service_time)
-            level: dict[str, Any] = {"concurrency": concurrency, "rollouts": count,
-                                     "ideal_per_s": ideal, "ours_s": [], "per_request_s": [],
-                                     "client_cpu_ms_per_rollout": [], "gym_cpu_ms_per_rollout": [],
-                                     "model_cpu_ms_per_rollout": [], "load_average": []}
+            level: dict[str, Any] = {
+                "concurrency": concurrency,
+                "rollouts": count,
+                "ideal_per_s": ideal,
+                "ours_s": [],
+                "per_request_s": [],
+                "client_cpu_ms_per_rollout": [],
+                "gym_cpu_ms_per_rollout": [],
+                "model_cpu_ms_per_rollout": [],
+                "load_average": [],
+            }
             for _ in range(args.rounds):
                 cpu, gym_cpu = time.process_time(), sum(map(cpu_seconds, pids["gyms"]))
                 model_cpu = cpu_seconds(pids["model"])
                 wall, parts = await ours(concurrency, bench_tasks(count), gyms, model_url)
                 level["ours_s"].append(wall)
                 level.setdefault("breakdown_ms", []).append(parts)
-                level["client_cpu_ms_per_rollout"].append(1000 * (time.process_time() - cpu) / count)
+                level["client_cpu_ms_per_rollout"].append(
+                    1000 * (time.process_time() - cpu) / count
+                )
                 level["gym_cpu_ms_per_rollout"].append(
-                    1000 * (sum(map(cpu_seconds, pids["gyms"])) - gym_cpu) / count)
+                    1000 * (sum(map(cpu_seconds, pids["gyms"])) - gym_cpu) / count
+                )
                 level["model_cpu_ms_per_rollout"].append(
-                    1000 * (cpu_seconds(pids["model"]) - model_cpu) / count)
+                    1000 * (cpu_seconds(pids["model"]) - model_cpu) / count
+                )
                 level["load_average"].append(os.getloadavg()[0])
                 if not args.skip_per_request:
                     level["per_request_rollouts"] = slow = concurrency * args.per_request_waves
                     level["per_request_s"].append(
-                        await per_request(concurrency, bench_tasks(slow), gyms, model_url))
+                        await per_request(concurrency, bench_tasks(slow), gyms, model_url)
+                    )
             ours_rate = count / statistics.median(level["ours_s"])
             level["ours_per_s"] = ours_rate
             level["ours_of_ideal"] = ours_rate / ideal
-            cpu_per_rollout = sum(statistics.median(level[f"{part}_cpu_ms_per_rollout"])
-                                  for part in ("client", "gym", "model")) / 1000
+            cpu_per_rollout = (
+                sum(
+                    statistics.median(level[f"{part}_cpu_ms_per_rollout"])
+                    for part in ("client", "gym", "model")
+                )
+                / 1000
+            )
             level["cpu_ceiling_per_s_per_core"] = 1 / cpu_per_rollout
             if level["per_request_s"]:
-                level["per_request_per_s"] = (level["per_request_rollouts"]
-                                              / statistics.median(level["per_request_s"]))
+                level["per_request_per_s"] = level["per_request_rollouts"] / statistics.median(
+                    level["per_request_s"]
+                )
                 level["ours_over_per_request"] = ours_rate / level["per_request_per_s"]
             results["levels"].append(level)
-            print(json.dumps({k: v for k, v in level.items() if not isinstance(v, list)}
-                             | {"breakdown_ms": level["breakdown_ms"]}), flush=True)
+            print(
+                json.dumps(
+                    {k: v for k, v in level.items() if not isinstance(v, list)}
+                    | {"breakdown_ms": level["breakdown_ms"]}
+                ),
+                flush=True,
+            )
         if args.memory:
             results["memory_bytes_per_in_flight_rollout"] = await memory_per_rollout(
-                args.memory, gyms, model_url)
-            print(json.dumps({"memory_concurrency": args.memory, "bytes_per_rollout":
-                              results["memory_bytes_per_in_flight_rollout"]}), flush=True)
+                args.memory, gyms, model_url
+            )
+            print(
+                json.dumps(
+                    {
+                        "memory_concurrency": args.memory,
+                        "bytes_per_rollout": results["memory_bytes_per_in_flight_rollout"],
+                    }
+                ),
+                flush=True,
+            )
     finally:
         processes: list[subprocess.Popen[Any]] = [model_process, *(p for p, _ in gym_processes)]
         for process in processes:
@@ -293,10 +380,16 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--service-time", type=float, default=0.1)
     parser.add_argument("--waves", type=int, default=4, help="rollouts per level = C x waves")
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--per-request-waves", type=int, default=1,
-                        help="rollouts of the (slow) per-request loop = C x this")
+    parser.add_argument(
+        "--per-request-waves",
+        type=int,
+        default=1,
+        help="rollouts of the (slow) per-request loop = C x this",
+    )
     parser.add_argument("--gyms", type=int, default=2, help="demo gym processes (replicas)")
-    parser.add_argument("--memory", type=int, default=64, help="concurrency of the memory run (0: skip)")
+    parser.add_argument(
+        "--memory", type=int, default=64, help="concurrency of the memory run (0: skip)"
+    )
     parser.add_argument("--skip-per-request", action="store_true")
     parser.add_argument("--json", type=Path, help="write every figure here")
     return parser.parse_args(argv)

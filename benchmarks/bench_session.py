@@ -57,8 +57,11 @@ def _wait_healthy(url: str, process: subprocess.Popen[bytes]) -> None:
 
 def _spawn_gym() -> tuple[subprocess.Popen[bytes], str]:
     port = _free_port()
-    process = subprocess.Popen([sys.executable, "-m", "eog_core", "serve-local", "--port", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "eog_core", "serve-local", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(url, process)
@@ -85,9 +88,14 @@ class Rollout:
     def __init__(self, url: str) -> None:
         self.loop = asyncio.new_event_loop()
         self.task = five_verifier_task()
-        self.session: TaskSession = self.loop.run_until_complete(TaskSession.start(
-            self.task, directory=GymDirectory({DEMO_SERVER_NAME: url}), seed_root=demo_paths().directory,
-            janitor=Janitor()))
+        self.session: TaskSession = self.loop.run_until_complete(
+            TaskSession.start(
+                self.task,
+                directory=GymDirectory({DEMO_SERVER_NAME: url}),
+                seed_root=demo_paths().directory,
+                janitor=Janitor(),
+            )
+        )
         self.url = url
         self.database_id = self.session.database_ids[DEMO_SERVER_NAME]
 
@@ -126,7 +134,9 @@ def test_verify_five_over_http_raw_floor(benchmark: BenchmarkFixture, rollout: R
     async def floor() -> list[Any]:
         async def one(query: str) -> Any:
             body, headers = _body(rollout.database_id, query)
-            async with session.post(f"{rollout.url}/api/sql-runner", json=body, headers=headers) as answer:
+            async with session.post(
+                f"{rollout.url}/api/sql-runner", json=body, headers=headers
+            ) as answer:
                 return await answer.json()
 
         return await asyncio.gather(*(one(q) for q in QUERIES))
@@ -141,7 +151,9 @@ async def _make_session() -> aiohttp.ClientSession:
     return aiohttp.ClientSession()
 
 
-def test_verify_five_over_http_upstream_pattern(benchmark: BenchmarkFixture, rollout: Rollout) -> None:
+def test_verify_five_over_http_upstream_pattern(
+    benchmark: BenchmarkFixture, rollout: Rollout
+) -> None:
     """Upstream's pattern: a new httpx.AsyncClient per query, one query after another."""
     benchmark.group = "verify-5-over-http"
 
@@ -150,7 +162,9 @@ def test_verify_five_over_http_upstream_pattern(benchmark: BenchmarkFixture, rol
         for query in QUERIES:
             body, headers = _body(rollout.database_id, query)
             async with httpx.AsyncClient(timeout=httpx.Timeout(30.0)) as client:
-                response = await client.post(f"{rollout.url}/api/sql-runner", json=body, headers=headers)
+                response = await client.post(
+                    f"{rollout.url}/api/sql-runner", json=body, headers=headers
+                )
                 response.raise_for_status()
                 answers.append({"success": True, "result": response.json()})
         return answers
@@ -162,9 +176,23 @@ SEED = "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t VALUES (1
 
 
 def two_gym_task(url_a: str, url_b: str) -> Task:
-    return load_task({"user_prompt": "u", "gym_servers_config": [
-        {"mcp_server_name": "gym-a", "mcp_server_url": url_a, "seed_database_file": "a.sql"},
-        {"mcp_server_name": "gym-b", "mcp_server_url": url_b, "seed_database_file": "b.sql"}]})
+    return load_task(
+        {
+            "user_prompt": "u",
+            "gym_servers_config": [
+                {
+                    "mcp_server_name": "gym-a",
+                    "mcp_server_url": url_a,
+                    "seed_database_file": "a.sql",
+                },
+                {
+                    "mcp_server_name": "gym-b",
+                    "mcp_server_url": url_b,
+                    "seed_database_file": "b.sql",
+                },
+            ],
+        }
+    )
 
 
 def test_thousand_open_sessions_memory(benchmark: BenchmarkFixture) -> None:
@@ -182,9 +210,14 @@ def test_thousand_open_sessions_memory(benchmark: BenchmarkFixture) -> None:
             started = time.perf_counter()
             sessions = []
             for batch in range(0, count, 50):
-                sessions += await asyncio.gather(*(TaskSession.start(
-                    task, seed_sql={"gym-a": SEED, "gym-b": SEED}, janitor=janitor)
-                    for _ in range(batch, min(count, batch + 50))))
+                sessions += await asyncio.gather(
+                    *(
+                        TaskSession.start(
+                            task, seed_sql={"gym-a": SEED, "gym-b": SEED}, janitor=janitor
+                        )
+                        for _ in range(batch, min(count, batch + 50))
+                    )
+                )
             figures["open_s"] = time.perf_counter() - started
             figures["mb"] = (tracemalloc.get_traced_memory()[0] - base) / 2**20
             tracemalloc.stop()
@@ -194,7 +227,9 @@ def test_thousand_open_sessions_memory(benchmark: BenchmarkFixture) -> None:
 
         benchmark.pedantic(lambda: asyncio.run(open_many(1000)), rounds=1, iterations=1)
         benchmark.extra_info.update(figures)
-        print(f"\n1000 sessions x 2 gyms: {figures['mb']:.1f} MB client memory, opened in {figures['open_s']:.1f} s")
+        print(
+            f"\n1000 sessions x 2 gyms: {figures['mb']:.1f} MB client memory, opened in {figures['open_s']:.1f} s"
+        )
         assert figures["mb"] < 50
     finally:
         for process, _ in gyms:

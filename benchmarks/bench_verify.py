@@ -18,7 +18,9 @@ from pytest_benchmark.fixture import BenchmarkFixture
 from eog_core import PARITY, STRICT, SqliteSqlRunner, SqlOutcome, load_task, verify_task
 from eog_core.verify import extract_value, score_database_state, upstream_compare
 
-GOLDEN = json.loads((Path(__file__).parent.parent / "tests" / "golden" / "verifier_parity.json").read_text())["cases"]
+GOLDEN = json.loads(
+    (Path(__file__).parent.parent / "tests" / "golden" / "verifier_parity.json").read_text()
+)["cases"]
 
 
 def score_all_golden() -> int:
@@ -29,9 +31,13 @@ def score_all_golden() -> int:
         if kind == "extract":
             extract_value(case["input"], PARITY)
         elif kind == "compare":
-            passed += PARITY.compare(case["actual"], case["expected"], case["comparison_type"]).passed
+            passed += PARITY.compare(
+                case["actual"], case["expected"], case["comparison_type"]
+            ).passed
         else:
-            passed += score_database_state(case["validation_config"], case["sql_outcome"], PARITY)["passed"]
+            passed += score_database_state(case["validation_config"], case["sql_outcome"], PARITY)[
+                "passed"
+            ]
     return passed
 
 
@@ -59,13 +65,17 @@ def score_all_plain() -> int:
         if kind == "extract":
             _upstream_style_extract(case["input"])
         elif kind == "compare":
-            passed += upstream_compare(case["actual"], case["expected"], case["comparison_type"]).passed
+            passed += upstream_compare(
+                case["actual"], case["expected"], case["comparison_type"]
+            ).passed
         else:
             outcome = case["sql_outcome"]
             if case["validation_config"].get("query") and outcome.get("success"):
                 actual = _upstream_style_extract(outcome)
                 cfg = case["validation_config"]
-                passed += upstream_compare(actual, cfg.get("expected_value"), cfg.get("comparison_type", "equals")).passed
+                passed += upstream_compare(
+                    actual, cfg.get("expected_value"), cfg.get("comparison_type", "equals")
+                ).passed
     return passed
 
 
@@ -82,12 +92,28 @@ def test_golden_plain_upstream_style_floor(benchmark: BenchmarkFixture) -> None:
 def _twenty_verifier_task() -> Any:
     verifiers = []
     for i in range(20):
-        query = (f"SELECT COUNT(*) FROM ticket WHERE id = {i} AND state = 'closed'" if i % 2
-                 else f"SELECT state FROM ticket WHERE id = {i}")
-        verifiers.append({"verifier_type": "database_state", "name": f"v{i}", "gym_name": "gym-a",
-                          "validation_config": {"query": query, "expected_value": 1 if i % 2 else "closed"}})
-    return load_task({"user_prompt": "u", "verifiers": verifiers, "gym_servers_config": [
-        {"mcp_server_name": "gym-a", "mcp_server_url": "http://localhost:8100"}]})
+        query = (
+            f"SELECT COUNT(*) FROM ticket WHERE id = {i} AND state = 'closed'"
+            if i % 2
+            else f"SELECT state FROM ticket WHERE id = {i}"
+        )
+        verifiers.append(
+            {
+                "verifier_type": "database_state",
+                "name": f"v{i}",
+                "gym_name": "gym-a",
+                "validation_config": {"query": query, "expected_value": 1 if i % 2 else "closed"},
+            }
+        )
+    return load_task(
+        {
+            "user_prompt": "u",
+            "verifiers": verifiers,
+            "gym_servers_config": [
+                {"mcp_server_name": "gym-a", "mcp_server_url": "http://localhost:8100"}
+            ],
+        }
+    )
 
 
 def _ticket_db() -> sqlite3.Connection:
@@ -102,7 +128,9 @@ def test_verify_task_twenty_verifiers_sqlite_strict(benchmark: BenchmarkFixture)
     task, runner = _twenty_verifier_task(), SqliteSqlRunner({"gym-a": _ticket_db()})
     loop = asyncio.new_event_loop()
     try:
-        verdict = benchmark(lambda: loop.run_until_complete(verify_task(task, sql=runner, policy=STRICT)))
+        verdict = benchmark(
+            lambda: loop.run_until_complete(verify_task(task, sql=runner, policy=STRICT))
+        )
     finally:
         loop.close()
     assert verdict.success
@@ -114,7 +142,9 @@ def test_verify_task_twenty_verifiers_sqlite_parity(benchmark: BenchmarkFixture)
     task, runner = _twenty_verifier_task(), SqliteSqlRunner({"gym-a": _ticket_db()})
     loop = asyncio.new_event_loop()
     try:
-        verdict = benchmark(lambda: loop.run_until_complete(verify_task(task, sql=runner, policy=PARITY)))
+        verdict = benchmark(
+            lambda: loop.run_until_complete(verify_task(task, sql=runner, policy=PARITY))
+        )
     finally:
         loop.close()
     assert verdict.success
@@ -128,8 +158,16 @@ def test_twenty_raw_sqlite_queries_floor(benchmark: BenchmarkFixture) -> None:
     queries = [v.validation_config.query for v in task.verifiers]
 
     def run() -> list[SqlOutcome]:
-        return [SqlOutcome.ok({"data": [dict(zip([d[0] for d in cur.description], row, strict=True))
-                                        for row in cur.fetchall()]})
-                for cur in (connection.execute(q) for q in queries)]
+        return [
+            SqlOutcome.ok(
+                {
+                    "data": [
+                        dict(zip([d[0] for d in cur.description], row, strict=True))
+                        for row in cur.fetchall()
+                    ]
+                }
+            )
+            for cur in (connection.execute(q) for q in queries)
+        ]
 
     assert len(benchmark(run)) == 20

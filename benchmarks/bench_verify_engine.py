@@ -28,16 +28,20 @@ CALLS = 100
 @pytest.mark.parametrize("suspend", [False, True], ids=["immediate", "suspending"])
 @pytest.mark.parametrize("policy", ["STRICT", "PARITY"])
 @pytest.mark.parametrize("workload", sorted(WORKLOADS))
-def test_verify_task_five_verifiers(benchmark: BenchmarkFixture, workload: str, policy: str,
-                                    suspend: bool) -> None:
+def test_verify_task_five_verifiers(
+    benchmark: BenchmarkFixture, workload: str, policy: str, suspend: bool
+) -> None:
     """100 verify_task calls per round: divide the time by 100 for one task."""
     benchmark.group = f"verify_task-5x{CALLS}"
     checks = WORKLOADS[workload]
     task, runner = build_task(eog_core, checks), CannedRunner(eog_core, checks, suspend=suspend)
     loop = asyncio.new_event_loop()
     try:
-        verdict = benchmark(lambda: loop.run_until_complete(
-            verify_many(eog_core, task, runner, getattr(eog_core, policy), CALLS)))
+        verdict = benchmark(
+            lambda: loop.run_until_complete(
+                verify_many(eog_core, task, runner, getattr(eog_core, policy), CALLS)
+            )
+        )
     finally:
         loop.close()
     assert verdict.num_scored == 5 and verdict.evaluation_completed

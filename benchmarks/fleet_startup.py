@@ -34,10 +34,12 @@ from eog_core.fleet import ContainerEngine, FleetOptions, GymFleet
 
 
 async def one_round(replicas: int) -> tuple[float, list[float]]:
-    engine = ContainerEngine(executable="podman", global_args=tuple(ENGINE_ARGS),
-                             extra_run_args=tuple(_mounts()))
-    options = FleetOptions(engine=engine, domains=["csm"], replicas=replicas,
-                           images={"*": IMAGE}, max_lifecycles=None)
+    engine = ContainerEngine(
+        executable="podman", global_args=tuple(ENGINE_ARGS), extra_run_args=tuple(_mounts())
+    )
+    options = FleetOptions(
+        engine=engine, domains=["csm"], replicas=replicas, images={"*": IMAGE}, max_lifecycles=None
+    )
     started = time.perf_counter()
     async with GymFleet(options) as fleet:
         healthy = time.perf_counter() - started
@@ -52,7 +54,9 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as work:
         _build_image(Path(work))
-    print("| replicas | up to all healthy, median (min-max) | one container run to MCP answer, median |")
+    print(
+        "| replicas | up to all healthy, median (min-max) | one container run to MCP answer, median |"
+    )
     print("|---|---|---|")
     for replicas in args.replicas:
         totals, singles = [], []
@@ -60,8 +64,11 @@ def main() -> None:
             total, each = asyncio.run(one_round(replicas))
             totals.append(total)
             singles.extend(each)
-        print(f"| {replicas} | {statistics.median(totals):.2f} s ({min(totals):.2f}-"
-              f"{max(totals):.2f}) | {statistics.median(singles):.2f} s |", flush=True)
+        print(
+            f"| {replicas} | {statistics.median(totals):.2f} s ({min(totals):.2f}-"
+            f"{max(totals):.2f}) | {statistics.median(singles):.2f} s |",
+            flush=True,
+        )
     assert our_containers() == [], "containers left behind"
 
 

@@ -77,12 +77,30 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as out:
             paths, port = demo_paths(), _free_port()
             gateway = subprocess.Popen(
-                ["valgrind", "--tool=callgrind", "--instr-atstart=no",
-                 f"--callgrind-out-file={out}/callgrind.%p", sys.executable, "-m", "eog_core",
-                 "gateway", str(paths.task), "--gym", f"{DEMO_SERVER_NAME}={gym_url}",
-                 "--seed-root", str(paths.directory), "--out", f"{out}/records",
-                 "--repeats", str(WORKERS), "--port", str(port)],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                [
+                    "valgrind",
+                    "--tool=callgrind",
+                    "--instr-atstart=no",
+                    f"--callgrind-out-file={out}/callgrind.%p",
+                    sys.executable,
+                    "-m",
+                    "eog_core",
+                    "gateway",
+                    str(paths.task),
+                    "--gym",
+                    f"{DEMO_SERVER_NAME}={gym_url}",
+                    "--seed-root",
+                    str(paths.directory),
+                    "--out",
+                    f"{out}/records",
+                    "--repeats",
+                    str(WORKERS),
+                    "--port",
+                    str(port),
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             try:
                 control = wait_for_port(gateway, port, timeout=180.0)
                 asyncio.run(_drive(control, gateway.pid, per_worker))
@@ -91,8 +109,10 @@ def main() -> None:
                 gateway.wait(timeout=120)
             for number, name in enumerate(("tools/call", "ping"), start=1):
                 count = _instructions(Path(out) / f"callgrind.{gateway.pid}.{number}")
-                print(f"gateway, {name} at c={WORKERS}: {count / (per_worker * WORKERS):,.0f} "
-                      "instructions a request")
+                print(
+                    f"gateway, {name} at c={WORKERS}: {count / (per_worker * WORKERS):,.0f} "
+                    "instructions a request"
+                )
     finally:
         gym.terminate()
         gym.wait(timeout=30)

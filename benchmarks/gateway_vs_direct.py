@@ -60,8 +60,11 @@ def _free_port() -> int:
 
 def spawn_gym() -> tuple[subprocess.Popen[bytes], str]:
     port = _free_port()
-    process = subprocess.Popen([sys.executable, "-m", "eog_core", "serve-local", "--port", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "eog_core", "serve-local", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return process, wait_for_port(process, port)
 
 
@@ -69,10 +72,26 @@ def spawn_gateway(gym_url: str, out: Path, repeats: int) -> tuple[subprocess.Pop
     paths = demo_paths()
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "eog_core", "gateway", str(paths.task), "--gym",
-         f"{DEMO_SERVER_NAME}={gym_url}", "--seed-root", str(paths.directory), "--out", str(out),
-         "--repeats", str(repeats), "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            sys.executable,
+            "-m",
+            "eog_core",
+            "gateway",
+            str(paths.task),
+            "--gym",
+            f"{DEMO_SERVER_NAME}={gym_url}",
+            "--seed-root",
+            str(paths.directory),
+            "--out",
+            str(out),
+            "--repeats",
+            str(repeats),
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return process, wait_for_port(process, port)
 
 
@@ -109,22 +128,38 @@ class GatewayAgent:
         self.url, self.rollout_id = rollout["mcp_url"], rollout["rollout_id"]
         if not initialize:
             return
-        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "bench", "version": "0"}}}
+        init = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "bench", "version": "0"},
+            },
+        }
         async with self.http.post(self.url, json=init, headers={"Accept": ACCEPT}) as response:
             await response.read()
-            self.headers = {"Accept": ACCEPT, "mcp-session-id": response.headers["mcp-session-id"],
-                            "MCP-Protocol-Version": "2025-06-18"}
+            self.headers = {
+                "Accept": ACCEPT,
+                "mcp-session-id": response.headers["mcp-session-id"],
+                "MCP-Protocol-Version": "2025-06-18",
+            }
         note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
         async with self.http.post(self.url, json=note, headers=self.headers) as response:
             await response.read()
 
     async def call(self) -> None:
         self.ids += 1
-        body = {"jsonrpc": "2.0", "id": self.ids, "method": "tools/call",
-                "params": {"name": TOOL[0], "arguments": TOOL[1]}}
-        async with self.http.post(self.url, data=json.dumps(body), headers=self.headers) as response:
+        body = {
+            "jsonrpc": "2.0",
+            "id": self.ids,
+            "method": "tools/call",
+            "params": {"name": TOOL[0], "arguments": TOOL[1]},
+        }
+        async with self.http.post(
+            self.url, data=json.dumps(body), headers=self.headers
+        ) as response:
             answer = json.loads(await response.read())
         assert answer["result"]["isError"] is False, answer
 
@@ -132,7 +167,9 @@ class GatewayAgent:
         """An MCP ``ping``: the gateway's cost of serving a request that reaches no gym."""
         self.ids += 1
         body = {"jsonrpc": "2.0", "id": self.ids, "method": "ping"}
-        async with self.http.post(self.url, data=json.dumps(body), headers=self.headers) as response:
+        async with self.http.post(
+            self.url, data=json.dumps(body), headers=self.headers
+        ) as response:
             answer = json.loads(await response.read())
         assert answer["result"] == {}, answer
 
@@ -162,19 +199,34 @@ async def _throughput(calls: list[Call], total: int) -> float:
     return per_worker * len(calls) / (time.perf_counter() - started)
 
 
-async def measure(gym_url: str, control: str, rounds: int, calls: int,
-                  pids: dict[str, int], direct_transport: str = "aiohttp") -> dict[str, Any]:
+async def measure(
+    gym_url: str,
+    control: str,
+    rounds: int,
+    calls: int,
+    pids: dict[str, int],
+    direct_transport: str = "aiohttp",
+) -> dict[str, Any]:
     task = load_task(demo_paths().task)
     directory = GymDirectory({DEMO_SERVER_NAME: gym_url})
     janitor = Janitor()
     transport = LeanTransport() if direct_transport == "lean" else None
     rows: list[dict[str, float]] = []
-    async with directory, janitor, aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=0)) as http:
-        sessions = [await TaskSession.start(task, directory=directory,
-                                            seed_root=demo_paths().directory, janitor=janitor,
-                                            transport=transport)
-                    for _ in range(16)]
+    async with (
+        directory,
+        janitor,
+        aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http,
+    ):
+        sessions = [
+            await TaskSession.start(
+                task,
+                directory=directory,
+                seed_root=demo_paths().directory,
+                janitor=janitor,
+                transport=transport,
+            )
+            for _ in range(16)
+        ]
         agents = [GatewayAgent(http, control) for _ in range(16)]
         for agent in agents:
             await agent.open()
@@ -184,6 +236,7 @@ async def measure(gym_url: str, control: str, rounds: int, calls: int,
                 result = await session.call_tool(*TOOL)
                 assert not result.is_error, result.text
                 session.trajectory.clear()  # a long benchmark, not a rollout
+
             return call
 
         for agent in agents:  # warm both paths (connections, caches)
@@ -202,7 +255,9 @@ async def measure(gym_url: str, control: str, rounds: int, calls: int,
                 one = direct(sessions[0]) if name == "direct" else agents[0].call
                 row[f"{name}_ms"] = statistics.median(await _latencies(one, calls)) * 1000
             for name in order:
-                many = [direct(s) for s in sessions] if name == "direct" else [a.call for a in agents]
+                many = (
+                    [direct(s) for s in sessions] if name == "direct" else [a.call for a in agents]
+                )
                 before = {k: cpu_seconds(p) for k, p in pids.items()} | {"agent": cpu_seconds()}
                 row[f"{name}_per_s"] = await _throughput(many, calls * 4)
                 spent = {k: cpu_seconds(p) for k, p in pids.items()} | {"agent": cpu_seconds()}
@@ -212,10 +267,13 @@ async def measure(gym_url: str, control: str, rounds: int, calls: int,
                         continue
                     row[f"{name}_cpu_us_{process}"] = (seconds - before[process]) / done * 1e6
             rows.append(row)
-            print(f"round {number + 1}: c=1 direct {row['direct_ms']:.3f} ms gateway "
-                  f"{row['gateway_ms']:.3f} ms (+{row['gateway_ms'] - row['direct_ms']:.3f}); c=16 "
-                  f"direct {row['direct_per_s']:.0f}/s gateway {row['gateway_per_s']:.0f}/s "
-                  f"({row['gateway_per_s'] / row['direct_per_s']:.2f}x)", flush=True)
+            print(
+                f"round {number + 1}: c=1 direct {row['direct_ms']:.3f} ms gateway "
+                f"{row['gateway_ms']:.3f} ms (+{row['gateway_ms'] - row['direct_ms']:.3f}); c=16 "
+                f"direct {row['direct_per_s']:.0f}/s gateway {row['gateway_per_s']:.0f}/s "
+                f"({row['gateway_per_s'] / row['direct_per_s']:.2f}x)",
+                flush=True,
+            )
         before = cpu_seconds(pids["gateway"])
         await _throughput([a.ping for a in agents], calls * 4)
         ping_us = (cpu_seconds(pids["gateway"]) - before) / (calls * 4) * 1e6
@@ -229,11 +287,16 @@ async def measure(gym_url: str, control: str, rounds: int, calls: int,
     med = {key: statistics.median(r[key] for r in rows) for key in rows[0]}
     for name in ("direct", "gateway"):
         parts = {k.rsplit("_", 1)[1]: v for k, v in med.items() if k.startswith(f"{name}_cpu_us_")}
-        print(f"CPU per call at c=16, {name}: " + ", ".join(f"{k} {v:.0f} us" for k, v in parts.items())
-              + f", total {sum(parts.values()):.0f} us")
-    return {**med,
-            "extra_ms": statistics.median(r["gateway_ms"] - r["direct_ms"] for r in rows),
-            "ratio": statistics.median(r["gateway_per_s"] / r["direct_per_s"] for r in rows)}
+        print(
+            f"CPU per call at c=16, {name}: "
+            + ", ".join(f"{k} {v:.0f} us" for k, v in parts.items())
+            + f", total {sum(parts.values()):.0f} us"
+        )
+    return {
+        **med,
+        "extra_ms": statistics.median(r["gateway_ms"] - r["direct_ms"] for r in rows),
+        "ratio": statistics.median(r["gateway_per_s"] / r["direct_per_s"] for r in rows),
+    }
 
 
 async def idle_memory(control: str, pid: int, count: int) -> dict[str, float]:
@@ -246,51 +309,75 @@ async def idle_memory(control: str, pid: int, count: int) -> dict[str, float]:
         agents = [GatewayAgent(http, control) for _ in range(count)]
         started = time.perf_counter()
         for offset in range(0, count, 16):
-            await asyncio.gather(*(a.open() for a in agents[offset:offset + 16]))
+            await asyncio.gather(*(a.open() for a in agents[offset : offset + 16]))
         opened = time.perf_counter() - started
         async with http.get(f"{control}/rollouts") as response:
             listed = len((await response.json())["rollouts"])
         after = rss_mb(pid)
         for offset in range(0, count, 32):
-            await asyncio.gather(*(a.abandon() for a in agents[offset:offset + 32]))
-    return {"rollouts": listed, "rss_before_mb": before, "rss_after_mb": after,
-            "delta_mb": after - before, "open_seconds": opened}
+            await asyncio.gather(*(a.abandon() for a in agents[offset : offset + 32]))
+    return {
+        "rollouts": listed,
+        "rss_before_mb": before,
+        "rss_after_mb": after,
+        "delta_mb": after - before,
+        "open_seconds": opened,
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--calls", type=int, default=200, help="calls per latency sample")
-    parser.add_argument("--idle", type=int, default=1000, help="idle rollouts held for the memory figure")
-    parser.add_argument("--direct-transport", choices=("aiohttp", "lean"), default="aiohttp",
-                        help="what the direct sessions send with: TaskSession's default (the "
-                             "issue's comparison) or LeanTransport, the gateway's own")
+    parser.add_argument(
+        "--idle", type=int, default=1000, help="idle rollouts held for the memory figure"
+    )
+    parser.add_argument(
+        "--direct-transport",
+        choices=("aiohttp", "lean"),
+        default="aiohttp",
+        help="what the direct sessions send with: TaskSession's default (the "
+        "issue's comparison) or LeanTransport, the gateway's own",
+    )
     args = parser.parse_args()
     gym, gym_url = spawn_gym()
     processes = [gym]
     try:
         with tempfile.TemporaryDirectory() as out:
-            gateway, control = spawn_gateway(gym_url, Path(out) / "calls",
-                                             repeats=16 * (args.rounds + 1))
+            gateway, control = spawn_gateway(
+                gym_url, Path(out) / "calls", repeats=16 * (args.rounds + 1)
+            )
             processes.append(gateway)
-            figures = asyncio.run(measure(gym_url, control, args.rounds, args.calls,
-                                          {"gym": gym.pid, "gateway": gateway.pid},
-                                          args.direct_transport))
-            print(f"\nmedian over {args.rounds} rounds: c=1 direct {figures['direct_ms']:.3f} ms, "
-                  f"gateway {figures['gateway_ms']:.3f} ms, extra {figures['extra_ms']:+.3f} ms "
-                  f"(target <= +1 ms); c=16 direct {figures['direct_per_s']:.0f}/s, gateway "
-                  f"{figures['gateway_per_s']:.0f}/s, ratio {figures['ratio']:.2f}x (target >= 0.5x)")
+            figures = asyncio.run(
+                measure(
+                    gym_url,
+                    control,
+                    args.rounds,
+                    args.calls,
+                    {"gym": gym.pid, "gateway": gateway.pid},
+                    args.direct_transport,
+                )
+            )
+            print(
+                f"\nmedian over {args.rounds} rounds: c=1 direct {figures['direct_ms']:.3f} ms, "
+                f"gateway {figures['gateway_ms']:.3f} ms, extra {figures['extra_ms']:+.3f} ms "
+                f"(target <= +1 ms); c=16 direct {figures['direct_per_s']:.0f}/s, gateway "
+                f"{figures['gateway_per_s']:.0f}/s, ratio {figures['ratio']:.2f}x (target >= 0.5x)"
+            )
             if args.idle:  # a fresh gateway: the first one's heap holds the calls' records
                 gateway, control = spawn_gateway(gym_url, Path(out) / "idle", repeats=args.idle + 1)
                 processes.append(gateway)
                 memory = asyncio.run(idle_memory(control, gateway.pid, args.idle))
-                print(f"{memory['rollouts']:.0f} idle rollouts: gateway RSS {memory['rss_before_mb']:.1f}"
-                      f" -> {memory['rss_after_mb']:.1f} MB (+{memory['delta_mb']:.1f} MB; target "
-                      f"< 100 MB), opened in {memory['open_seconds']:.1f} s")
+                print(
+                    f"{memory['rollouts']:.0f} idle rollouts: gateway RSS {memory['rss_before_mb']:.1f}"
+                    f" -> {memory['rss_after_mb']:.1f} MB (+{memory['delta_mb']:.1f} MB; target "
+                    f"< 100 MB), opened in {memory['open_seconds']:.1f} s"
+                )
     finally:
         for process in reversed(processes):
             process.terminate()
             process.wait(timeout=30)
+
 
 if __name__ == "__main__":
     main()

@@ -22,14 +22,16 @@ async def run(url: str, what: str, count: int) -> None:
     task = load_task(paths.task)
     async with GymDirectory({task.gym_servers[0].name: url}) as directory:
         if what == "calls":
-            async with TaskSession.start(task, directory=directory,
-                                         seed_root=paths.directory) as session:
+            async with TaskSession.start(
+                task, directory=directory, seed_root=paths.directory
+            ) as session:
                 for _ in range(count):
                     await session.call_tool("find_account", {"name": "Harbor Lane"})
             return
         for _ in range(count):
-            async with TaskSession.start(task, directory=directory,
-                                         seed_root=paths.directory) as session:
+            async with TaskSession.start(
+                task, directory=directory, seed_root=paths.directory
+            ) as session:
                 await session.call_tool("find_account", {"name": "Harbor Lane"})
                 await session.verify(policy=STRICT)
 

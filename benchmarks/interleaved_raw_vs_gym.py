@@ -23,7 +23,10 @@ import bench_gym_client as bench
 
 async def measure(url: str) -> None:
     async with AsyncExitStack() as stack:
-        calls = {"raw": await bench.raw_pooled(stack, url), "gym": await bench.gym_client(stack, url)}
+        calls = {
+            "raw": await bench.raw_pooled(stack, url),
+            "gym": await bench.gym_client(stack, url),
+        }
         for call in calls.values():
             await bench._batch(call, 16)
         for concurrency in (1, 16, 64):
@@ -36,9 +39,11 @@ async def measure(url: str) -> None:
                     rates[name].append(bench.CALLS / (time.perf_counter() - wall))
                     cpu[name].append((time.process_time() - used) / bench.CALLS * 1e6)
             raw, gym = statistics.median(rates["raw"]), statistics.median(rates["gym"])
-            print(f"concurrency {concurrency:>2}: raw {raw:7.0f}/s  gym {gym:7.0f}/s  ratio {gym / raw:.2f}  "
-                  f"client CPU per call raw {statistics.median(cpu['raw']):.0f} us, "
-                  f"gym {statistics.median(cpu['gym']):.0f} us")
+            print(
+                f"concurrency {concurrency:>2}: raw {raw:7.0f}/s  gym {gym:7.0f}/s  ratio {gym / raw:.2f}  "
+                f"client CPU per call raw {statistics.median(cpu['raw']):.0f} us, "
+                f"gym {statistics.median(cpu['gym']):.0f} us"
+            )
 
 
 def main() -> None:

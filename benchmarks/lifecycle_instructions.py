@@ -152,17 +152,21 @@ class GymClientClient:
         result = await client.call_tool(*TOOL, database_id=database_id, context=context)
         mark(2)
         assert not result.is_error, result.text
-        outcomes = await asyncio.gather(*(
-            client.run_sql(query, database_id=database_id, context=context, read_only=True)
-            for query in QUERIES))
+        outcomes = await asyncio.gather(
+            *(
+                client.run_sql(query, database_id=database_id, context=context, read_only=True)
+                for query in QUERIES
+            )
+        )
         assert all(outcome.success for outcome in outcomes), outcomes
         mark(3)
         await client.delete_database(database_id)
         mark(4)
 
     async def tool_call(self) -> None:
-        result = await self.client.call_tool(*TOOL, database_id=self.database_id,
-                                             context=self.context)
+        result = await self.client.call_tool(
+            *TOOL, database_id=self.database_id, context=self.context
+        )
         assert not result.is_error, result.text
 
 
@@ -177,8 +181,11 @@ class SessionClient:
 
     async def open(self) -> None:
         await self.ours.open()
-        self.session = await self.stack.enter_async_context(TaskSession.start(
-            self.task, directory=self.ours.directory, seed_sql={DEMO_SERVER_NAME: self.seed}))
+        self.session = await self.stack.enter_async_context(
+            TaskSession.start(
+                self.task, directory=self.ours.directory, seed_sql={DEMO_SERVER_NAME: self.seed}
+            )
+        )
 
     async def close(self) -> None:
         await self.stack.aclose()
@@ -189,8 +196,13 @@ class SessionClient:
 
     async def _lifecycle(self, mark: Mark, transport: LeanTransport | None) -> None:
         ours = self.ours
-        start = TaskSession.start(self.task, directory=ours.directory, seed_sql=ours.seed,
-                                  janitor=ours.janitor, transport=transport)
+        start = TaskSession.start(
+            self.task,
+            directory=ours.directory,
+            seed_sql=ours.seed,
+            janitor=ours.janitor,
+            transport=transport,
+        )
         mark(0)
         session = await start.__aenter__()  # as ``async with`` (lifecycle_vs_floor), marked
         try:
@@ -224,9 +236,14 @@ class LeanSessionClient(SessionClient):
 
     async def open(self) -> None:
         await self.ours.open()
-        self.session = await self.stack.enter_async_context(TaskSession.start(
-            self.task, directory=self.ours.directory, seed_sql={DEMO_SERVER_NAME: self.seed},
-            transport=self.transport))
+        self.session = await self.stack.enter_async_context(
+            TaskSession.start(
+                self.task,
+                directory=self.ours.directory,
+                seed_sql={DEMO_SERVER_NAME: self.seed},
+                transport=self.transport,
+            )
+        )
 
     async def close(self) -> None:
         await super().close()
@@ -236,10 +253,12 @@ class LeanSessionClient(SessionClient):
         await self._lifecycle(mark, self.transport)
 
 
-async def run_phases(client: FloorClient | GymClientClient | SessionClient, callgrind: Any,
-                     lifecycles: int) -> None:
+async def run_phases(
+    client: FloorClient | GymClientClient | SessionClient, callgrind: Any, lifecycles: int
+) -> None:
     """Per phase, ``lifecycles`` lifecycles counted only while they are in that phase."""
     for phase in range(len(PHASES)):
+
         def mark(entered: int, phase: int = phase) -> None:
             if entered in (phase, phase + 1):
                 callgrind.eog_toggle()
@@ -253,15 +272,20 @@ async def run_phases(client: FloorClient | GymClientClient | SessionClient, call
         callgrind.eog_dump(f"phase {phase}".encode())
 
 
-async def run_client(url: str, kind: str, lifecycles: int, calls: int, helper: str,
-                     mode: str) -> None:
+async def run_client(
+    url: str, kind: str, lifecycles: int, calls: int, helper: str, mode: str
+) -> None:
     callgrind = ctypes.CDLL(helper)
     if not callgrind.eog_on_valgrind():
         raise SystemExit("lifecycle_instructions: the client must run under valgrind")
     _transport._KEEPALIVE_SECONDS = KEEPALIVE  # before the pool is made (at first use)
     task, seed = five_verifier_task(), read_demo_seed()
-    client = {"floor": FloorClient, "gym_client": GymClientClient, "session": SessionClient,
-              "session_lean": LeanSessionClient}[kind](url, task, seed)
+    client = {
+        "floor": FloorClient,
+        "gym_client": GymClientClient,
+        "session": SessionClient,
+        "session_lean": LeanSessionClient,
+    }[kind](url, task, seed)
     await client.open()
     try:
         for _ in range(WARM_UP):
@@ -300,8 +324,12 @@ def build_helper(directory: Path) -> Path:
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         fail("no C compiler (cc) on PATH: needed for callgrind's client requests")
-    done = subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", str(library), str(source)],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [compiler, "-O2", "-shared", "-fPIC", "-o", str(library), str(source)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         first = (done.stderr.strip().splitlines() or ["?"])[0]
         fail(f"could not build the callgrind helper (valgrind headers?): {first}")
@@ -332,7 +360,10 @@ def spawn_gym() -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "eog_core", "serve-local", "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_raise_priority)
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=_raise_priority,
+    )
     return process, wait_for_port(process, port)
 
 
@@ -341,13 +372,33 @@ def _raise_priority() -> None:
         os.nice(-10)
 
 
-def count(url: str, kind: str, args: argparse.Namespace, work: Path, run: int, mode: str,
-          wanted: list[str]) -> dict[str, int]:
+def count(
+    url: str,
+    kind: str,
+    args: argparse.Namespace,
+    work: Path,
+    run: int,
+    mode: str,
+    wanted: list[str],
+) -> dict[str, int]:
     """One client process under callgrind: the counts of the windows it dumped."""
     prefix = work / f"callgrind.{kind}.{mode}.{run}"
-    command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--dump-instr=no",
-               f"--callgrind-out-file={prefix}", sys.executable, __file__, "client", url, kind,
-               str(args.lifecycles), str(args.calls), str(work / "callgrind_requests.so"), mode]
+    command = [
+        "valgrind",
+        "--tool=callgrind",
+        "--instr-atstart=no",
+        "--dump-instr=no",
+        f"--callgrind-out-file={prefix}",
+        sys.executable,
+        __file__,
+        "client",
+        url,
+        kind,
+        str(args.lifecycles),
+        str(args.calls),
+        str(work / "callgrind_requests.so"),
+        mode,
+    ]
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     counts = read_counts(prefix)
@@ -358,25 +409,37 @@ def count(url: str, kind: str, args: argparse.Namespace, work: Path, run: int, m
     return counts
 
 
-def measure(url: str, kind: str, args: argparse.Namespace, work: Path, run: int) -> dict[str, float]:
+def measure(
+    url: str, kind: str, args: argparse.Namespace, work: Path, run: int
+) -> dict[str, float]:
     n, m = args.lifecycles, args.calls
     wanted = [f"lifecycle {n}", f"lifecycle {2 * n}", f"call {m}", f"call {2 * m}"]
     counts = count(url, kind, args, work, run, "windows", wanted)
-    return {"lifecycle": (counts[wanted[1]] - counts[wanted[0]]) / n,
-            "call": (counts[wanted[3]] - counts[wanted[2]]) / m}
+    return {
+        "lifecycle": (counts[wanted[1]] - counts[wanted[0]]) / n,
+        "call": (counts[wanted[3]] - counts[wanted[2]]) / m,
+    }
 
 
 def phases(url: str, kinds: list[str], args: argparse.Namespace, work: Path) -> dict[str, Any]:
     """Instructions per lifecycle in each phase, per client, with each one's excess over the floor."""
     wanted = [f"phase {phase}" for phase in range(len(PHASES))]
-    per_kind = {kind: [count(url, kind, args, work, 0, "phases", wanted)[label] / args.lifecycles
-                       for label in wanted] for kind in kinds}
+    per_kind = {
+        kind: [
+            count(url, kind, args, work, 0, "phases", wanted)[label] / args.lifecycles
+            for label in wanted
+        ]
+        for kind in kinds
+    }
     print(f"{'phase':<26}" + "".join(f"{kind:>24}" for kind in kinds))
     for index, name in enumerate((*PHASES, "whole lifecycle")):
-        cells = [sum(per_kind[kind]) if index == len(PHASES) else per_kind[kind][index]
-                 for kind in kinds]
-        print(f"{name:<26}" + "".join(
-            f"{cell:>13,.0f} ({cell - cells[0]:+8,.0f})" for cell in cells), flush=True)
+        cells = [
+            sum(per_kind[kind]) if index == len(PHASES) else per_kind[kind][index] for kind in kinds
+        ]
+        print(
+            f"{name:<26}" + "".join(f"{cell:>13,.0f} ({cell - cells[0]:+8,.0f})" for cell in cells),
+            flush=True,
+        )
     return per_kind
 
 
@@ -391,19 +454,33 @@ def report(results: dict[str, list[dict[str, float]]]) -> dict[str, Any]:
         for kind in results:
             values = [run[figure] for run in results[kind]]
             ratios = [v / f for v, f in zip(values, floor, strict=True)]
-            entry = {"median": statistics.median(values), "min": min(values), "max": max(values),
-                     "ratio": statistics.median(ratios), "ratio_min": min(ratios),
-                     "ratio_max": max(ratios)}
+            entry = {
+                "median": statistics.median(values),
+                "min": min(values),
+                "max": max(values),
+                "ratio": statistics.median(ratios),
+                "ratio_min": min(ratios),
+                "ratio_max": max(ratios),
+            }
             summary[f"{kind} per {figure}"] = entry
             spread = (entry["max"] - entry["min"]) / entry["median"] * 100
-            line = (f"{kind:>10} per {figure:<9}: {entry['median']:>11,.0f} instructions "
-                    f"(runs {entry['min']:,.0f}-{entry['max']:,.0f}, spread {spread:.2f}%)")
+            line = (
+                f"{kind:>10} per {figure:<9}: {entry['median']:>11,.0f} instructions "
+                f"(runs {entry['min']:,.0f}-{entry['max']:,.0f}, spread {spread:.2f}%)"
+            )
             if kind != "floor":
                 over = sum(ratio > target for ratio in ratios)
-                verdict = ("met" if not over else f"met in the median, {over} of {len(ratios)} "
-                           "runs over" if entry["ratio"] <= target else "not met")
-                line += (f", {entry['ratio']:.3f}x the floor (runs {entry['ratio_min']:.3f}-"
-                         f"{entry['ratio_max']:.3f}; target <= {target}: {verdict})")
+                verdict = (
+                    "met"
+                    if not over
+                    else f"met in the median, {over} of {len(ratios)} runs over"
+                    if entry["ratio"] <= target
+                    else "not met"
+                )
+                line += (
+                    f", {entry['ratio']:.3f}x the floor (runs {entry['ratio_min']:.3f}-"
+                    f"{entry['ratio_max']:.3f}; target <= {target}: {verdict})"
+                )
             print(line, flush=True)
     return summary
 
@@ -420,8 +497,11 @@ def main() -> None:
     parser.add_argument("--kinds", default=",".join(KINDS))
     parser.add_argument("--keep", type=Path, help="keep the callgrind dumps in this directory")
     parser.add_argument("--json", type=Path, help="also write the figures here")
-    parser.add_argument("--phases", action="store_true",
-                        help="instead: one run of N lifecycles per client, counted per phase")
+    parser.add_argument(
+        "--phases",
+        action="store_true",
+        help="instead: one run of N lifecycles per client, counted per phase",
+    )
     args = parser.parse_args()
     kinds = args.kinds.split(",")
     if "floor" not in kinds or not set(kinds) <= set(KINDS):

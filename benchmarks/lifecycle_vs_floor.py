@@ -75,8 +75,9 @@ def serve_fastmcp(port: int) -> None:
     import uvicorn
     from tests.gym.fastmcp_gym import build_fastmcp_gym
 
-    uvicorn.run(build_fastmcp_gym(), host="127.0.0.1", port=port, log_level="warning",
-                access_log=False)
+    uvicorn.run(
+        build_fastmcp_gym(), host="127.0.0.1", port=port, log_level="warning", access_log=False
+    )
 
 
 # -- the two clients ------------------------------------------------------------
@@ -88,23 +89,37 @@ class Floor:
     def __init__(self, url: str, task: Task, seed: str, *, keepalive: float = 15.0) -> None:
         self.url, self.seed = url, seed
         gym = task.gym_servers[0]
-        self.context = {("x-" + k.lower().replace("_", "-") if not k.lower().startswith("x-")
-                         else k): str(v) for k, v in (gym.context or {}).items()}
+        self.context = {
+            ("x-" + k.lower().replace("_", "-") if not k.lower().startswith("x-") else k): str(v)
+            for k, v in (gym.context or {}).items()
+        }
         # aiohttp's default connector (15 s keep-alive unless told otherwise)
         self.session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(keepalive_timeout=keepalive))
+            connector=aiohttp.TCPConnector(keepalive_timeout=keepalive)
+        )
         self.mcp: dict[str, str] = {}
         self.ids = 0
 
     async def open(self) -> None:
-        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "floor", "version": "0"}}}
-        async with self.session.post(f"{self.url}/mcp", json=init,
-                                     headers={"Accept": ACCEPT}) as response:
+        init = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "floor", "version": "0"},
+            },
+        }
+        async with self.session.post(
+            f"{self.url}/mcp", json=init, headers={"Accept": ACCEPT}
+        ) as response:
             await response.read()
-            self.mcp = {"Accept": ACCEPT, "mcp-session-id": response.headers["mcp-session-id"],
-                        "MCP-Protocol-Version": "2025-06-18"}
+            self.mcp = {
+                "Accept": ACCEPT,
+                "mcp-session-id": response.headers["mcp-session-id"],
+                "MCP-Protocol-Version": "2025-06-18",
+            }
         note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
         async with self.session.post(f"{self.url}/mcp", json=note, headers=self.mcp) as response:
             await response.read()
@@ -116,8 +131,12 @@ class Floor:
 
     async def tool_call(self, database_id: str) -> None:
         self.ids += 1
-        body = {"jsonrpc": "2.0", "id": self.ids, "method": "tools/call",
-                "params": {"name": TOOL[0], "arguments": TOOL[1]}}
+        body = {
+            "jsonrpc": "2.0",
+            "id": self.ids,
+            "method": "tools/call",
+            "params": {"name": TOOL[0], "arguments": TOOL[1]},
+        }
         headers = {**self.mcp, **self.context, "x-database-id": database_id}
         async with self.session.post(f"{self.url}/mcp", json=body, headers=headers) as response:
             answer = json.loads(await response.read())
@@ -125,21 +144,29 @@ class Floor:
 
     async def query(self, database_id: str, query: str) -> Any:
         headers = {**self.context, "x-database-id": database_id}
-        async with self.session.post(f"{self.url}/api/sql-runner", headers=headers,
-                                     json={"query": query, "database_id": database_id}) as response:
+        async with self.session.post(
+            f"{self.url}/api/sql-runner",
+            headers=headers,
+            json={"query": query, "database_id": database_id},
+        ) as response:
             response.raise_for_status()
             return json.loads(await response.read())
 
     async def seed_database(self, database_id: str) -> None:
-        seed = {"database_id": database_id, "name": "floor", "description": "floor",
-                "sql_content": self.seed}
+        seed = {
+            "database_id": database_id,
+            "name": "floor",
+            "description": "floor",
+            "sql_content": self.seed,
+        }
         async with self.session.post(f"{self.url}/api/seed-database", json=seed) as response:
             response.raise_for_status()
             await response.read()
 
     async def delete_database(self, database_id: str) -> None:
-        async with self.session.delete(f"{self.url}/api/delete-database",
-                                       json={"database_id": database_id}) as response:
+        async with self.session.delete(
+            f"{self.url}/api/delete-database", json={"database_id": database_id}
+        ) as response:
             response.raise_for_status()
             await response.read()
 
@@ -156,8 +183,9 @@ class Ours:
 
     def __init__(self, url: str, task: Task, seed: str, *, max_concurrent_seeds: int = 4) -> None:
         self.task, self.seed = task, {DEMO_SERVER_NAME: seed}
-        self.directory = GymDirectory({DEMO_SERVER_NAME: url},
-                                      max_concurrent_seeds=max_concurrent_seeds)
+        self.directory = GymDirectory(
+            {DEMO_SERVER_NAME: url}, max_concurrent_seeds=max_concurrent_seeds
+        )
         self.janitor = Janitor()
 
     async def open(self) -> None:
@@ -168,8 +196,9 @@ class Ours:
         assert await self.janitor.aclose() == []
 
     async def lifecycle(self) -> None:
-        async with TaskSession.start(self.task, directory=self.directory, seed_sql=self.seed,
-                                     janitor=self.janitor) as session:
+        async with TaskSession.start(
+            self.task, directory=self.directory, seed_sql=self.seed, janitor=self.janitor
+        ) as session:
             result = await session.call_tool(*TOOL)
             assert not result.is_error, result.text
             verdict = await session.verify(policy=STRICT)
@@ -209,8 +238,10 @@ async def measure(url: str, rounds: int, sequential: int, spread: int) -> dict[s
     # need); the floor has none, so "unbounded" (a bound the concurrency never reaches)
     # shows the client's own cost at concurrency.
     clients: dict[str, Floor | Ours] = {
-        "floor": Floor(url, task, seed), "ours": Ours(url, task, seed),
-        "unbounded": Ours(url, task, seed, max_concurrent_seeds=1024)}
+        "floor": Floor(url, task, seed),
+        "ours": Ours(url, task, seed),
+        "unbounded": Ours(url, task, seed, max_concurrent_seeds=1024),
+    }
     names = ["floor", "ours"]
     for client in clients.values():
         await client.open()
@@ -240,7 +271,8 @@ async def measure(url: str, rounds: int, sequential: int, spread: int) -> dict[s
                     rates[name].append(spread / (time.perf_counter() - started))
             figures[f"rate_{concurrency}"] = _summary(rates)
             figures[f"rate_{concurrency}_unbounded"] = _summary(
-                {"floor": rates["floor"], "ours": rates["unbounded"]})
+                {"floor": rates["floor"], "ours": rates["unbounded"]}
+            )
     finally:
         for client in clients.values():
             await client.close()
@@ -250,17 +282,24 @@ async def measure(url: str, rounds: int, sequential: int, spread: int) -> dict[s
 def _summary(values: dict[str, list[float]]) -> dict[str, float]:
     """Medians of each client, and the median of the paired ours/floor ratios."""
     ratios = [o / f for o, f in zip(values["ours"], values["floor"], strict=True)]
-    return {"floor": statistics.median(values["floor"]), "ours": statistics.median(values["ours"]),
-            "ratio": statistics.median(ratios), "ratio_q1": statistics.quantiles(ratios, n=4)[0],
-            "ratio_q3": statistics.quantiles(ratios, n=4)[2]}
+    return {
+        "floor": statistics.median(values["floor"]),
+        "ours": statistics.median(values["ours"]),
+        "ratio": statistics.median(ratios),
+        "ratio_q1": statistics.quantiles(ratios, n=4)[0],
+        "ratio_q3": statistics.quantiles(ratios, n=4)[2],
+    }
 
 
-async def _tool_call_cpu(url: str, floor: Floor | Ours, task: Task, seed: str,
-                         rounds: int, calls: int = 200) -> dict[str, float]:
+async def _tool_call_cpu(
+    url: str, floor: Floor | Ours, task: Task, seed: str, rounds: int, calls: int = 200
+) -> dict[str, float]:
     """Client CPU per ``tools/call`` at concurrency 1 on one open session/database."""
     assert isinstance(floor, Floor)
-    async with GymDirectory({DEMO_SERVER_NAME: url}) as directory, TaskSession.start(
-            task, directory=directory, seed_sql={DEMO_SERVER_NAME: seed}) as session:
+    async with (
+        GymDirectory({DEMO_SERVER_NAME: url}) as directory,
+        TaskSession.start(task, directory=directory, seed_sql={DEMO_SERVER_NAME: seed}) as session,
+    ):
         database_id = session.database_ids[DEMO_SERVER_NAME]
         gym = task.gym_servers[0]
         client = GymClient(url, name=DEMO_SERVER_NAME, share_mcp=True)
@@ -292,30 +331,46 @@ async def _tool_call_cpu(url: str, floor: Floor | Ours, task: Task, seed: str,
     return {
         "raw": statistics.median(raw),
         **{name: statistics.median(used[name]) for name in ("ours", "gym_client")},
-        **{f"{name}_ratio": statistics.median([o / r for o, r in zip(used[name], raw, strict=True)])
-           for name in ("ours", "gym_client")},
+        **{
+            f"{name}_ratio": statistics.median(
+                [o / r for o, r in zip(used[name], raw, strict=True)]
+            )
+            for name in ("ours", "gym_client")
+        },
     }
 
 
 def report(server: str, figures: dict[str, Any]) -> None:
     def line(what: str, key: str, unit: str, target: str) -> None:
         f = figures[key]
-        print(f"{server}: {what}: floor {f['floor']:.2f}{unit}, TaskSession {f['ours']:.2f}{unit}, "
-              f"paired ratio {f['ratio']:.3f} (IQR {f['ratio_q1']:.3f}-{f['ratio_q3']:.3f}; "
-              f"target {target})")
+        print(
+            f"{server}: {what}: floor {f['floor']:.2f}{unit}, TaskSession {f['ours']:.2f}{unit}, "
+            f"paired ratio {f['ratio']:.3f} (IQR {f['ratio_q1']:.3f}-{f['ratio_q3']:.3f}; "
+            f"target {target})"
+        )
 
     line("lifecycle latency at concurrency 1", "latency_ms", " ms", "<= 1.05")
     line("client CPU per lifecycle", "cpu_us_per_lifecycle", " us", "none")
     line("lifecycles/s at concurrency 16", "rate_16", "", ">= 0.95")
     line("lifecycles/s at concurrency 64", "rate_64", "", ">= 0.95")
-    line("lifecycles/s at concurrency 16, seeds unbounded as the floor's", "rate_16_unbounded", "",
-         ">= 0.95")
-    line("lifecycles/s at concurrency 64, seeds unbounded as the floor's", "rate_64_unbounded", "",
-         ">= 0.95")
+    line(
+        "lifecycles/s at concurrency 16, seeds unbounded as the floor's",
+        "rate_16_unbounded",
+        "",
+        ">= 0.95",
+    )
+    line(
+        "lifecycles/s at concurrency 64, seeds unbounded as the floor's",
+        "rate_64_unbounded",
+        "",
+        ">= 0.95",
+    )
     cpu = figures["cpu_us_per_call"]
-    print(f"{server}: client CPU per tool call: raw {cpu['raw']:.0f} us, TaskSession "
-          f"{cpu['ours']:.0f} us (paired {cpu['ours_ratio']:.3f}x), GymClient "
-          f"{cpu['gym_client']:.0f} us (paired {cpu['gym_client_ratio']:.3f}x) (target <= 1.05)")
+    print(
+        f"{server}: client CPU per tool call: raw {cpu['raw']:.0f} us, TaskSession "
+        f"{cpu['ours']:.0f} us (paired {cpu['ours_ratio']:.3f}x), GymClient "
+        f"{cpu['gym_client']:.0f} us (paired {cpu['gym_client_ratio']:.3f}x) (target <= 1.05)"
+    )
 
 
 async def trace() -> None:
@@ -327,8 +382,9 @@ async def trace() -> None:
 
     log = RequestLog()
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(build_fastmcp_gym(log), host="127.0.0.1", port=port,
-                                           log_level="warning"))
+    server = uvicorn.Server(
+        uvicorn.Config(build_fastmcp_gym(log), host="127.0.0.1", port=port, log_level="warning")
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     while not server.started:  # noqa: ASYNC110 - uvicorn offers no event to wait on

@@ -39,22 +39,47 @@ async def silent_server() -> tuple[asyncio.Server, str]:
     async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while await reader.read(65536):
             pass
+
     server = await asyncio.start_server(hold, "127.0.0.1", 0)
     return server, f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1"
 
 
-async def run_cli(gym: LocalGym, base_url: str, *extra: str, env: dict[str, str] | None = None,
-                  model: str = "demo", out: str | None = None) -> tuple[float, int, str]:
+async def run_cli(
+    gym: LocalGym,
+    base_url: str,
+    *extra: str,
+    env: dict[str, str] | None = None,
+    model: str = "demo",
+    out: str | None = None,
+) -> tuple[float, int, str]:
     paths = demo_paths()
     with tempfile.TemporaryDirectory() as scratch:
-        argv = [sys.executable, "-m", "eog_core", "run", str(paths.task), "--seed-root",
-                str(paths.directory), "--gym", f"{gym.name}={gym.url}", "--base-url", base_url,
-                "--model", model, "--repeats", "100", "--concurrency", "2",
-                "--out", out or scratch, *extra]
+        argv = [
+            sys.executable,
+            "-m",
+            "eog_core",
+            "run",
+            str(paths.task),
+            "--seed-root",
+            str(paths.directory),
+            "--gym",
+            f"{gym.name}={gym.url}",
+            "--base-url",
+            base_url,
+            "--model",
+            model,
+            "--repeats",
+            "100",
+            "--concurrency",
+            "2",
+            "--out",
+            out or scratch,
+            *extra,
+        ]
         started = time.monotonic()
         process = await asyncio.create_subprocess_exec(
-            *argv, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
-            env=env)
+            *argv, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE, env=env
+        )
         _, err = await process.communicate()
         lines = [line for line in err.decode().splitlines() if line.startswith("eog-core")]
         return time.monotonic() - started, process.returncode or 0, (lines or [""])[-1][:160]
@@ -65,8 +90,15 @@ async def mid_run(gym: LocalGym, hang: bool) -> tuple[float, int, str]:
     with the socket open (every answer withheld, GET /models too)."""
     port = free_port()
     server = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "eog_core", "serve-model", "--port", str(port), "--json",
-        stdout=asyncio.subprocess.PIPE)
+        sys.executable,
+        "-m",
+        "eog_core",
+        "serve-model",
+        "--port",
+        str(port),
+        "--json",
+        stdout=asyncio.subprocess.PIPE,
+    )
     assert server.stdout is not None
     announced = json.loads(await server.stdout.readline())
     out = Path(tempfile.mkdtemp())
@@ -93,11 +125,21 @@ async def main(names: list[str]) -> None:
         silent, silent_url = await silent_server()
         cases = {
             "dead": lambda: run_cli(gym, f"http://127.0.0.1:{free_port()}/v1"),
-            "wrong-key": lambda: run_cli(gym, model.base_url, "--api-key-env", "EOG_BENCH_KEY",
-                                         env={**os.environ, "EOG_BENCH_KEY": "nope"}),
-            "unknown-model": lambda: run_cli(gym, model.base_url, "--api-key-env", "EOG_BENCH_KEY",
-                                             env={**os.environ, "EOG_BENCH_KEY": "right"},
-                                             model="gpt-9"),
+            "wrong-key": lambda: run_cli(
+                gym,
+                model.base_url,
+                "--api-key-env",
+                "EOG_BENCH_KEY",
+                env={**os.environ, "EOG_BENCH_KEY": "nope"},
+            ),
+            "unknown-model": lambda: run_cli(
+                gym,
+                model.base_url,
+                "--api-key-env",
+                "EOG_BENCH_KEY",
+                env={**os.environ, "EOG_BENCH_KEY": "right"},
+                model="gpt-9",
+            ),
             "hung": lambda: run_cli(gym, silent_url),
             "dead-mid-run": lambda: mid_run(gym, hang=False),
             "hung-mid-run": lambda: mid_run(gym, hang=True),

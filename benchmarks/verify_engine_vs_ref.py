@@ -37,8 +37,9 @@ from verify_engine_workloads import WORKLOADS, CannedRunner, build_task, verify_
 
 def import_revision(ref: str, into: Path) -> ModuleType:
     """``src/eog_core`` at ``ref``, importable as ``eog_core_ref``."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "src/eog_core"],
-                             check=True, capture_output=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref, "src/eog_core"], check=True, capture_output=True
+    ).stdout
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(into, filter="data")
     package = into / "eog_core_ref"
@@ -76,21 +77,35 @@ def main() -> None:
                     for label, module in modules.items():
                         task, policy = build_task(module, checks), getattr(module, policy_name)
                         runner = CannedRunner(module, checks, suspend=suspend)
-                        verdict = loop.run_until_complete(verify_many(module, task, runner, policy, 200))
-                        setups[label] = (module, task, runner, policy, verdict.to_dict(detailed=True))
+                        verdict = loop.run_until_complete(
+                            verify_many(module, task, runner, policy, 200)
+                        )
+                        setups[label] = (
+                            module,
+                            task,
+                            runner,
+                            policy,
+                            verdict.to_dict(detailed=True),
+                        )
                     if setups["ref"][4] != setups["this"][4]:
                         sys.exit(f"{name} {policy_name}: the verdicts differ")
                     cpu: dict[str, list[float]] = {label: [] for label in setups}
                     for round_ in range(args.rounds):
-                        for label in (list(setups) if round_ % 2 == 0 else list(setups)[::-1]):
+                        for label in list(setups) if round_ % 2 == 0 else list(setups)[::-1]:
                             module, task, runner, policy, _ = setups[label]
                             used = time.process_time()
-                            loop.run_until_complete(verify_many(module, task, runner, policy, args.calls))
+                            loop.run_until_complete(
+                                verify_many(module, task, runner, policy, args.calls)
+                            )
                             cpu[label].append((time.process_time() - used) / args.calls * 1e6)
-                    ratio = statistics.median(t / r for t, r in zip(cpu["this"], cpu["ref"], strict=True))
+                    ratio = statistics.median(
+                        t / r for t, r in zip(cpu["this"], cpu["ref"], strict=True)
+                    )
                     label = f"{name} {policy_name} {'suspending' if suspend else 'immediate'}"
-                    print(f"{label:34s} {statistics.median(cpu['ref']):8.1f} "
-                          f"{statistics.median(cpu['this']):8.1f} {ratio:9.2f}")
+                    print(
+                        f"{label:34s} {statistics.median(cpu['ref']):8.1f} "
+                        f"{statistics.median(cpu['this']):8.1f} {ratio:9.2f}"
+                    )
         floor = []
         for _ in range(args.rounds):
             used = time.process_time()

@@ -12,10 +12,16 @@ from hypothesis import HealthCheck, settings
 # Property tests: few examples by default (the suite runs under CPU contention),
 # many under HYPOTHESIS_PROFILE=ci (``nox -s properties``). No deadlines: a slow
 # example on a loaded machine is not a failure.
-settings.register_profile("dev", max_examples=40, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("ci", max_examples=1000, deadline=None, print_blob=True,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "dev", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "ci",
+    max_examples=1000,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 if TYPE_CHECKING:
@@ -29,10 +35,12 @@ def require_eog_data() -> Path:
     """The shared data folder; in CI its absence fails the test instead of skipping it."""
     if EOG_DATA.is_dir():
         return EOG_DATA
-    message = (f"benchmark data not found at {EOG_DATA}: to run this test, set EOG_DATA_DIR to an "
-               "eog-data folder (tasks/, nemo-rows/, tools/, fixtures/; docs/formats.md, section "
-               "'The benchmark data folder', says where each part comes from) or place it at "
-               "../shared/eog-data beside the clone")
+    message = (
+        f"benchmark data not found at {EOG_DATA}: to run this test, set EOG_DATA_DIR to an "
+        "eog-data folder (tasks/, nemo-rows/, tools/, fixtures/; docs/formats.md, section "
+        "'The benchmark data folder', says where each part comes from) or place it at "
+        "../shared/eog-data beside the clone"
+    )
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(message)
     pytest.skip(message)
@@ -54,14 +62,17 @@ def pytest_configure(config: pytest.Config) -> None:
     if getattr(config.option, "update_snapshots", False):
         raise pytest.UsageError(
             f"--snapshot-update without the benchmark data ({EOG_DATA}) would delete the committed "
-            "snapshots of the data tests: set EOG_DATA_DIR to the eog-data folder first")
+            "snapshots of the data tests: set EOG_DATA_DIR to the eog-data folder first"
+        )
     config.option.warn_unused_snapshots = True
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
     if _data_layer_skips():
-        return (f"benchmark data not found at {EOG_DATA}: its tests skip and their snapshots are not "
-                "judged (set EOG_DATA_DIR to run them; CI=true makes the absence a failure)")
+        return (
+            f"benchmark data not found at {EOG_DATA}: its tests skip and their snapshots are not "
+            "judged (set EOG_DATA_DIR to run them; CI=true makes the absence a failure)"
+        )
     return None
 
 

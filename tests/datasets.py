@@ -39,15 +39,35 @@ class DataSet:
 
 
 EXAMPLE_SET = DataSet(
-    name="examples", upstream_files=3, upstream_verifiers=9, domains=frozenset({"csm", "itsm"}),
-    nemo_tasks=6, rollout_file="example_rollouts.jsonl", rollouts=2, hybrid_file="hybrid_example.jsonl",
-    csm_rows_file="csm_rows.jsonl", itsm_rows_file="itsm_rows.jsonl", tools_total=21,
-    valid_in_validate=9, verifiers_in_validate=28)
+    name="examples",
+    upstream_files=3,
+    upstream_verifiers=9,
+    domains=frozenset({"csm", "itsm"}),
+    nemo_tasks=6,
+    rollout_file="example_rollouts.jsonl",
+    rollouts=2,
+    hybrid_file="hybrid_example.jsonl",
+    csm_rows_file="csm_rows.jsonl",
+    itsm_rows_file="itsm_rows.jsonl",
+    tools_total=21,
+    valid_in_validate=9,
+    verifiers_in_validate=28,
+)
 REAL_SET = DataSet(
-    name="eog-data", upstream_files=13, upstream_verifiers=102, domains=frozenset({"csm", "itsm"}),
-    nemo_tasks=19, rollout_file="example_rollouts.jsonl", rollouts=5, hybrid_file="hybrid_synthetic.jsonl",
-    csm_rows_file="csm_revised.jsonl", itsm_rows_file="itsm_revised.jsonl", tools_total=512,
-    valid_in_validate=32, verifiers_in_validate=240)
+    name="eog-data",
+    upstream_files=13,
+    upstream_verifiers=102,
+    domains=frozenset({"csm", "itsm"}),
+    nemo_tasks=19,
+    rollout_file="example_rollouts.jsonl",
+    rollouts=5,
+    hybrid_file="hybrid_synthetic.jsonl",
+    csm_rows_file="csm_revised.jsonl",
+    itsm_rows_file="itsm_revised.jsonl",
+    tools_total=512,
+    valid_in_validate=32,
+    verifiers_in_validate=240,
+)
 DATA_SETS = {data.name: data for data in (EXAMPLE_SET, REAL_SET)}
 
 

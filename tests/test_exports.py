@@ -13,10 +13,21 @@ import pytest
 
 import eog_core
 
-PACKAGES = ["eog_core", "eog_core.cli", "eog_core.errors", "eog_core.fleet", "eog_core.gateway",
-            "eog_core.gym", "eog_core.integrations", "eog_core.local", "eog_core.metrics",
-            "eog_core.report", "eog_core.run", "eog_core.tasks", "eog_core.verify"]
-
+PACKAGES = [
+    "eog_core",
+    "eog_core.cli",
+    "eog_core.errors",
+    "eog_core.fleet",
+    "eog_core.gateway",
+    "eog_core.gym",
+    "eog_core.integrations",
+    "eog_core.local",
+    "eog_core.metrics",
+    "eog_core.report",
+    "eog_core.run",
+    "eog_core.tasks",
+    "eog_core.verify",
+]
 
 
 def _package(name: str) -> ModuleType:
@@ -40,8 +51,12 @@ def _all_modules() -> list[ModuleType]:
 
 def _exported_objects() -> set[int]:
     """The objects some module of ours lists in its ``__all__`` (constants included)."""
-    return {id(getattr(module, name)) for module in _all_modules()
-            for name in getattr(module, "__all__", ()) if hasattr(module, name)}
+    return {
+        id(getattr(module, name))
+        for module in _all_modules()
+        for name in getattr(module, "__all__", ())
+        if hasattr(module, name)
+    }
 
 
 def _ours(value: Any, exported: set[int]) -> bool:
@@ -49,7 +64,9 @@ def _ours(value: Any, exported: set[int]) -> bool:
     its modules exports; never a module, nor a name of another library."""
     if isinstance(value, ModuleType):
         return False
-    if hasattr(value, "__qualname__") and str(getattr(value, "__module__", "")).startswith("eog_core"):
+    if hasattr(value, "__qualname__") and str(getattr(value, "__module__", "")).startswith(
+        "eog_core"
+    ):
         return True
     return id(value) in exported
 
@@ -59,8 +76,10 @@ def test_every_module_declares_a_sorted_all_of_names_it_has() -> None:
         exported = getattr(module, "__all__", None)
         assert exported is not None, f"{module.__name__} has no __all__"
         assert len(exported) == len(set(exported)), f"{module.__name__}: a name twice"
-        assert exported in (sorted(exported), sorted(exported, key=lambda n: (not n.isupper(), n))), \
-            f"{module.__name__}.__all__ is not sorted"
+        assert exported in (
+            sorted(exported),
+            sorted(exported, key=lambda n: (not n.isupper(), n)),
+        ), f"{module.__name__}.__all__ is not sorted"
         missing = [name for name in exported if not hasattr(module, name)]
         assert not missing, f"{module.__name__}.__all__ names what it lacks: {missing}"
 
@@ -71,8 +90,11 @@ def test_all_is_exactly_the_public_names_of_ours_in_the_package(package: str) ->
     ``__all__`` (an import used only inside ``__init__`` is private or moves out), and
     every name in ``__all__`` is ours, defined or re-exported on purpose."""
     module, exported = _package(package), _exported_objects()
-    public = {name for name, value in vars(module).items()
-              if not name.startswith("_") and _ours(value, exported)}
+    public = {
+        name
+        for name, value in vars(module).items()
+        if not name.startswith("_") and _ours(value, exported)
+    }
     assert sorted(public - set(module.__all__)) == [], "public but not in __all__"
     foreign = [name for name in module.__all__ if not _ours(getattr(module, name), exported)]
     assert foreign == [], "in __all__ but not defined in eog_core"
@@ -82,7 +104,11 @@ def test_the_exported_members_check_can_fail() -> None:
     """A stray import into a package's namespace is caught; a module or another library's
     name is not taken for ours."""
     exported = _exported_objects()
-    assert not _ours(sys, exported) and not _ours(Any, exported) and not _ours(importlib.import_module, exported)
+    assert (
+        not _ours(sys, exported)
+        and not _ours(Any, exported)
+        and not _ours(importlib.import_module, exported)
+    )
     assert _ours(eog_core.Task, exported) and _ours(eog_core.PARITY, exported)
     from eog_core.tasks import DEFAULT_GYMS
 

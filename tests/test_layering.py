@@ -13,7 +13,6 @@ import eog_core
 SRC = Path(eog_core.__file__).parent
 
 
-
 def _modules() -> dict[str, Path]:
     found: dict[str, Path] = {}
     for path in SRC.rglob("*.py"):
@@ -32,8 +31,9 @@ def _imported(name: str, path: Path, modules: dict[str, Path]) -> Iterator[str]:
             if node.level:
                 head = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*head, *([node.module] if node.module else [])])
-            submodules = [f"{base}.{alias.name}" for alias in node.names
-                          if f"{base}.{alias.name}" in modules]
+            submodules = [
+                f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in modules
+            ]
             if len(submodules) < len(node.names):  # ``from pkg import _a, _b`` needs only those
                 yield base
             yield from submodules
@@ -42,8 +42,10 @@ def _imported(name: str, path: Path, modules: dict[str, Path]) -> Iterator[str]:
 def import_graph() -> dict[str, set[str]]:
     """Module -> the project modules it imports."""
     modules = _modules()
-    return {name: {m for m in _imported(name, path, modules) if m in modules and m != name}
-            for name, path in modules.items()}
+    return {
+        name: {m for m in _imported(name, path, modules) if m in modules and m != name}
+        for name, path in modules.items()
+    }
 
 
 def test_the_graph_is_read() -> None:
@@ -56,11 +58,8 @@ def test_the_graph_is_read() -> None:
 
 def test_no_two_modules_import_each_other() -> None:
     graph = import_graph()
-    cycles = {frozenset({a, b}) for a, imports in graph.items() for b in imports
-              if a in graph[b]}
+    cycles = {frozenset({a, b}) for a, imports in graph.items() for b in imports if a in graph[b]}
     assert not cycles
-
-
 
 
 def _package_of(module: str) -> str:
@@ -74,15 +73,23 @@ def _is_private(module: str) -> bool:
 
 
 def test_no_package_imports_another_packages_private_module() -> None:
-    crossings = {(a, b) for a, imports in import_graph().items() for b in imports
-                 if _is_private(b) and _package_of(a) != _package_of(b)}
+    crossings = {
+        (a, b)
+        for a, imports in import_graph().items()
+        for b in imports
+        if _is_private(b) and _package_of(a) != _package_of(b)
+    }
     assert not crossings
 
 
 def test_the_core_never_imports_the_integrations() -> None:
     """pyproject.toml: the adapters (``eog_core.integrations.*``) build on the core, not back."""
-    leaks = {(a, b) for a, imports in import_graph().items() for b in imports
-             if b.startswith("eog_core.integrations") and not a.startswith("eog_core.integrations")}
+    leaks = {
+        (a, b)
+        for a, imports in import_graph().items()
+        for b in imports
+        if b.startswith("eog_core.integrations") and not a.startswith("eog_core.integrations")
+    }
     assert not leaks
 
 

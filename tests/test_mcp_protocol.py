@@ -23,9 +23,13 @@ def test_no_other_module_assigns_the_versions() -> None:
     assigning = []
     for path in sorted(SOURCE.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            targets = node.targets if isinstance(node, ast.Assign) else (
-                [node.target] if isinstance(node, ast.AnnAssign) else [])
-            if any(isinstance(t, ast.Name) and t.id == "SUPPORTED_PROTOCOL_VERSIONS"
-                   for t in targets):
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else ([node.target] if isinstance(node, ast.AnnAssign) else [])
+            )
+            if any(
+                isinstance(t, ast.Name) and t.id == "SUPPORTED_PROTOCOL_VERSIONS" for t in targets
+            ):
                 assigning.append(path.relative_to(SOURCE).as_posix())
     assert assigning == ["_mcp_protocol.py"]

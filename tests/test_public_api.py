@@ -9,9 +9,23 @@ import eog_core
 from eog_core import errors
 
 ISSUE_NAMES = {
-    "load_task", "load_tasks", "Task", "SchemaError", "EogError", "PARITY", "STRICT", "extract_value",
-    "compare_values", "verify_task", "TaskVerdict", "SqlOutcome", "SqliteSqlRunner",
-    "GymClient", "TaskSession", "GymDirectory", "ToolResult",
+    "load_task",
+    "load_tasks",
+    "Task",
+    "SchemaError",
+    "EogError",
+    "PARITY",
+    "STRICT",
+    "extract_value",
+    "compare_values",
+    "verify_task",
+    "TaskVerdict",
+    "SqlOutcome",
+    "SqliteSqlRunner",
+    "GymClient",
+    "TaskSession",
+    "GymDirectory",
+    "ToolResult",
 }
 
 
@@ -26,7 +40,9 @@ def test_every_error_is_an_eog_error() -> None:
     assert all(issubclass(cls, eog_core.EogError) for cls in classes)
     assert issubclass(errors.GymUnreachableError, errors.GymError)
     assert issubclass(errors.SeedFileError, errors.SeedError)
-    error = errors.GymHTTPError("HTTP 500: boom", status=500, detail="boom", gym="g", url="http://x")
+    error = errors.GymHTTPError(
+        "HTTP 500: boom", status=500, detail="boom", gym="g", url="http://x"
+    )
     assert (error.status, error.detail, error.gym) == (500, "boom", "g")
 
 
@@ -47,9 +63,19 @@ def test_one_version_from_the_installed_metadata() -> None:
     assert eog_core.__version__ == version("eog-core") == CLIENT_INFO["version"] == SERVER_VERSION
 
 
-PACKAGES = ["eog_core", "eog_core.tasks", "eog_core.verify", "eog_core.gym", "eog_core.local",
-            "eog_core.metrics", "eog_core.run", "eog_core.fleet", "eog_core.gateway",
-            "eog_core.report", "eog_core.errors"]
+PACKAGES = [
+    "eog_core",
+    "eog_core.tasks",
+    "eog_core.verify",
+    "eog_core.gym",
+    "eog_core.local",
+    "eog_core.metrics",
+    "eog_core.run",
+    "eog_core.fleet",
+    "eog_core.gateway",
+    "eog_core.report",
+    "eog_core.errors",
+]
 
 
 def test_every_package_all_is_sorted_unique_and_importable() -> None:
@@ -60,8 +86,9 @@ def test_every_package_all_is_sorted_unique_and_importable() -> None:
         module = importlib.import_module(name)
         exported = list(module.__all__)
         assert len(exported) == len(set(exported)), f"{name}: a name twice"
-        assert exported == sorted(exported, key=lambda n: (not n.isupper(), n)) or \
-            exported == sorted(exported), f"{name}.__all__ is not sorted"
+        assert exported == sorted(
+            exported, key=lambda n: (not n.isupper(), n)
+        ) or exported == sorted(exported), f"{name}.__all__ is not sorted"
         for item in exported:
             assert hasattr(module, item), f"{name}.{item} is in __all__ but missing"
 
@@ -75,5 +102,7 @@ def test_every_public_error_is_defined_in_errors_and_exported_at_the_top() -> No
         for item in module.__all__:
             value = getattr(module, item)
             if isinstance(value, type) and issubclass(value, eog_core.EogError):
-                assert value.__module__ == "eog_core.errors", f"{name}.{item} is defined in {value.__module__}"
+                assert value.__module__ == "eog_core.errors", (
+                    f"{name}.{item} is defined in {value.__module__}"
+                )
     assert set(errors.__all__) <= set(eog_core.__all__)

@@ -12,8 +12,14 @@ from eog_core._json import unsendable
 
 pytestmark = pytest.mark.property
 
-_SCALARS = (st.text() | st.integers() | st.integers(min_value=2**60, max_value=10**5000)
-            | st.floats() | st.booleans() | st.none())
+_SCALARS = (
+    st.text()
+    | st.integers()
+    | st.integers(min_value=2**60, max_value=10**5000)
+    | st.floats()
+    | st.booleans()
+    | st.none()
+)
 
 
 @given(st.dictionaries(st.text() | st.integers(), _SCALARS, max_size=6))

@@ -18,13 +18,22 @@ REPO = Path(__file__).resolve().parent.parent
 DATA_MODULES = ["tests/verify/test_snapshots.py", "tests/tasks/test_load.py"]
 
 
-def run_pytest(tmp_path: Path, *, ci: bool, extra: tuple[str, ...] | list[str] = ()) -> subprocess.CompletedProcess[str]:
+def run_pytest(
+    tmp_path: Path, *, ci: bool, extra: tuple[str, ...] | list[str] = ()
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTEST_ADDOPTS")}
     env["EOG_DATA_DIR"] = str(tmp_path / "no-such-eog-data")
     if ci:
         env["CI"] = "true"
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:randomly", "-rs", *extra, *DATA_MODULES],
-                          capture_output=True, text=True, timeout=600, cwd=REPO, env=env, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:randomly", "-rs", *extra, *DATA_MODULES],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=REPO,
+        env=env,
+        check=False,
+    )
 
 
 SNAPSHOTS = REPO / "tests" / "verify" / "__snapshots__" / "test_snapshots"

@@ -36,9 +36,12 @@ def serve_asgi(*apps: tuple[Any, int]) -> Iterator[list[str]]:
 
     import uvicorn
 
-    servers = [uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
-                                             log_level="warning", lifespan="off"))
-               for app, port in apps]
+    servers = [
+        uvicorn.Server(
+            uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+        )
+        for app, port in apps
+    ]
 
     async def serve_all() -> None:
         await asyncio.gather(*(server.serve() for server in servers))
@@ -73,8 +76,11 @@ def doc_examples(extra: str) -> list[str]:
     found = []
     for name in DOCS:
         text = (REPO / name).read_text(encoding="utf-8")
-        found += [code for code in re.findall(r"```python\n(.*?)```", text, re.DOTALL)
-                  if code.startswith(f"# extra: {extra}\n")]
+        found += [
+            code
+            for code in re.findall(r"```python\n(.*?)```", text, re.DOTALL)
+            if code.startswith(f"# extra: {extra}\n")
+        ]
     return found
 
 
@@ -85,7 +91,13 @@ def run_example(code: str, tmp_path: Any) -> str:
 
     script = tmp_path / "example.py"
     script.write_text(code, encoding="utf-8")
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          timeout=300, cwd=tmp_path, check=False)
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        check=False,
+    )
     assert done.returncode == 0, f"example failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout

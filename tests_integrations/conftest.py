@@ -16,4 +16,5 @@ def pytest_configure(config: pytest.Config) -> None:
     # inspect-ai leaves an anyio memory stream of its own unclosed at the end of eval().
     config.addinivalue_line(
         "filterwarnings",
-        "ignore:Exception ignored in.*MemoryObjectReceiveStream:pytest.PytestUnraisableExceptionWarning")
+        "ignore:Exception ignored in.*MemoryObjectReceiveStream:pytest.PytestUnraisableExceptionWarning",
+    )

@@ -69,8 +69,20 @@ from eog_core._version import __version__
 # The gym SDK pulls in aiohttp; load it on first use so that pure scoring
 # (tasks + verify) imports quickly.
 _LAZY = {
-    **dict.fromkeys(("GymClient", "GymDirectory", "HttpSqlRunner", "Janitor",
-                     "SessionHandle", "SessionStart", "TaskSession", "ToolCallRecord", "ToolResult"), "eog_core.gym"),
+    **dict.fromkeys(
+        (
+            "GymClient",
+            "GymDirectory",
+            "HttpSqlRunner",
+            "Janitor",
+            "SessionHandle",
+            "SessionStart",
+            "TaskSession",
+            "ToolCallRecord",
+            "ToolResult",
+        ),
+        "eog_core.gym",
+    ),
 }
 
 
@@ -80,6 +92,7 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value
         return value
     raise AttributeError(f"module 'eog_core' has no attribute {name!r}")
+
 
 __all__ = [
     "PARITY",

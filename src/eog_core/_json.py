@@ -23,9 +23,20 @@ from typing import Any
 
 from eog_core.errors import SchemaError
 
-__all__ = ["MAX_DEPTH", "JsonInputError", "check_depth", "decode_json", "dumps_line",
-           "dumps_utf8", "loads_bytes", "loads_untrusted", "nesting_depth", "repair_text",
-           "repair_tree", "unsendable"]
+__all__ = [
+    "MAX_DEPTH",
+    "JsonInputError",
+    "check_depth",
+    "decode_json",
+    "dumps_line",
+    "dumps_utf8",
+    "loads_bytes",
+    "loads_untrusted",
+    "nesting_depth",
+    "repair_text",
+    "repair_tree",
+    "unsendable",
+]
 
 MAX_DEPTH = 100
 """Deepest nesting of arrays and objects accepted (real task files nest fewer than 10 levels)."""
@@ -154,13 +165,15 @@ def nesting_depth(value: Any, *, limit: int = MAX_DEPTH) -> int:
         deepest = max(deepest, depth)
         if deepest > limit:
             return deepest
-        stack.extend((child, depth + 1) for child in children
-                     if isinstance(child, dict | list | tuple))
+        stack.extend(
+            (child, depth + 1) for child in children if isinstance(child, dict | list | tuple)
+        )
     return deepest
 
 
-def check_depth(value: Any, *, source: str | None = None, path: str = "$",
-                max_depth: int = MAX_DEPTH) -> None:
+def check_depth(
+    value: Any, *, source: str | None = None, path: str = "$", max_depth: int = MAX_DEPTH
+) -> None:
     """Raise :class:`SchemaError` if ``value`` nests deeper than ``max_depth``."""
     if nesting_depth(value, limit=max_depth) > max_depth:
         raise SchemaError(f"JSON nested deeper than {max_depth} levels", path=path, source=source)
@@ -189,7 +202,7 @@ def _has_lone_surrogate(value: Any) -> bool:
 
 @functools.cache
 def _power_of_ten(exponent: int) -> int:
-    power: int = 10 ** exponent
+    power: int = 10**exponent
     return power
 
 
@@ -235,8 +248,10 @@ def unsendable(value: Any, *, max_depth: int = MAX_DEPTH) -> str | None:
                 try:
                     item.encode("utf-8")
                 except UnicodeEncodeError:
-                    return ("not UTF-8: a string holds an unpaired surrogate, "
-                            "which no UTF-8 text can carry")
+                    return (
+                        "not UTF-8: a string holds an unpaired surrogate, "
+                        "which no UTF-8 text can carry"
+                    )
         elif isinstance(item, float):
             if not math.isfinite(item):  # json.loads reads NaN and Infinity; no JSON carries them
                 return f"{item!r} is not a JSON number"
@@ -254,8 +269,9 @@ def unsendable(value: Any, *, max_depth: int = MAX_DEPTH) -> str | None:
     return None
 
 
-def loads_untrusted(data: str | bytes | bytearray, *, max_depth: int = MAX_DEPTH,
-                    start: int = 0) -> Any:
+def loads_untrusted(
+    data: str | bytes | bytearray, *, max_depth: int = MAX_DEPTH, start: int = 0
+) -> Any:
     """Parse ``data`` as JSON; any failure raises :class:`JsonInputError`.
 
     ``start`` is the byte offset of ``data`` within its file, so offsets in
@@ -267,21 +283,26 @@ def loads_untrusted(data: str | bytes | bytearray, *, max_depth: int = MAX_DEPTH
             text = bytes(data).decode("utf-8")
         except UnicodeDecodeError as exc:
             where = start + exc.start
-            raise JsonInputError(f"not UTF-8: invalid byte 0x{data[exc.start]:02x} at byte offset {where}",
-                                 offset=where) from None
+            raise JsonInputError(
+                f"not UTF-8: invalid byte 0x{data[exc.start]:02x} at byte offset {where}",
+                offset=where,
+            ) from None
     else:
         text = data
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as exc:
-            raise JsonInputError(f"not UTF-8: unpaired surrogate at character {exc.start}") from None
+            raise JsonInputError(
+                f"not UTF-8: unpaired surrogate at character {exc.start}"
+            ) from None
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         offset = _byte_offset(text, exc.pos, start) if measure_bytes else None
         at = f" (byte offset {offset})" if offset is not None else ""
-        raise JsonInputError(f"invalid JSON at line {exc.lineno} column {exc.colno}{at}: {exc.msg}",
-                             offset=offset) from None
+        raise JsonInputError(
+            f"invalid JSON at line {exc.lineno} column {exc.colno}{at}: {exc.msg}", offset=offset
+        ) from None
     except RecursionError:
         raise JsonInputError(f"JSON nested deeper than {max_depth} levels") from None
     except ValueError:  # an integer literal over sys.get_int_max_str_digits()
@@ -293,17 +314,27 @@ def loads_untrusted(data: str | bytes | bytearray, *, max_depth: int = MAX_DEPTH
             at = f" at byte offset {offset}"
         elif match is not None:
             at = f" at character {match.start()}"
-        raise JsonInputError(f"integer literal{at} has more than {limit} digits", offset=offset) from None
+        raise JsonInputError(
+            f"integer literal{at} has more than {limit} digits", offset=offset
+        ) from None
     if nesting_depth(value, limit=max_depth) > max_depth:
         raise JsonInputError(f"JSON nested deeper than {max_depth} levels")
     if may_hold_lone_surrogates(text) and _has_lone_surrogate(value):
-        raise JsonInputError("not UTF-8: a string holds an unpaired surrogate escape (such as "
-                             "\\ud800), which no UTF-8 text can carry")
+        raise JsonInputError(
+            "not UTF-8: a string holds an unpaired surrogate escape (such as "
+            "\\ud800), which no UTF-8 text can carry"
+        )
     return value
 
 
-def decode_json(data: str | bytes, *, source: str | None = None, path: str = "$",
-                max_depth: int = MAX_DEPTH, start: int = 0) -> Any:
+def decode_json(
+    data: str | bytes,
+    *,
+    source: str | None = None,
+    path: str = "$",
+    max_depth: int = MAX_DEPTH,
+    start: int = 0,
+) -> Any:
     """:func:`loads_untrusted`, failing with a :class:`SchemaError` that names ``source``."""
     try:
         return loads_untrusted(data, max_depth=max_depth, start=start)

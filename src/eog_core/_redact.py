@@ -20,8 +20,14 @@ def redact_url(url: object) -> str:
 def redact(value: Any) -> Any:
     """A copy of ``value`` with the values of secret-looking keys replaced by ``'***'``."""
     if isinstance(value, Mapping):
-        return {key: "***" if isinstance(key, str) and _SECRET_KEY.search(key)
-                and not isinstance(value[key], Mapping) else redact(value[key]) for key in value}
+        return {
+            key: "***"
+            if isinstance(key, str)
+            and _SECRET_KEY.search(key)
+            and not isinstance(value[key], Mapping)
+            else redact(value[key])
+            for key in value
+        }
     if isinstance(value, list | tuple):
         return type(value)(redact(item) for item in value)
     if isinstance(value, str) and "://" in value:

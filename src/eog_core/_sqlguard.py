@@ -31,18 +31,40 @@ __all__ = ["MAX_VALUE_BYTES", "READ_ONLY_HEADER", "QueryInterrupted", "execute_g
 #: run: STRICT verification sends it, LocalGym honours it, other gyms ignore it.
 READ_ONLY_HEADER = "x-eog-read-only"
 
-_ALLOWED_ACTIONS = frozenset({
-    sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE,
-})
+_ALLOWED_ACTIONS = frozenset(
+    {
+        sqlite3.SQLITE_SELECT,
+        sqlite3.SQLITE_READ,
+        sqlite3.SQLITE_FUNCTION,
+        sqlite3.SQLITE_RECURSIVE,
+    }
+)
 _FORBIDDEN_FUNCTIONS = frozenset({"load_extension", "fts3_tokenizer", "writefile"})
 _ACTION_NAMES = {
     getattr(sqlite3, name): name.removeprefix("SQLITE_").replace("_", " ")
-    for name in ("SQLITE_INSERT", "SQLITE_UPDATE", "SQLITE_DELETE", "SQLITE_PRAGMA",
-                 "SQLITE_TRANSACTION", "SQLITE_SAVEPOINT", "SQLITE_ATTACH", "SQLITE_DETACH",
-                 "SQLITE_CREATE_TABLE", "SQLITE_CREATE_INDEX", "SQLITE_CREATE_VIEW",
-                 "SQLITE_CREATE_TRIGGER", "SQLITE_CREATE_TEMP_TABLE", "SQLITE_DROP_TABLE",
-                 "SQLITE_ALTER_TABLE", "SQLITE_REINDEX", "SQLITE_ANALYZE", "SQLITE_CREATE_VTABLE",
-                 "SQLITE_DROP_VIEW", "SQLITE_DROP_INDEX", "SQLITE_DROP_TRIGGER")
+    for name in (
+        "SQLITE_INSERT",
+        "SQLITE_UPDATE",
+        "SQLITE_DELETE",
+        "SQLITE_PRAGMA",
+        "SQLITE_TRANSACTION",
+        "SQLITE_SAVEPOINT",
+        "SQLITE_ATTACH",
+        "SQLITE_DETACH",
+        "SQLITE_CREATE_TABLE",
+        "SQLITE_CREATE_INDEX",
+        "SQLITE_CREATE_VIEW",
+        "SQLITE_CREATE_TRIGGER",
+        "SQLITE_CREATE_TEMP_TABLE",
+        "SQLITE_DROP_TABLE",
+        "SQLITE_ALTER_TABLE",
+        "SQLITE_REINDEX",
+        "SQLITE_ANALYZE",
+        "SQLITE_CREATE_VTABLE",
+        "SQLITE_DROP_VIEW",
+        "SQLITE_DROP_INDEX",
+        "SQLITE_DROP_TRIGGER",
+    )
     if hasattr(sqlite3, name)
 }
 #: SQLite virtual-machine steps between two deadline checks.
@@ -70,10 +92,17 @@ class _Guard:
         self.stopped: str | None = None
         self.refused: str | None = None
 
-    def authorize(self, action: int, arg1: str | None, arg2: str | None,
-                  database: str | None, source: str | None) -> int:
+    def authorize(
+        self,
+        action: int,
+        arg1: str | None,
+        arg2: str | None,
+        database: str | None,
+        source: str | None,
+    ) -> int:
         if action in _ALLOWED_ACTIONS and not (
-                action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _FORBIDDEN_FUNCTIONS):
+            action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _FORBIDDEN_FUNCTIONS
+        ):
             return sqlite3.SQLITE_OK
         if self.refused is None:
             self.refused = _ACTION_NAMES.get(action, f"action {action}")
@@ -94,9 +123,15 @@ class _Guard:
             raise QueryInterrupted(self.stopped or "timeout", self.timeout)
 
 
-def execute_guarded(connection: sqlite3.Connection, query: str, *, read_only: bool = True,
-                    timeout: float | None = None, cancelled: threading.Event | None = None,
-                    commit: bool = False) -> tuple[list[str], list[tuple[Any, ...]]]:
+def execute_guarded(
+    connection: sqlite3.Connection,
+    query: str,
+    *,
+    read_only: bool = True,
+    timeout: float | None = None,
+    cancelled: threading.Event | None = None,
+    commit: bool = False,
+) -> tuple[list[str], list[tuple[Any, ...]]]:
     """Run one statement; return its column names and rows.
 
     Raises :class:`QueryInterrupted` past ``timeout`` seconds or once
@@ -131,7 +166,8 @@ def execute_guarded(connection: sqlite3.Connection, query: str, *, read_only: bo
             raise QueryInterrupted(guard.stopped, timeout) from exc
         if guard.refused is not None:
             raise sqlite3.DatabaseError(
-                f"not authorized: verifier SQL is read-only here (refused {guard.refused})") from exc
+                f"not authorized: verifier SQL is read-only here (refused {guard.refused})"
+            ) from exc
         raise
     finally:
         connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, length_limit)

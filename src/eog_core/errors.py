@@ -87,8 +87,9 @@ class SchemaError(EogError, ValueError):
     is the byte offset in that file when the bytes themselves are at fault.
     """
 
-    def __init__(self, message: str, *, path: str = "$", source: str | None = None,
-                 offset: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, path: str = "$", source: str | None = None, offset: int | None = None
+    ) -> None:
         self.path = path
         self.source = source
         self.offset = offset
@@ -99,7 +100,6 @@ class SchemaError(EogError, ValueError):
 
 class UsageError(EogError, ValueError):
     """An argument the caller passed is invalid."""
-
 
 
 class HeaderError(UsageError):
@@ -134,6 +134,7 @@ class MetricsError(EogError, ValueError):
 
 class MissingExtraError(EogError, ImportError):
     """An optional extra the call needs is not installed (the report's ``report`` extra)."""
+
 
 class RequestError(EogError, ValueError):
     """A request could not be built, e.g. tool arguments that are not JSON-serialisable.
@@ -301,8 +302,15 @@ class ToolCallParseError(ModelHTTPError):
     parse tool call arguments as JSON", vLLM's tool-parser errors): the server is up, the
     model wrote a broken call. ``raw_text`` is the model's text when the server returned it."""
 
-    def __init__(self, message: str, *, status: int, detail: str = "", attempts: int = 1,
-                 raw_text: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        detail: str = "",
+        attempts: int = 1,
+        raw_text: str | None = None,
+    ) -> None:
         self.raw_text = raw_text
         super().__init__(message, status=status, detail=detail, attempts=attempts)
 
@@ -315,8 +323,9 @@ class ModelPreflightError(ModelError):
 class ModelOutageError(ModelUnreachableError):
     """A run stopped taking work: ``rollouts`` rollouts in a row found the model unreachable."""
 
-    def __init__(self, message: str, *, rollouts: int, status: int | None = None,
-                 attempts: int = 1) -> None:
+    def __init__(
+        self, message: str, *, rollouts: int, status: int | None = None, attempts: int = 1
+    ) -> None:
         self.rollouts = rollouts
         super().__init__(message, status=status, attempts=attempts)
 

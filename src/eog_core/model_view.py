@@ -24,8 +24,16 @@ __all__ = ["final_answer", "tool_observation", "tools_used"]
 #: (LangChain names every text part ``text``; the OpenAI APIs name them so).
 _TEXT_PARTS = frozenset({"text", "output_text", "input_text"})
 #: Responses-API items that belong to the model's turn (besides assistant messages).
-_MODEL_ITEMS = frozenset({"function_call", "reasoning", "custom_tool_call",
-                          "web_search_call", "file_search_call", "computer_call"})
+_MODEL_ITEMS = frozenset(
+    {
+        "function_call",
+        "reasoning",
+        "custom_tool_call",
+        "web_search_call",
+        "file_search_call",
+        "computer_call",
+    }
+)
 
 
 def _get(obj: Any, key: str) -> Any:
@@ -96,8 +104,9 @@ def final_answer(transcript: Any) -> str:
         elif isinstance(transcript, Mapping) or _get(transcript, "content") is not None:
             transcript = [transcript]  # one message
         elif not isinstance(transcript, Iterable):
-            raise UsageError(f"final_answer expects messages or output items, not "
-                             f"{type(transcript).__name__}")
+            raise UsageError(
+                f"final_answer expects messages or output items, not {type(transcript).__name__}"
+            )
     items = list(transcript)
     if not items:
         return ""

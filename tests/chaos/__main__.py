@@ -25,34 +25,62 @@ def main() -> int:
     parser.add_argument("--restarts", type=int, default=4)
     parser.add_argument("--expiries", type=int, default=4)
     parser.add_argument("--cancel-rate", type=float, default=0.05)
-    parser.add_argument("--own-mcp", action="store_true",
-                        help="each task session opens its own MCP sessions (default: shared)")
+    parser.add_argument(
+        "--own-mcp",
+        action="store_true",
+        help="each task session opens its own MCP sessions (default: shared)",
+    )
     parser.add_argument("--sse", action="store_true", help="the gym process answers in SSE")
-    parser.add_argument("--replicas", choices=["both", "proxy", "direct"], default="both",
-                        help="each gym's replicas: its fault proxy and itself (default), or one")
+    parser.add_argument(
+        "--replicas",
+        choices=["both", "proxy", "direct"],
+        default="both",
+        help="each gym's replicas: its fault proxy and itself (default), or one",
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--faults", default=",".join(f.value for f in Fault),
-                        help="comma-separated fault kinds (default: all)")
+    parser.add_argument(
+        "--faults",
+        default=",".join(f.value for f in Fault),
+        help="comma-separated fault kinds (default: all)",
+    )
     parser.add_argument("--skip-baseline", action="store_true")
     parser.add_argument("--workdir", type=Path, help="keep gym logs and journals here")
     args = parser.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="eog-chaos-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    logging.basicConfig(filename=workdir / "chaos.log", level=logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        filename=workdir / "chaos.log",
+        level=logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     print(f"chaos workdir: {workdir}", flush=True)
-    faulted = ChaosConfig(sessions=args.sessions, concurrency=args.concurrency,
-                          fault_rate=args.fault_rate, restarts=args.restarts,
-                          expiries=args.expiries, cancel_rate=args.cancel_rate, seed=args.seed,
-                          replicas=args.replicas, sse=args.sse,
-                          own_mcp=args.own_mcp,
-                          faults=tuple(Fault(name) for name in args.faults.split(",")))
+    faulted = ChaosConfig(
+        sessions=args.sessions,
+        concurrency=args.concurrency,
+        fault_rate=args.fault_rate,
+        restarts=args.restarts,
+        expiries=args.expiries,
+        cancel_rate=args.cancel_rate,
+        seed=args.seed,
+        replicas=args.replicas,
+        sse=args.sse,
+        own_mcp=args.own_mcp,
+        faults=tuple(Fault(name) for name in args.faults.split(",")),
+    )
     runs: list[tuple[str, ChaosConfig]] = []
     if not args.skip_baseline:
-        baseline = ChaosConfig(sessions=args.sessions, concurrency=args.concurrency,
-                               fault_rate=0.0, restarts=0, expiries=0, cancel_rate=0.0,
-                               seed=args.seed, replicas=args.replicas, sse=args.sse,
-                               own_mcp=args.own_mcp)
+        baseline = ChaosConfig(
+            sessions=args.sessions,
+            concurrency=args.concurrency,
+            fault_rate=0.0,
+            restarts=0,
+            expiries=0,
+            cancel_rate=0.0,
+            seed=args.seed,
+            replicas=args.replicas,
+            sse=args.sse,
+            own_mcp=args.own_mcp,
+        )
         runs.append(("baseline (no faults)", baseline))
     runs.append(("chaos (faults + restarts)", faulted))
     broken: list[str] = []
@@ -66,8 +94,10 @@ def main() -> int:
     if broken:
         print("\nBROKEN GUARANTEES:", *broken, sep="\n  ", file=sys.stderr)
         return 1
-    print("\nall guarantees held: 0 databases left, 0 tool calls executed twice, "
-          "0 non-EogError exceptions, 0 hangs")
+    print(
+        "\nall guarantees held: 0 databases left, 0 tool calls executed twice, "
+        "0 non-EogError exceptions, 0 hangs"
+    )
     return 0
 
 

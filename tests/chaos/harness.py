@@ -125,18 +125,24 @@ class ChaosReport:
         if left:
             out.append(f"{left} database(s) left on the gyms: {self.databases_left}")
         if self.executed_twice:
-            out.append(f"{len(self.executed_twice)} tool call(s) executed more than once: "
-                       f"{self.executed_twice}")
+            out.append(
+                f"{len(self.executed_twice)} tool call(s) executed more than once: "
+                f"{self.executed_twice}"
+            )
         if self.foreign:
             out.append(f"{len(self.foreign)} non-EogError exception(s); first: {self.foreign[0]}")
         if self.hangs:
             out.append(f"{self.hangs} session(s) hung past the deadline")
-        orphans = {gym: left - self.mcp_sessions_excused.get(gym, 0)
-                   for gym, left in self.mcp_sessions_left.items()
-                   if left < 0 or left > self.mcp_sessions_excused.get(gym, 0)}
+        orphans = {
+            gym: left - self.mcp_sessions_excused.get(gym, 0)
+            for gym, left in self.mcp_sessions_left.items()
+            if left < 0 or left > self.mcp_sessions_excused.get(gym, 0)
+        }
         if orphans:
-            out.append(f"MCP sessions left open beyond lost initialize answers: {orphans} "
-                       f"(left {self.mcp_sessions_left}, excused {self.mcp_sessions_excused})")
+            out.append(
+                f"MCP sessions left open beyond lost initialize answers: {orphans} "
+                f"(left {self.mcp_sessions_left}, excused {self.mcp_sessions_excused})"
+            )
         if not self.drained:
             out.append("requests still in flight after the drain deadline")
         return out
@@ -175,12 +181,23 @@ def _gyms(choice: bool | frozenset[str]) -> str:
 def notes_gym(**options: Any) -> LocalGym:
     """A second gym with its own tools: notes keyed by a unique key per call."""
     gym = LocalGym(name=NOTES, **options)
-    key_schema = {"type": "object", "properties": {"key": {"type": "string"}},
-                  "required": ["key"], "additionalProperties": False}
+    key_schema = {
+        "type": "object",
+        "properties": {"key": {"type": "string"}},
+        "required": ["key"],
+        "additionalProperties": False,
+    }
 
-    @gym.tool(name="put_note", description="Store a note.", input_schema={
-        "type": "object", "properties": {"key": {"type": "string"}, "text": {"type": "string"}},
-        "required": ["key", "text"], "additionalProperties": False})
+    @gym.tool(
+        name="put_note",
+        description="Store a note.",
+        input_schema={
+            "type": "object",
+            "properties": {"key": {"type": "string"}, "text": {"type": "string"}},
+            "required": ["key", "text"],
+            "additionalProperties": False,
+        },
+    )
     def put_note(ctx: ToolContext, key: str, text: str) -> dict[str, str]:
         ctx.connection.execute("INSERT INTO note (key, text) VALUES (?, ?)", (key, text))
         return {"key": key}
@@ -202,11 +219,18 @@ def chaos_task(notes_url: str) -> Task:
         {"mcp_server_name": NOTES, "mcp_server_url": notes_url, "seed_database_file": "notes.sql"}
     )
     raw["selected_tools"] += ["put_note", "get_note"]
-    raw["verifiers"].append({
-        "verifier_type": "database_state", "name": "two_notes", "gym_name": NOTES,
-        "validation_config": {"query": "SELECT COUNT(*) FROM note", "expected_value": 2,
-                              "comparison_type": "equals"},
-    })
+    raw["verifiers"].append(
+        {
+            "verifier_type": "database_state",
+            "name": "two_notes",
+            "gym_name": NOTES,
+            "validation_config": {
+                "query": "SELECT COUNT(*) FROM note",
+                "expected_value": 2,
+                "comparison_type": "equals",
+            },
+        }
+    )
     return task_from_mapping(raw)
 
 
@@ -261,17 +285,32 @@ def _watch_foreign(report: ChaosReport) -> Any:
 async def chaos_gyms(config: ChaosConfig, workdir: Path) -> AsyncIterator[dict[str, Any]]:
     (workdir / "demo.jsonl").unlink(missing_ok=True)  # a reused workdir: audit this run only
     async with contextlib.AsyncExitStack() as stack:
-        process = await stack.enter_async_context(GymProcess(
-            domain="demo", sse=config.sse, journal=workdir / "demo.jsonl",
-            log=workdir / "demo.log"))
+        process = await stack.enter_async_context(
+            GymProcess(
+                domain="demo",
+                sse=config.sse,
+                journal=workdir / "demo.jsonl",
+                log=workdir / "demo.log",
+            )
+        )
         notes = await stack.enter_async_context(notes_gym(response_mode="sse"))
         proxies = {}
         for name, upstream, salt in ((DEMO, process.url, 1), (NOTES, notes.url, 2)):
-            proxies[name] = await stack.enter_async_context(FaultProxy(
-                upstream=upstream, rate=config.fault_rate, faults=config.faults, delay=config.delay,
-                seed=config.seed * 10 + salt))
-        yield {"process": process, "notes": notes, "proxies": proxies,
-               "journal": workdir / "demo.jsonl"}
+            proxies[name] = await stack.enter_async_context(
+                FaultProxy(
+                    upstream=upstream,
+                    rate=config.fault_rate,
+                    faults=config.faults,
+                    delay=config.delay,
+                    seed=config.seed * 10 + salt,
+                )
+            )
+        yield {
+            "process": process,
+            "notes": notes,
+            "proxies": proxies,
+            "journal": workdir / "demo.jsonl",
+        }
 
 
 async def run_chaos(config: ChaosConfig, workdir: Path) -> ChaosReport:
@@ -288,29 +327,51 @@ async def _run(config: ChaosConfig, report: ChaosReport, gyms: dict[str, Any]) -
     notes: LocalGym = gyms["notes"]
     proxies: dict[str, FaultProxy] = gyms["proxies"]
     direct = {DEMO: process.url, NOTES: notes.url}
-    table = {gym: {"both": [proxies[gym].url, direct[gym]], "proxy": [proxies[gym].url],
-                   "direct": [direct[gym]]}[config.replicas] for gym in (DEMO, NOTES)}
+    table = {
+        gym: {
+            "both": [proxies[gym].url, direct[gym]],
+            "proxy": [proxies[gym].url],
+            "direct": [direct[gym]],
+        }[config.replicas]
+        for gym in (DEMO, NOTES)
+    }
     directory = GymDirectory(table, probe_after=0.5)
     task = chaos_task(notes.url)
     seeds = {DEMO: read_demo_seed(), NOTES: NOTES_SCHEMA}
-    timeouts = Timeouts(connect=5.0, rpc=config.rpc_timeout, sql=config.rpc_timeout,
-                        seed=config.seed_timeout, admin=10.0)
-    janitor = Janitor(base_delay=0.05, max_delay=1.0, interval=0.1,
-                      landing_window=config.landing_window)
+    timeouts = Timeouts(
+        connect=5.0,
+        rpc=config.rpc_timeout,
+        sql=config.rpc_timeout,
+        seed=config.seed_timeout,
+        admin=10.0,
+    )
+    janitor = Janitor(
+        base_delay=0.05, max_delay=1.0, interval=0.1, landing_window=config.landing_window
+    )
     gate = asyncio.Semaphore(config.concurrency)
     actions = _Monkey(config, report, process, notes)
 
     chooser = random.Random(config.seed)
-    budgets = [chooser.uniform(0.0, 1.0) if chooser.random() < config.cancel_rate else None
-               for _ in range(config.sessions)]
+    budgets = [
+        chooser.uniform(0.0, 1.0) if chooser.random() < config.cancel_rate else None
+        for _ in range(config.sessions)
+    ]
 
     async def one(index: int) -> None:
         async with gate:
             try:
                 async with asyncio.timeout(config.session_deadline):
-                    await _session_or_cancel(budgets[index], index, task, directory, seeds,
-                                             janitor, timeouts, config.own_mcp,
-                                             report)
+                    await _session_or_cancel(
+                        budgets[index],
+                        index,
+                        task,
+                        directory,
+                        seeds,
+                        janitor,
+                        timeouts,
+                        config.own_mcp,
+                        report,
+                    )
             except TimeoutError:
                 report.hangs += 1
             actions.progress()
@@ -337,13 +398,25 @@ async def _session_or_cancel(budget: float | None, *args: Any) -> None:
         report.cancelled += 1
 
 
-async def _session(index: int, task: Task, directory: GymDirectory, seeds: dict[str, str],
-                   janitor: Janitor, timeouts: Timeouts, per_database: bool | frozenset[str],
-                   report: ChaosReport) -> None:
+async def _session(
+    index: int,
+    task: Task,
+    directory: GymDirectory,
+    seeds: dict[str, str],
+    janitor: Janitor,
+    timeouts: Timeouts,
+    per_database: bool | frozenset[str],
+    report: ChaosReport,
+) -> None:
     try:
-        async with TaskSession.start(task, directory=directory, seed_sql=seeds,
-                                     janitor=janitor, timeouts=timeouts,
-                                     own_mcp=per_database) as session:
+        async with TaskSession.start(
+            task,
+            directory=directory,
+            seed_sql=seeds,
+            janitor=janitor,
+            timeouts=timeouts,
+            own_mcp=per_database,
+        ) as session:
             for name, arguments in session_calls(index):
                 report.tool_calls += 1
                 try:
@@ -400,8 +473,9 @@ class _Monkey:
             await task
 
 
-async def _drain(config: ChaosConfig, report: ChaosReport, proxies: dict[str, FaultProxy],
-                 janitor: Janitor) -> None:
+async def _drain(
+    config: ChaosConfig, report: ChaosReport, proxies: dict[str, FaultProxy], janitor: Janitor
+) -> None:
     for proxy in proxies.values():
         report.faults.update({fault.value: n for fault, n in proxy.injected.items()})
         proxy.clear()  # the storm is over; what is held still lands
@@ -430,8 +504,9 @@ def _audit(report: ChaosReport, process: GymProcess, notes: LocalGym, journal: P
         report.faults.setdefault(fault.value, 0)
 
 
-async def _audit_mcp_sessions(report: ChaosReport, process: GymProcess, notes: LocalGym,
-                              proxies: dict[str, FaultProxy]) -> None:
+async def _audit_mcp_sessions(
+    report: ChaosReport, process: GymProcess, notes: LocalGym, proxies: dict[str, FaultProxy]
+) -> None:
     """MCP sessions still open on the gyms once every client is closed.
 
     The only excusable ones are those whose ``initialize`` reached the gym while
@@ -441,7 +516,10 @@ async def _audit_mcp_sessions(report: ChaosReport, process: GymProcess, notes: L
     health = await process.health() or {}
     left = {DEMO: int(health.get("sessions", -1)), NOTES: len(notes.session_ids())}
     for gym, count in left.items():
-        excused = sum(n for (fault, method), n in proxies[gym].faulted_methods.items()
-                      if method == "initialize" and fault.reaches_gym)
+        excused = sum(
+            n
+            for (fault, method), n in proxies[gym].faulted_methods.items()
+            if method == "initialize" and fault.reaches_gym
+        )
         report.mcp_sessions_left[gym] = count
         report.mcp_sessions_excused[gym] = excused

@@ -18,10 +18,19 @@ from eog_core.local import Fault
 from .harness import DEMO, NOTES, ChaosConfig, ChaosReport, run_chaos
 
 CONFIG = ChaosConfig(
-    sessions=100, concurrency=32, fault_rate=0.15, restarts=2, expiries=2, cancel_rate=0.05,
-    rpc_timeout=3.0, seed_timeout=3.0, delay=4.0, landing_window=20.0,
+    sessions=100,
+    concurrency=32,
+    fault_rate=0.15,
+    restarts=2,
+    expiries=2,
+    cancel_rate=0.05,
+    rpc_timeout=3.0,
+    seed_timeout=3.0,
+    delay=4.0,
+    landing_window=20.0,
     own_mcp=frozenset({NOTES}),  # one gym's MCP sessions per task session
-    session_deadline=300.0, drain_deadline=300.0,
+    session_deadline=300.0,
+    drain_deadline=300.0,
 )
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -68,9 +77,18 @@ async def test_no_mcp_session_orphaned(report: ChaosReport) -> None:
 
 
 async def test_the_report_names_each_broken_guarantee() -> None:
-    broken = ChaosReport(CONFIG, hangs=1, foreign=["ValueError"], drained=False,
-                         executed_twice={"g:db:t": 2}, databases_left={NOTES: ["db_1"]},
-                         mcp_sessions_left={NOTES: 3}, mcp_sessions_excused={NOTES: 1}).broken()
+    broken = ChaosReport(
+        CONFIG,
+        hangs=1,
+        foreign=["ValueError"],
+        drained=False,
+        executed_twice={"g:db:t": 2},
+        databases_left={NOTES: ["db_1"]},
+        mcp_sessions_left={NOTES: 3},
+        mcp_sessions_excused={NOTES: 1},
+    ).broken()
     assert len(broken) == 6, broken
-    assert ChaosReport(CONFIG, mcp_sessions_left={NOTES: 1},
-                       mcp_sessions_excused={NOTES: 1}).broken() == []
+    assert (
+        ChaosReport(CONFIG, mcp_sessions_left={NOTES: 1}, mcp_sessions_excused={NOTES: 1}).broken()
+        == []
+    )

@@ -25,30 +25,39 @@ async def notes() -> AsyncIterator[LocalGym]:
 
 
 def notes_task(url: str) -> Task:
-    return task_from_mapping({
-        "task_id": "one_gym", "user_prompt": "Take a note.", "verifiers": [],
-        "gym_servers_config": [{"mcp_server_name": NOTES, "mcp_server_url": url,
-                                "seed_database_file": "notes.sql"}],
-    })
+    return task_from_mapping(
+        {
+            "task_id": "one_gym",
+            "user_prompt": "Take a note.",
+            "verifiers": [],
+            "gym_servers_config": [
+                {"mcp_server_name": NOTES, "mcp_server_url": url, "seed_database_file": "notes.sql"}
+            ],
+        }
+    )
 
 
 async def test_d1_a_seed_landing_after_the_client_gave_up_is_deleted(notes: LocalGym) -> None:
     """D1 (issue #8 item 1): the seed times out, its DELETE meets 404, the seed lands later."""
-    async with FaultProxy(upstream=notes.url, delay=1.0) as proxy, Janitor(
-        base_delay=0.05, max_delay=0.5, interval=0.05, landing_window=30.0
-    ) as janitor:
+    async with (
+        FaultProxy(upstream=notes.url, delay=1.0) as proxy,
+        Janitor(base_delay=0.05, max_delay=0.5, interval=0.05, landing_window=30.0) as janitor,
+    ):
         proxy.inject(Fault.DELAY, path="/api/seed-database")
         with pytest.raises(SeedError):
-            await TaskSession.start(notes_task(proxy.url), directory=GymDirectory(),
-                                    seed_sql={NOTES: NOTES_SCHEMA}, janitor=janitor,
-                                    timeouts=Timeouts(seed=0.2))
+            await TaskSession.start(
+                notes_task(proxy.url),
+                directory=GymDirectory(),
+                seed_sql={NOTES: NOTES_SCHEMA},
+                janitor=janitor,
+                timeouts=Timeouts(seed=0.2),
+            )
         async with asyncio.timeout(60):
             await proxy.drain()  # the held seed reaches the gym now
             while janitor.leaked():  # noqa: ASYNC110 - a Janitor has no "drained" event
                 await asyncio.sleep(0.05)
         assert notes.ledger.seeds.total() == 1
         assert notes.database_ids() == []
-
 
 
 async def test_d2_cancelling_during_the_initialized_notification_ends_the_session(

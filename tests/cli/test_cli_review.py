@@ -20,22 +20,51 @@ from tests.datasets import EXAMPLES
 
 
 def verdicts_file(path: Path, outcomes: list[bool]) -> Path:
-    path.write_text("".join(json.dumps({
-        "task_id": f"t{i}", "domain": "csm", "mode": "oracle", "repeat": 0, "policy": "strict",
-        "success": ok, "reward": float(ok), "pass_rate": float(ok), "num_defined": 1, "num_scored": 1,
-        "evaluation_completed": True, "failure_kind": None}) + "\n" for i, ok in enumerate(outcomes)))
+    path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "task_id": f"t{i}",
+                    "domain": "csm",
+                    "mode": "oracle",
+                    "repeat": 0,
+                    "policy": "strict",
+                    "success": ok,
+                    "reward": float(ok),
+                    "pass_rate": float(ok),
+                    "num_defined": 1,
+                    "num_scored": 1,
+                    "evaluation_completed": True,
+                    "failure_kind": None,
+                }
+            )
+            + "\n"
+            for i, ok in enumerate(outcomes)
+        )
+    )
     return path
 
 
-@pytest.mark.parametrize(("args", "said"), [
-    (["score", "{v}", "--k", "99999999999999999999"], "--k: expected 1 to 20, got 99999999999999999999"),
-    (["score", "{v}", "--k", "10000000000"], "--k: expected 1 to 20"),
-    (["score", "{v}", "--k", "100"], "--k: expected 1 to 20, got 100"),
-    (["score", "{v}", "--k", "three"], "--k: expected a whole number, got 'three'"),
-    (["compare", "{v}", "{v}", "--n-boot", "99999999999999999999"], "--n-boot: expected 1 to 100000"),
-    (["compare", "{v}", "{v}", "--margin", "-1"], "margin must be a fraction between 0 and 1"),
-])
-def test_out_of_range_numbers_are_one_line_and_exit_2(tmp_path: Path, args: list[str], said: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (
+            ["score", "{v}", "--k", "99999999999999999999"],
+            "--k: expected 1 to 20, got 99999999999999999999",
+        ),
+        (["score", "{v}", "--k", "10000000000"], "--k: expected 1 to 20"),
+        (["score", "{v}", "--k", "100"], "--k: expected 1 to 20, got 100"),
+        (["score", "{v}", "--k", "three"], "--k: expected a whole number, got 'three'"),
+        (
+            ["compare", "{v}", "{v}", "--n-boot", "99999999999999999999"],
+            "--n-boot: expected 1 to 100000",
+        ),
+        (["compare", "{v}", "{v}", "--margin", "-1"], "margin must be a fraction between 0 and 1"),
+    ],
+)
+def test_out_of_range_numbers_are_one_line_and_exit_2(
+    tmp_path: Path, args: list[str], said: str
+) -> None:
     verdicts = verdicts_file(tmp_path / "v.jsonl", [True, False])
     done = eog(*[a.format(v=verdicts) for a in args], check_code=2)
     assert said in one_line(done.stderr)
@@ -62,13 +91,24 @@ def test_ctrl_c_while_the_library_imports_is_exit_130_without_a_traceback(tmp_pa
     """The console script's entry catches an interrupt that lands before eog_core finished importing."""
     (tmp_path / "sitecustomize.py").write_text(SITE_HOOK)  # runs before the entry module imports
     read_end, write_end = os.pipe()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]),
-           "EOG_TEST_STARTED_FD": str(write_end)}
-    process = subprocess.Popen([sys.executable, "-m", "_eog_core_console", "demo"], env=env,
-                               pass_fds=(write_end,), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]),
+        "EOG_TEST_STARTED_FD": str(write_end),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "_eog_core_console", "demo"],
+        env=env,
+        pass_fds=(write_end,),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     os.close(write_end)
     with os.fdopen(read_end, "rb") as started:
-        assert started.readline() == b"started\n"  # the interpreter is up; eog_core is importing now (most of a second)
+        assert (
+            started.readline() == b"started\n"
+        )  # the interpreter is up; eog_core is importing now (most of a second)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=120)
     assert process.returncode == 130, (out, err)
@@ -76,9 +116,13 @@ def test_ctrl_c_while_the_library_imports_is_exit_130_without_a_traceback(tmp_pa
 
 
 def test_ctrl_c_after_demo_ok_keeps_the_demo_s_exit_code() -> None:
-    process = subprocess.Popen([sys.executable, "-m", "_eog_core_console", "demo"],
-                               env={**os.environ, "PYTHONUNBUFFERED": "1"},
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "_eog_core_console", "demo"],
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert process.stdout is not None
     for line in process.stdout:
         if line.strip() == "demo OK":
@@ -96,10 +140,28 @@ def test_the_console_script_is_the_quiet_entry() -> None:
 
 def test_score_of_only_incomplete_rollouts_is_exit_3_with_one_line(tmp_path: Path) -> None:
     verdicts = tmp_path / "v.jsonl"
-    verdicts.write_text("".join(json.dumps({
-        "task_id": f"t{i}", "domain": "csm", "mode": "oracle", "repeat": 0, "policy": "strict",
-        "success": False, "reward": 0.0, "pass_rate": 0.0, "num_defined": 1, "num_scored": 0,
-        "evaluation_completed": False, "failure_kind": "gym_unreachable"}) + "\n" for i in range(3)))
+    verdicts.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "task_id": f"t{i}",
+                    "domain": "csm",
+                    "mode": "oracle",
+                    "repeat": 0,
+                    "policy": "strict",
+                    "success": False,
+                    "reward": 0.0,
+                    "pass_rate": 0.0,
+                    "num_defined": 1,
+                    "num_scored": 0,
+                    "evaluation_completed": False,
+                    "failure_kind": "gym_unreachable",
+                }
+            )
+            + "\n"
+            for i in range(3)
+        )
+    )
     done = eog("score", verdicts, check_code=3)
     assert "no rollout completed its evaluation (3 incomplete)" in one_line(done.stderr)
     assert "Corrected numbers" in done.stdout  # the table still shows what was read
@@ -118,7 +180,9 @@ def test_convert_to_standard_output_and_rows_without_tools(tmp_path: Path) -> No
     assert row["verifier_metadata"]["task_id"] and row["responses_create_params"]["tools"] == []
     assert not (Path.cwd() / "-").exists()
     assert "the row has no tools" in one_line(done.stderr)
-    summary = json.loads(eog("convert", task, "--tools", tools, "-o", tmp_path / "rows.jsonl", "--json").stdout)
+    summary = json.loads(
+        eog("convert", task, "--tools", tools, "-o", tmp_path / "rows.jsonl", "--json").stdout
+    )
     assert summary["rows"] == 1 and summary["rows_without_tools"] == 1
     report = json.loads(eog("validate", task, "--tools", tools, "--json").stdout)
     assert report["finding_counts"].get("no_tools") == 1
@@ -138,7 +202,9 @@ def test_messages_name_what_was_wrong(tmp_path: Path) -> None:
     folder.mkdir()
     said = one_line(eog("verify", task, "--db", f"demo-csm-server={folder}", check_code=3).stderr)
     assert "is a directory, not a SQLite file" in said and "not found" not in said
-    said = one_line(eog("serve-local", "--host", "nonexistent.invalid", "--port", "0", check_code=3).stderr)
+    said = one_line(
+        eog("serve-local", "--host", "nonexistent.invalid", "--port", "0", check_code=3).stderr
+    )
     assert "nonexistent.invalid" in said
 
 
@@ -149,8 +215,18 @@ def test_a_missing_mode_is_spelled_the_same_everywhere(tmp_path: Path) -> None:
     report = json.loads(eog("validate", tmp_path / "t.json", "--json").stdout)
     assert [group["mode"] for group in report["by_domain_mode"]] == [MISSING_MODE]
     snapshot = demo_snapshot(tmp_path / "s.sqlite", played=True)
-    verdict = json.loads(eog("verify", tmp_path / "t.json", "--db", f"demo-csm-server={snapshot}",
-                             "--policy", "strict", "--json", check_code=None).stdout)
+    verdict = json.loads(
+        eog(
+            "verify",
+            tmp_path / "t.json",
+            "--db",
+            f"demo-csm-server={snapshot}",
+            "--policy",
+            "strict",
+            "--json",
+            check_code=None,
+        ).stdout
+    )
     assert verdict["mode"] == MISSING_MODE
     tools = tmp_path / "tools"
     tools.mkdir()
@@ -162,8 +238,19 @@ def test_a_missing_mode_is_spelled_the_same_everywhere(tmp_path: Path) -> None:
 def test_run_out_on_a_file_says_it_is_a_file(tmp_path: Path) -> None:
     taken = tmp_path / "results.txt"
     taken.write_text("not a folder")
-    done = eog("run", demo_paths().task, "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
-               "--gym", "demo-csm-server=http://127.0.0.1:9", "--out", taken, check_code=3)
+    done = eog(
+        "run",
+        demo_paths().task,
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "m",
+        "--gym",
+        "demo-csm-server=http://127.0.0.1:9",
+        "--out",
+        taken,
+        check_code=3,
+    )
     said = one_line(done.stderr)
     assert "is a file, not a folder" in said and "Errno" not in said
 
@@ -172,8 +259,20 @@ def test_verify_both_shows_each_policy_s_result(tmp_path: Path) -> None:
     snapshot = tmp_path / "final.sqlite"
     with sqlite3.connect(snapshot) as db:
         db.executescript((EXAMPLES / "fixtures" / "final_entitlement.sql").read_text())
-    done = eog("verify", EXAMPLES / "tasks" / "csm" / "task_example_entitlement_upgrade.json",
-               "--db", f"sn-csm-server={snapshot}", "--policy", "both", "--now", "2026-01-05 12:00:00")
+    done = eog(
+        "verify",
+        EXAMPLES / "tasks" / "csm" / "task_example_entitlement_upgrade.json",
+        "--db",
+        f"sn-csm-server={snapshot}",
+        "--policy",
+        "both",
+        "--now",
+        "2026-01-05 12:00:00",
+    )
     header, _, *rows = done.stdout.splitlines()[:5]
     assert header.split()[:4] == ["#", "verifier", "strict", "parity"]
-    assert [row.split()[2:4] for row in rows] == [["pass", "not"], ["pass", "pass"], ["pass", "FAIL"]]
+    assert [row.split()[2:4] for row in rows] == [
+        ["pass", "not"],
+        ["pass", "pass"],
+        ["pass", "FAIL"],
+    ]

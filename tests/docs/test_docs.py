@@ -23,15 +23,25 @@ def blocks(name: str) -> list[str]:
 # ``# extra: <name>`` needs that optional extra: it runs in the adapter's nox session
 # (tests_integrations/), not here.
 DOCUMENTS = ["README.md", *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").glob("*.md"))]
-DOC_BLOCKS = [(name, i, code) for name in DOCUMENTS for i, code in enumerate(blocks(name))
-              if not code.startswith(("# extra:", "# fragment:"))]
+DOC_BLOCKS = [
+    (name, i, code)
+    for name in DOCUMENTS
+    for i, code in enumerate(blocks(name))
+    if not code.startswith(("# extra:", "# fragment:"))
+]
 # A block whose first line is ``# fragment: <what it needs>`` is a piece of a larger program (the
 # body of an async function, names the reader supplies): it is compiled, not run.
-FRAGMENTS = [(name, i, code) for name in DOCUMENTS for i, code in enumerate(blocks(name))
-             if code.startswith("# fragment:")]
+FRAGMENTS = [
+    (name, i, code)
+    for name in DOCUMENTS
+    for i, code in enumerate(blocks(name))
+    if code.startswith("# fragment:")
+]
 
 
-@pytest.mark.parametrize(("name", "index", "code"), FRAGMENTS, ids=[f"{n}#{i}" for n, i, _ in FRAGMENTS])
+@pytest.mark.parametrize(
+    ("name", "index", "code"), FRAGMENTS, ids=[f"{n}#{i}" for n, i, _ in FRAGMENTS]
+)
 def test_fragment_compiles(name: str, index: int, code: str) -> None:
     body = "".join(f"    {line}\n" for line in code.splitlines())
     compile(f"async def fragment():\n{body}", f"{name} block {index}", "exec")
@@ -39,23 +49,46 @@ def test_fragment_compiles(name: str, index: int, code: str) -> None:
 
 def test_the_documents_have_runnable_examples() -> None:
     assert {name for name, _, _ in DOC_BLOCKS} >= {
-        "README.md", "docs/embedding.md", "docs/quickstart.md", "docs/run.md", "docs/parity.md",
-        "docs/performance.md"}
+        "README.md",
+        "docs/embedding.md",
+        "docs/quickstart.md",
+        "docs/run.md",
+        "docs/parity.md",
+        "docs/performance.md",
+    }
     assert len([b for b in DOC_BLOCKS if b[0] == "docs/embedding.md"]) == 1
-    extras = {code.splitlines()[0] for name in DOCUMENTS for code in blocks(name) if code.startswith("# extra:")}
+    extras = {
+        code.splitlines()[0]
+        for name in DOCUMENTS
+        for code in blocks(name)
+        if code.startswith("# extra:")
+    }
     assert extras == {"# extra: nemo-gym", "# extra: stirrup", "# extra: inspect", "# extra: ray"}
-    untested = [f"{name}: {fence}" for name in DOCUMENTS
-                for fence in re.findall(r"^```(\w+)$", (REPO / name).read_text(encoding="utf-8"), re.MULTILINE)
-                if fence in ("py", "python3", "pycon")]
+    untested = [
+        f"{name}: {fence}"
+        for name in DOCUMENTS
+        for fence in re.findall(
+            r"^```(\w+)$", (REPO / name).read_text(encoding="utf-8"), re.MULTILINE
+        )
+        if fence in ("py", "python3", "pycon")
+    ]
     assert untested == []  # a Python block under another fence name would not be run
 
 
-@pytest.mark.parametrize(("name", "index", "code"), DOC_BLOCKS, ids=[f"{n}#{i}" for n, i, _ in DOC_BLOCKS])
+@pytest.mark.parametrize(
+    ("name", "index", "code"), DOC_BLOCKS, ids=[f"{n}#{i}" for n, i, _ in DOC_BLOCKS]
+)
 def test_example_runs(name: str, index: int, code: str, tmp_path: Path) -> None:
     script = tmp_path / "example.py"
     script.write_text(code, encoding="utf-8")
-    done = subprocess.run([sys.executable, "-W", "error", str(script)], capture_output=True, text=True,
-                          timeout=120, cwd=tmp_path, check=False)
+    done = subprocess.run(
+        [sys.executable, "-W", "error", str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        check=False,
+    )
     assert done.returncode == 0, f"{name} block {index} failed:\n{done.stdout}\n{done.stderr}"
 
 
@@ -79,7 +112,9 @@ def test_the_quickstart_commands_run_from_a_clone_without_the_data(tmp_path: Pat
         assert words[0] in ("eog-core", "python"), command
         argv = [sys.executable, *(["-m", "eog_core"] if words[0] == "eog-core" else []), *words[1:]]
         for _ in range(2 if words[0] == "python" else 1):  # a reader may well run a step again
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=tmp_path, check=False)
+            done = subprocess.run(
+                argv, capture_output=True, text=True, timeout=300, cwd=tmp_path, check=False
+            )
             assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
             assert "Traceback" not in done.stderr
     ignored = (REPO / ".gitignore").read_text(encoding="utf-8").splitlines()
@@ -104,10 +139,16 @@ def test_every_format_example_of_formats_md_is_read_by_our_readers(tmp_path: Pat
     text = (REPO / "docs/formats.md").read_text(encoding="utf-8")
     examples = [json.loads(block) for block in JSON_BLOCK.findall(text)]
     assert len(examples) >= 8
-    task = next(e for e in examples if "gym_servers_config" in e and isinstance(e["gym_servers_config"], list))
+    task = next(
+        e
+        for e in examples
+        if "gym_servers_config" in e and isinstance(e["gym_servers_config"], list)
+    )
     assert load_task(task).verifiers
     row = next(e for e in examples if isinstance(e.get("verifiers"), str))
-    assert json.loads(row["verifiers"].replace(", ...", ""))  # the JSON-string fields of a dataset row
+    assert json.loads(
+        row["verifiers"].replace(", ...", "")
+    )  # the JSON-string fields of a dataset row
     verdict = next(e for e in examples if "policy" in e)
     (tmp_path / "v.jsonl").write_text(json.dumps(verdict) + "\n")
     assert read_verdicts(tmp_path / "v.jsonl")[0].task_id == verdict["task_id"]
@@ -115,8 +156,12 @@ def test_every_format_example_of_formats_md_is_read_by_our_readers(tmp_path: Pat
     (tmp_path / "tools").mkdir()
     (tmp_path / "tools" / "itsm.json").write_text(json.dumps(snapshot))
     assert load_tool_snapshots(tmp_path / "tools")["gym-itsm-mcp"].tools
-    directory = next(e for e in examples if all(isinstance(v, str | list) for v in e.values())
-                     and all(k.startswith(("sn-", "gym-")) for k in e))
+    directory = next(
+        e
+        for e in examples
+        if all(isinstance(v, str | list) for v in e.values())
+        and all(k.startswith(("sn-", "gym-")) for k in e)
+    )
     (tmp_path / "gyms.json").write_text(json.dumps(directory))
     (tmp_path / "gyms.toml").write_text(TOML_BLOCK.findall(text)[0])
     assert tomllib.loads(TOML_BLOCK.findall(text)[0])["gyms"] == directory

@@ -27,23 +27,32 @@ from tests.datasets import EXAMPLES
 
 def test_the_catalogue_has_the_seven_gyms_with_their_ports_and_digests() -> None:
     assert {d: (s.gym, s.host_port, s.container_port) for d, s in CATALOGUE.items()} == {
-        "csm": ("sn-csm-server", 8001, 8005), "teams": ("gym-teams-mcp", 8002, 8005),
-        "calendar": ("gym-calendar", 8003, 8003), "email": ("gym-email-mcp", 8004, 8005),
-        "itsm": ("gym-itsm-mcp", 8006, 8005), "hr": ("sn-hr-internal", 8008, 8005),
-        "drive": ("gym-google-drive-mcp", 8009, 8005)}
+        "csm": ("sn-csm-server", 8001, 8005),
+        "teams": ("gym-teams-mcp", 8002, 8005),
+        "calendar": ("gym-calendar", 8003, 8003),
+        "email": ("gym-email-mcp", 8004, 8005),
+        "itsm": ("gym-itsm-mcp", 8006, 8005),
+        "hr": ("sn-hr-internal", 8008, 8005),
+        "drive": ("gym-google-drive-mcp", 8009, 8005),
+    }
     assert all(s.digest.startswith("sha256:") and len(s.digest) == 71 for s in CATALOGUE.values())
     assert CATALOGUE["drive"].environment == {
-        "FASTAPI_BASE_URL": "http://127.0.0.1:8005", "MCP_SERVER_HOST": "0.0.0.0",
-        "MCP_SERVER_PORT": "8005"}
+        "FASTAPI_BASE_URL": "http://127.0.0.1:8005",
+        "MCP_SERVER_HOST": "0.0.0.0",
+        "MCP_SERVER_PORT": "8005",
+    }
     assert CATALOGUE["calendar"].environment == {"API_PORT": "8003"}
 
 
 def test_images_are_pinned_by_digest_with_registry_and_image_overrides() -> None:
     csm = CATALOGUE["csm"]
-    assert csm.image() == ("docker.io/shivakrishnareddyma225/enterpriseops-gym-mcp-csm@sha256:"
-                           "eaa456ac9aa85728426e7d3813a0bbca0949d6a8695be30e26f03894e6e6b189")
+    assert csm.image() == (
+        "docker.io/shivakrishnareddyma225/enterpriseops-gym-mcp-csm@sha256:"
+        "eaa456ac9aa85728426e7d3813a0bbca0949d6a8695be30e26f03894e6e6b189"
+    )
     assert csm.image(registry="mirror.example:5000/eog/").startswith(
-        "mirror.example:5000/eog/enterpriseops-gym-mcp-csm@sha256:eaa456")
+        "mirror.example:5000/eog/enterpriseops-gym-mcp-csm@sha256:eaa456"
+    )
     options = FleetOptions(images={"csm": "local/csm:1", "*": "local/any:2"})
     assert options.image_for(csm) == "local/csm:1"
     assert options.image_for(CATALOGUE["hr"]) == "local/any:2"
@@ -63,17 +72,46 @@ def test_services_are_chosen_by_domain_or_by_the_gyms_tasks_name() -> None:
 
 
 def test_run_arguments_publish_on_loopback_raise_ulimits_and_label() -> None:
-    engine = ContainerEngine(executable="podman", global_args=("--runtime", "runc"),
-                             extra_run_args=("-v", "/usr:/usr:ro"), nofile=4096, nproc=512)
-    args = engine.run_args(image="img@sha256:1", name="eog-csm-x-0", labels={"b": "2", "a": "1"},
-                           container_port=8005, host_port=None, environment={"K": "V"})
-    assert args == ["run", "-d", "--name", "eog-csm-x-0", "-p", "127.0.0.1::8005",
-                    "--ulimit", "nofile=4096:4096", "--ulimit", "nproc=512:512",
-                    "--label", "a=1", "--label", "b=2", "--env", "K=V", "-v", "/usr:/usr:ro",
-                    "img@sha256:1"]
+    engine = ContainerEngine(
+        executable="podman",
+        global_args=("--runtime", "runc"),
+        extra_run_args=("-v", "/usr:/usr:ro"),
+        nofile=4096,
+        nproc=512,
+    )
+    args = engine.run_args(
+        image="img@sha256:1",
+        name="eog-csm-x-0",
+        labels={"b": "2", "a": "1"},
+        container_port=8005,
+        host_port=None,
+        environment={"K": "V"},
+    )
+    assert args == [
+        "run",
+        "-d",
+        "--name",
+        "eog-csm-x-0",
+        "-p",
+        "127.0.0.1::8005",
+        "--ulimit",
+        "nofile=4096:4096",
+        "--ulimit",
+        "nproc=512:512",
+        "--label",
+        "a=1",
+        "--label",
+        "b=2",
+        "--env",
+        "K=V",
+        "-v",
+        "/usr:/usr:ro",
+        "img@sha256:1",
+    ]
     assert engine.argv("ps") == ["podman", "--runtime", "runc", "ps"]
-    fixed = engine.run_args(image="i", name="n", labels={}, container_port=8003, host_port=9003,
-                            bind_host="0.0.0.0")
+    fixed = engine.run_args(
+        image="i", name="n", labels={}, container_port=8003, host_port=9003, bind_host="0.0.0.0"
+    )
     assert fixed[fixed.index("-p") + 1] == "0.0.0.0:9003:8003"
     assert engine.remove_args(["a", "b"], podman=True) == ["rm", "-f", "-t", "0", "a", "b"]
     assert engine.remove_args(["a"], podman=False) == ["rm", "-f", "a"]
@@ -82,7 +120,10 @@ def test_run_arguments_publish_on_loopback_raise_ulimits_and_label() -> None:
 def test_fixed_ports_are_upstreams_plus_100_per_replica() -> None:
     csm = CATALOGUE["csm"]
     assert [FleetOptions(fixed_ports=True).host_port_for(csm, r) for r in range(3)] == [
-        8001, 8101, 8201]
+        8001,
+        8101,
+        8201,
+    ]
     assert FleetOptions().host_port_for(csm, 0) is None
 
 
@@ -104,14 +145,29 @@ def test_an_owner_is_alive_while_its_process_runs_on_this_host() -> None:
 
 def test_options_come_from_the_environment_then_overrides() -> None:
     options = options_from_env(
-        {"EOG_FLEET_ENGINE_ARGS": "--runtime runc --cgroup-manager cgroupfs",
-         "EOG_FLEET_RUN_ARGS": "-v '/a b:/c:ro'", "EOG_FLEET_REGISTRY": "reg/ns",
-         "EOG_FLEET_IMAGE": "local/gym:1"}, engine_executable="podman", replicas=3)
-    assert options.engine.argv("ps") == ["podman", "--runtime", "runc", "--cgroup-manager",
-                                         "cgroupfs", "ps"]
+        {
+            "EOG_FLEET_ENGINE_ARGS": "--runtime runc --cgroup-manager cgroupfs",
+            "EOG_FLEET_RUN_ARGS": "-v '/a b:/c:ro'",
+            "EOG_FLEET_REGISTRY": "reg/ns",
+            "EOG_FLEET_IMAGE": "local/gym:1",
+        },
+        engine_executable="podman",
+        replicas=3,
+    )
+    assert options.engine.argv("ps") == [
+        "podman",
+        "--runtime",
+        "runc",
+        "--cgroup-manager",
+        "cgroupfs",
+        "ps",
+    ]
     assert options.engine.extra_run_args == ("-v", "/a b:/c:ro")
-    assert (options.registry, dict(options.images), options.replicas) == ("reg/ns",
-                                                                         {"*": "local/gym:1"}, 3)
+    assert (options.registry, dict(options.images), options.replicas) == (
+        "reg/ns",
+        {"*": "local/gym:1"},
+        3,
+    )
     assert options_from_env({}).engine.executable == "docker"
 
 
@@ -143,4 +199,5 @@ def test_the_compose_file_pins_images_ports_ulimits_labels_and_environment() -> 
         '      "io.eog-core.gym": "gym-calendar"\n'
         "    environment:\n"
         '      API_PORT: "8003"\n'
-        '    restart: "unless-stopped"\n')
+        '    restart: "unless-stopped"\n'
+    )

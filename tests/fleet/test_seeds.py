@@ -36,10 +36,15 @@ def digest(path: Path) -> str:
 
 
 def test_a_matching_sha256_unpacks_and_counts_seed_files_per_domain(tmp_path: Path) -> None:
-    zipped = archive(tmp_path / "gym_dbs.zip", {CSM_SEED: "CREATE TABLE t (x);",
-                                                f"{SEED_ROOT_FOLDER}/itsm/dbs/db_a.sql": "",
-                                                f"{SEED_ROOT_FOLDER}/itsm/dbs/db_b.sql": "",
-                                                f"{SEED_ROOT_FOLDER}/itsm/mapping.csv": ""})
+    zipped = archive(
+        tmp_path / "gym_dbs.zip",
+        {
+            CSM_SEED: "CREATE TABLE t (x);",
+            f"{SEED_ROOT_FOLDER}/itsm/dbs/db_a.sql": "",
+            f"{SEED_ROOT_FOLDER}/itsm/dbs/db_b.sql": "",
+            f"{SEED_ROOT_FOLDER}/itsm/mapping.csv": "",
+        },
+    )
     result = unpack_seeds(zipped, tmp_path / "out", sha256=digest(zipped))
     assert (result.files, result.verified, result.seed_files) == (4, True, {"csm": 1, "itsm": 2})
     assert result.sha256 == sha256_of(zipped)
@@ -54,8 +59,16 @@ def test_another_sha256_refuses_before_writing_anything(tmp_path: Path) -> None:
     assert unpack_seeds(zipped, tmp_path / "out", sha256=None).verified is False
 
 
-@pytest.mark.parametrize("name", ["../escape.sql", "/abs/escape.sql", "a/../../escape.sql",
-                                  "C:/escape.sql", "a\\..\\..\\escape.sql"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "../escape.sql",
+        "/abs/escape.sql",
+        "a/../../escape.sql",
+        "C:/escape.sql",
+        "a\\..\\..\\escape.sql",
+    ],
+)
 def test_members_that_would_leave_the_folder_are_refused(tmp_path: Path, name: str) -> None:
     zipped = archive(tmp_path / "bad.zip", {CSM_SEED: "", name: "x"})
     with pytest.raises(SeedArchiveError, match="outside the target folder") as caught:
@@ -73,45 +86,76 @@ def test_a_symbolic_link_member_is_refused(tmp_path: Path) -> None:
 
 def test_missing_seed_files_names_each_once(tmp_path: Path) -> None:
     tasks = [load_task(p) for p in sorted((EXAMPLES / "tasks").rglob("*.json"))]
-    names = ["example/csm/seed_cases.sql", "example/csm/seed_entitlement.sql",
-             "example/itsm/seed_incidents.sql"]
+    names = [
+        "example/csm/seed_cases.sql",
+        "example/csm/seed_entitlement.sql",
+        "example/itsm/seed_incidents.sql",
+    ]
     assert missing_seed_files(tasks * 2, tmp_path) == names
     (tmp_path / "example" / "csm").mkdir(parents=True)
     (tmp_path / names[1]).write_text("")
     assert missing_seed_files(tasks, tmp_path) == [names[0], names[2]]
 
 
-def test_cli_unpack_says_what_it_checked_and_found(tmp_path: Path,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_unpack_says_what_it_checked_and_found(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     zipped = archive(tmp_path / "gym_dbs.zip", {CSM_SEED: ""})
-    assert main(["seeds", "unpack", str(zipped), "--to", str(tmp_path / "a"), "--sha256",
-                 digest(zipped)]) == 0
+    assert (
+        main(
+            [
+                "seeds",
+                "unpack",
+                str(zipped),
+                "--to",
+                str(tmp_path / "a"),
+                "--sha256",
+                digest(zipped),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert f"sha256 {digest(zipped)} verified" in out and "csm: 1 seed file(s)" in out
-    assert main(["seeds", "unpack", str(zipped), "--to", str(tmp_path / "b"), "--no-verify",
-                 "--json"]) == 0
+    assert (
+        main(["seeds", "unpack", str(zipped), "--to", str(tmp_path / "b"), "--no-verify", "--json"])
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)["verified"] is False
     assert main(["seeds", "unpack", str(zipped), "--to", str(tmp_path / "c")]) == 3
     err = capsys.readouterr().err.strip()
     assert err.startswith("eog-core seeds: SeedArchiveError:") and "expected d947543d" in err
     assert len(err.splitlines()) == 1
-    assert main(["seeds", "unpack", str(zipped), "--to", str(tmp_path / "d"), "--sha256",
-                 "xyz"]) == 2
+    assert (
+        main(["seeds", "unpack", str(zipped), "--to", str(tmp_path / "d"), "--sha256", "xyz"]) == 2
+    )
     assert "--sha256 takes 64 hex digits" in capsys.readouterr().err
 
 
 def test_cli_unpack_for_tasks_names_the_missing_seed_files(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     zipped = archive(tmp_path / "gym_dbs.zip", {CSM_SEED: ""})
-    code = main(["seeds", "unpack", str(zipped), "--to", str(tmp_path / "a"), "--no-verify",
-                 "--for", str(EXAMPLES / "tasks")])
+    code = main(
+        [
+            "seeds",
+            "unpack",
+            str(zipped),
+            "--to",
+            str(tmp_path / "a"),
+            "--no-verify",
+            "--for",
+            str(EXAMPLES / "tasks"),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 3
     assert "tasks' seed files missing:" in out and "NOT verified (--no-verify)" in out
 
 
 def test_validate_seed_root_names_the_missing_files_and_the_command(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["validate", str(EXAMPLES / "tasks")]) == 0
     capsys.readouterr()
     assert main(["validate", str(EXAMPLES / "tasks"), "--seed-root", str(tmp_path)]) == 1

@@ -46,10 +46,16 @@ class Records:
         return self.items
 
 
-def make_gateway(gym: LocalGym, out: Path, tasks: list[Task] | None = None, **options: Any) -> Gateway:
-    return Gateway(tasks or [load_task(demo_paths().task)], out,
-                   directory=GymDirectory({gym.name: gym.url}), seed_root=demo_paths().directory,
-                   **options)
+def make_gateway(
+    gym: LocalGym, out: Path, tasks: list[Task] | None = None, **options: Any
+) -> Gateway:
+    return Gateway(
+        tasks or [load_task(demo_paths().task)],
+        out,
+        directory=GymDirectory({gym.name: gym.url}),
+        seed_root=demo_paths().directory,
+        **options,
+    )
 
 
 @pytest.fixture

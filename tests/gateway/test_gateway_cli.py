@@ -22,15 +22,30 @@ DEADLINE = 60.0
 
 def command(gym: LocalGym, out: Path, *extra: str) -> list[str]:
     paths = demo_paths()
-    return [sys.executable, "-m", "eog_core", "gateway", str(paths.task), "--gym",
-            f"{gym.name}={gym.url}", "--seed-root", str(paths.directory), "--out", str(out),
-            "--json", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "eog_core",
+        "gateway",
+        str(paths.task),
+        "--gym",
+        f"{gym.name}={gym.url}",
+        "--seed-root",
+        str(paths.directory),
+        "--out",
+        str(out),
+        "--json",
+        *extra,
+    ]
 
 
 async def spawn(argv: list[str]) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
-        *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, TOKEN_VAR: TOKEN})
+        *argv,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, TOKEN_VAR: TOKEN},
+    )
 
 
 async def announced(process: asyncio.subprocess.Process) -> dict[str, object]:
@@ -55,8 +70,10 @@ async def test_cli_serves_a_whole_run_and_exits_when_done(gym: LocalGym, tmp_pat
         info = await announced(process)
         assert (info["planned"], info["pending"], info["token_required"]) == (1, 1, True)
         auth = {"Authorization": f"Bearer {TOKEN}"}
-        async with (aiohttp.ClientSession(headers=auth) as http,
-                    http.post(f"{info['rollouts_url']}", json={}) as response):
+        async with (
+            aiohttp.ClientSession(headers=auth) as http,
+            http.post(f"{info['rollouts_url']}", json={}) as response,
+        ):
             assert response.status == 201
             rollout = await response.json()
         async with mcp_session(rollout["mcp_url"], headers=auth) as agent:
@@ -72,9 +89,14 @@ async def test_cli_serves_a_whole_run_and_exits_when_done(gym: LocalGym, tmp_pat
             await process.wait()
     assert code == 0, err
     assert TOKEN not in out + err
-    [record] = [json.loads(line) for line in (tmp_path / "out" / ROLLOUTS_FILE).read_text().splitlines()]
+    [record] = [
+        json.loads(line) for line in (tmp_path / "out" / ROLLOUTS_FILE).read_text().splitlines()
+    ]
     assert (record["success"], record["reward"], record["final_answer"]) == (
-        True, 1.0, "Renewed and opened the case.")
+        True,
+        1.0,
+        "Renewed and opened the case.",
+    )
     assert json.loads(out.splitlines()[-1])["evaluated"] == 1
     assert gym.database_ids() == []
     # `score` reads both outputs, as it reads `run`'s
@@ -96,7 +118,10 @@ async def test_cli_sigterm_abandons_and_exits_130(gym: LocalGym, tmp_path: Path)
     process = await spawn(command(gym, tmp_path / "out", "--repeats", "2"))
     try:
         info = await announced(process)
-        async with aiohttp.ClientSession() as http, http.post(f"{info['rollouts_url']}") as response:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(f"{info['rollouts_url']}") as response,
+        ):
             assert response.status == 201
         assert len(gym.database_ids()) == 1
         process.send_signal(signal.SIGTERM)
@@ -106,7 +131,9 @@ async def test_cli_sigterm_abandons_and_exits_130(gym: LocalGym, tmp_path: Path)
             process.kill()
             await process.wait()
     assert code == 130, err
-    [record] = [json.loads(line) for line in (tmp_path / "out" / ROLLOUTS_FILE).read_text().splitlines()]
+    [record] = [
+        json.loads(line) for line in (tmp_path / "out" / ROLLOUTS_FILE).read_text().splitlines()
+    ]
     assert record["failure_kind"] == "abandoned"
     assert gym.database_ids() == []
 
@@ -123,9 +150,21 @@ async def test_cli_bad_input_is_one_line(gym: LocalGym, tmp_path: Path) -> None:
     for extra, expected, text in cases:
         process = await spawn(command(gym, tmp_path / "out", *extra))
         code, _out, err = await ended(process)
-        assert (code, text in err, len(err.strip().splitlines())) == (expected, True, 1), (extra, err)
+        assert (code, text in err, len(err.strip().splitlines())) == (expected, True, 1), (
+            extra,
+            err,
+        )
         assert "Traceback" not in err
-    process = await spawn([sys.executable, "-m", "eog_core", "gateway", str(tmp_path / "missing.json"),
-                           "--out", str(tmp_path / "out")])
+    process = await spawn(
+        [
+            sys.executable,
+            "-m",
+            "eog_core",
+            "gateway",
+            str(tmp_path / "missing.json"),
+            "--out",
+            str(tmp_path / "out"),
+        ]
+    )
     code, _, err = await ended(process)
     assert code == 3 and len(err.strip().splitlines()) == 1 and "Traceback" not in err

@@ -69,8 +69,14 @@ async def wire(gateway: Gateway) -> AsyncIterator[Wire]:
     await connection.aclose()
 
 
-def request(method: str, path: str, body: bytes = b"", *headers: str,
-            version: str = "HTTP/1.1", length: bool = True) -> bytes:
+def request(
+    method: str,
+    path: str,
+    body: bytes = b"",
+    *headers: str,
+    version: str = "HTTP/1.1",
+    length: bool = True,
+) -> bytes:
     lines = [f"{method} {path} {version}", "Host: 127.0.0.1", *headers]
     if length and (body or method == "POST"):
         lines.append(f"Content-Length: {len(body)}")
@@ -82,9 +88,14 @@ def error(reply: Reply) -> dict[str, Any]:
     return found
 
 
-async def test_keep_alive_and_pipelined_requests_answer_in_order(gateway: Gateway, wire: Wire) -> None:
-    wire.send(request("POST", "/rollouts", b"{}") + request("GET", "/rollouts")
-              + request("GET", "/nowhere"))
+async def test_keep_alive_and_pipelined_requests_answer_in_order(
+    gateway: Gateway, wire: Wire
+) -> None:
+    wire.send(
+        request("POST", "/rollouts", b"{}")
+        + request("GET", "/rollouts")
+        + request("GET", "/nowhere")
+    )
     created, listed, missing = await wire.reply(), await wire.reply(), await wire.reply()
     assert created[0] == 201 and json.loads(created[2])["task_id"]
     assert listed[0] == 200 and len(json.loads(listed[2])["rollouts"]) == 1
@@ -109,7 +120,8 @@ async def test_http_1_0_closes_after_its_answer_and_head_has_no_body(gateway: Ga
 
 
 async def test_a_client_that_closes_its_side_after_the_request_gets_the_answer(
-        gateway: Gateway, wire: Wire) -> None:
+    gateway: Gateway, wire: Wire
+) -> None:
     wire.send(request("POST", "/rollouts", b"{}"))
     wire.writer.write_eof()  # as `nc -N` does
     status, headers, body = await wire.reply()
@@ -119,10 +131,10 @@ async def test_a_client_that_closes_its_side_after_the_request_gets_the_answer(
 
 async def test_a_chunked_body_sent_a_byte_at_a_time(gateway: Gateway, wire: Wire) -> None:
     body = b'{"task_id": null}'
-    chunked = b"".join(b"1\r\n%s\r\n" % body[i:i + 1] for i in range(len(body))) + b"0\r\n\r\n"
+    chunked = b"".join(b"1\r\n%s\r\n" % body[i : i + 1] for i in range(len(body))) + b"0\r\n\r\n"
     wire.send(request("POST", "/rollouts", b"", "Transfer-Encoding: chunked", length=False))
     for i in range(len(chunked)):
-        wire.send(chunked[i:i + 1])
+        wire.send(chunked[i : i + 1])
         await wire.writer.drain()
     assert (await wire.reply())[0] == 201
 
@@ -130,8 +142,9 @@ async def test_a_chunked_body_sent_a_byte_at_a_time(gateway: Gateway, wire: Wire
 async def test_a_chunked_body_is_read(gateway: Gateway, wire: Wire) -> None:
     body = json.dumps({"repeat": 1}).encode()
     chunks = b"%x;ext=1\r\n%s\r\n" % (4, body[:4]) + b"%x\r\n%s\r\n" % (len(body) - 4, body[4:])
-    wire.send(request("POST", "/rollouts", b"", "Transfer-Encoding: chunked", length=False)
-              + chunks[:7])
+    wire.send(
+        request("POST", "/rollouts", b"", "Transfer-Encoding: chunked", length=False) + chunks[:7]
+    )
     await asyncio.sleep(0)  # the rest arrives in another segment
     wire.send(chunks[7:] + b"0\r\nX-Trailer: 1\r\n\r\n" + request("GET", "/rollouts"))
     created, listed = await wire.reply(), await wire.reply()
@@ -139,39 +152,73 @@ async def test_a_chunked_body_is_read(gateway: Gateway, wire: Wire) -> None:
     assert listed[0] == 200
 
 
-@pytest.mark.parametrize(("raw", "status", "words"), [
-    (request("POST", "/rollouts", b"{}", "Transfer-Encoding: chunked"), 400,
-     "both Content-Length and Transfer-Encoding"),
-    (request("POST", "/rollouts", b"{}", "Content-Length: 3", length=True), 400,
-     "two different content-length"),
-    (request("POST", "/rollouts", b"{}", "Content-Length: 2, 2", length=False), 400,
-     "malformed Content-Length"),
-    (request("POST", "/rollouts", b"{}", "Content-Length: -2", length=False), 400,
-     "malformed Content-Length"),
-    (request("POST", "/rollouts", b"", "Transfer-Encoding: gzip", length=False), 501,
-     "transfer coding not supported"),
-    (request("GET", "/rollouts", b"", "X-A: 1\nX-B: 2"), 400, "bare CR, LF or NUL"),
-    (request("GET", "/rollouts", b"", "X-A: 1\rX-B: 2"), 400, "bare CR, LF or NUL"),
-    (request("GET", "/rollouts", b"", "X-A: a\0b"), 400, "bare CR, LF or NUL"),
-    (request("GET", "/rollouts", b"", "X-A: 1", " folded"), 400, "malformed header line"),
-    (request("GET", "/rollouts", b"", "X-A : 1"), 400, "malformed header line"),
-    (request("GET", "/rollouts", b"", "NoColon"), 400, "(no colon)"),
-    (b"GET /rollouts HTTP/1.1 extra\r\n\r\n", 400, "malformed request line"),
-    (b"get /rollouts HTTP/1.1\r\n\r\n", 400, "malformed request line"),
-    (b"GET rollouts HTTP/1.1\r\n\r\n", 400, "not a path"),
-    (b"GET /rollouts HTTP/2.0\r\n\r\n", 505, "HTTP version not supported"),
-    (request("GET", "/rollouts", b"", "X-Big: " + "x" * 70_000), 431, "head is too large"),
-    (request("GET", "/rollouts", b"", *(f"X-{n}: 1" for n in range(101))), 431,
-     "more than 100 request headers"),
-    (request("POST", "/rollouts", b"", "Transfer-Encoding: chunked", length=False)
-     + b"zz\r\n{}\r\n0\r\n\r\n", 400, "malformed chunk size"),
-    (request("POST", "/rollouts", b"", "Transfer-Encoding: chunked", length=False)
-     + b"0x2\r\n{}\r\n0\r\n\r\n", 400, "malformed chunk size"),  # int(..., 16) would take it
-    (request("POST", "/rollouts", b"", "Transfer-Encoding: chunked", length=False)
-     + b"2\r\n{}XX0\r\n\r\n", 400, "a chunk without its CRLF"),
-])
+@pytest.mark.parametrize(
+    ("raw", "status", "words"),
+    [
+        (
+            request("POST", "/rollouts", b"{}", "Transfer-Encoding: chunked"),
+            400,
+            "both Content-Length and Transfer-Encoding",
+        ),
+        (
+            request("POST", "/rollouts", b"{}", "Content-Length: 3", length=True),
+            400,
+            "two different content-length",
+        ),
+        (
+            request("POST", "/rollouts", b"{}", "Content-Length: 2, 2", length=False),
+            400,
+            "malformed Content-Length",
+        ),
+        (
+            request("POST", "/rollouts", b"{}", "Content-Length: -2", length=False),
+            400,
+            "malformed Content-Length",
+        ),
+        (
+            request("POST", "/rollouts", b"", "Transfer-Encoding: gzip", length=False),
+            501,
+            "transfer coding not supported",
+        ),
+        (request("GET", "/rollouts", b"", "X-A: 1\nX-B: 2"), 400, "bare CR, LF or NUL"),
+        (request("GET", "/rollouts", b"", "X-A: 1\rX-B: 2"), 400, "bare CR, LF or NUL"),
+        (request("GET", "/rollouts", b"", "X-A: a\0b"), 400, "bare CR, LF or NUL"),
+        (request("GET", "/rollouts", b"", "X-A: 1", " folded"), 400, "malformed header line"),
+        (request("GET", "/rollouts", b"", "X-A : 1"), 400, "malformed header line"),
+        (request("GET", "/rollouts", b"", "NoColon"), 400, "(no colon)"),
+        (b"GET /rollouts HTTP/1.1 extra\r\n\r\n", 400, "malformed request line"),
+        (b"get /rollouts HTTP/1.1\r\n\r\n", 400, "malformed request line"),
+        (b"GET rollouts HTTP/1.1\r\n\r\n", 400, "not a path"),
+        (b"GET /rollouts HTTP/2.0\r\n\r\n", 505, "HTTP version not supported"),
+        (request("GET", "/rollouts", b"", "X-Big: " + "x" * 70_000), 431, "head is too large"),
+        (
+            request("GET", "/rollouts", b"", *(f"X-{n}: 1" for n in range(101))),
+            431,
+            "more than 100 request headers",
+        ),
+        (
+            request("POST", "/rollouts", b"", "Transfer-Encoding: chunked", length=False)
+            + b"zz\r\n{}\r\n0\r\n\r\n",
+            400,
+            "malformed chunk size",
+        ),
+        (
+            request("POST", "/rollouts", b"", "Transfer-Encoding: chunked", length=False)
+            + b"0x2\r\n{}\r\n0\r\n\r\n",
+            400,
+            "malformed chunk size",
+        ),  # int(..., 16) would take it
+        (
+            request("POST", "/rollouts", b"", "Transfer-Encoding: chunked", length=False)
+            + b"2\r\n{}XX0\r\n\r\n",
+            400,
+            "a chunk without its CRLF",
+        ),
+    ],
+)
 async def test_malformed_framing_is_refused_and_the_connection_closed(
-        gateway: Gateway, wire: Wire, raw: bytes, status: int, words: str) -> None:
+    gateway: Gateway, wire: Wire, raw: bytes, status: int, words: str
+) -> None:
     wire.send(raw + request("GET", "/rollouts"))  # a request behind it is never read
     reply = await wire.reply()
     assert reply[0] == status and words in error(reply)["message"], reply
@@ -181,7 +228,8 @@ async def test_malformed_framing_is_refused_and_the_connection_closed(
 
 
 async def test_an_oversized_body_is_refused_unread_and_the_connection_kept(
-        gym: LocalGym, tmp_path: Path) -> None:
+    gym: LocalGym, tmp_path: Path
+) -> None:
     async with make_gateway(gym, tmp_path / "out", max_request_bytes=1024) as gateway:
         wire = await Wire.open(gateway.url)
         wire.send(request("POST", "/rollouts", b"x" * 5000)[:300])
@@ -190,54 +238,81 @@ async def test_an_oversized_body_is_refused_unread_and_the_connection_kept(
         wire.send(request("POST", "/rollouts", b"x" * 5000)[300:] + request("GET", "/rollouts"))
         assert (await wire.reply())[0] == 200  # the skipped body was not read as a request
         chunked = b"400\r\n" + b"x" * 1024 + b"\r\n" + b"10\r\n" + b"y" * 16 + b"\r\n0\r\n\r\n"
-        wire.send(request("POST", "/rollouts", b"", "Transfer-Encoding: chunked",
-                          length=False) + chunked)
+        wire.send(
+            request("POST", "/rollouts", b"", "Transfer-Encoding: chunked", length=False) + chunked
+        )
         refused = await wire.reply()
         assert refused[0] == 413 and await wire.closed()
         await wire.aclose()
 
 
-async def test_expect_100_continue_and_a_refusal_before_the_body(gym: LocalGym,
-                                                                 tmp_path: Path) -> None:
+async def test_expect_100_continue_and_a_refusal_before_the_body(
+    gym: LocalGym, tmp_path: Path
+) -> None:
     async with make_gateway(gym, tmp_path / "out", token="s3cret") as gateway:
         wire = await Wire.open(gateway.url)
         body = b"{}"
-        wire.send(request("POST", "/rollouts", b"", "Expect: 100-continue",
-                          "Authorization: Bearer s3cret", f"Content-Length: {len(body)}",
-                          length=False))
+        wire.send(
+            request(
+                "POST",
+                "/rollouts",
+                b"",
+                "Expect: 100-continue",
+                "Authorization: Bearer s3cret",
+                f"Content-Length: {len(body)}",
+                length=False,
+            )
+        )
         assert (await wire.reply())[0] == 100
         wire.send(body)
         assert (await wire.reply())[0] == 201
         # a wrong token: refused without 100 Continue; the body never comes, so the
         # connection closes (its framing is unknown)
-        wire.send(request("POST", "/rollouts", b"", "Expect: 100-continue",
-                          "Authorization: Bearer wrong", "Content-Length: 2", length=False))
+        wire.send(
+            request(
+                "POST",
+                "/rollouts",
+                b"",
+                "Expect: 100-continue",
+                "Authorization: Bearer wrong",
+                "Content-Length: 2",
+                length=False,
+            )
+        )
         refused = await wire.reply()
         assert refused[0] == 401 and refused[1]["www-authenticate"] == "Bearer"
         assert await wire.closed()
         await wire.aclose()
         # without Expect, a refused body is skipped and the connection stays usable
         wire = await Wire.open(gateway.url)
-        wire.send(request("POST", "/rollouts", b'{"x": 1}')
-                  + request("GET", "/rollouts", b"", "Authorization: Bearer s3cret"))
+        wire.send(
+            request("POST", "/rollouts", b'{"x": 1}')
+            + request("GET", "/rollouts", b"", "Authorization: Bearer s3cret")
+        )
         assert (await wire.reply())[0] == 401
         assert (await wire.reply())[0] == 200
         await wire.aclose()
         assert len(gateway.rollouts()) == 1
 
 
-async def test_an_absolute_target_and_percent_escapes_route_as_their_path(gateway: Gateway,
-                                                                          wire: Wire) -> None:
+async def test_an_absolute_target_and_percent_escapes_route_as_their_path(
+    gateway: Gateway, wire: Wire
+) -> None:
     wire.send(request("GET", "http://127.0.0.1/rollouts?x=1") + request("GET", "/%72ollouts"))
     assert [(await wire.reply())[0] for _ in range(2)] == [200, 200]
 
 
 # -- the server alone, with handlers of the test's own -----------------------------------------
 
+
 async def _serve(handler: Any, **options: Any) -> HttpServer:
-    server = HttpServer(handler, admit=lambda request: None,
-                        error=lambda status, message: json_answer({"error": message}, status),
-                        max_body=1 << 16, **options)
+    server = HttpServer(
+        handler,
+        admit=lambda request: None,
+        error=lambda status, message: json_answer({"error": message}, status),
+        max_body=1 << 16,
+        **options,
+    )
     await server.start("127.0.0.1", 0)
     return server
 
@@ -266,7 +341,8 @@ async def test_idle_and_stalled_connections_are_closed() -> None:
 
 
 async def test_a_client_gone_does_not_cancel_its_handler_and_close_waits_for_it(
-        caplog: pytest.LogCaptureFixture) -> None:
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     entered, release, finished = asyncio.Event(), asyncio.Event(), asyncio.Event()
 
     async def slow(request: Request) -> Answer:
@@ -319,7 +395,8 @@ async def test_close_cancels_handlers_past_the_shutdown_timeout() -> None:
 
 
 async def test_a_handler_that_raises_answers_500_and_the_connection_lives(
-        caplog: pytest.LogCaptureFixture) -> None:
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     async def broken(request: Request) -> Answer:
         if request.path == "/boom":
             raise RuntimeError("a bug")
@@ -347,9 +424,12 @@ async def test_many_pipelined_refusals_do_not_recurse() -> None:
     async def hello(request: Request) -> Answer:
         return Answer(200, b"hi")
 
-    server = HttpServer(hello, admit=lambda request: Answer(401, b"no"),
-                        error=lambda status, message: Answer(status, message.encode()),
-                        max_body=1024)
+    server = HttpServer(
+        hello,
+        admit=lambda request: Answer(401, b"no"),
+        error=lambda status, message: Answer(status, message.encode()),
+        max_body=1024,
+    )
     await server.start("127.0.0.1", 0)
     try:
         wire = await Wire.open(_url(server))
@@ -362,7 +442,8 @@ async def test_many_pipelined_refusals_do_not_recurse() -> None:
 
 
 async def test_a_failure_of_the_gateways_own_is_one_500_internal_error(
-        gym: LocalGym, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    gym: LocalGym, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     def broken(record: Any) -> None:
         raise RuntimeError("a bug in the record hook")
 
@@ -371,11 +452,13 @@ async def test_a_failure_of_the_gateways_own_is_one_500_internal_error(
         created = await _one(wire, request("POST", "/rollouts", b"{}"))
         rollout_id = json.loads(created[2])["rollout_id"]
         with caplog.at_level(logging.ERROR, logger="eog_core.gateway"):
-            failed = await _one(wire, request("POST", f"/rollouts/{rollout_id}/finish",
-                                              b'{"final_answer": "x"}'))
+            failed = await _one(
+                wire, request("POST", f"/rollouts/{rollout_id}/finish", b'{"final_answer": "x"}')
+            )
         assert failed[0] == 500 and error(failed) == {
             "code": "internal_error",
-            "message": "the gateway failed on this request; its log says why"}
+            "message": "the gateway failed on this request; its log says why",
+        }
         assert "a bug in the record hook" not in failed[2].decode()
         assert any("/finish failed" in r.getMessage() for r in caplog.records)
         assert (await _one(wire, request("GET", "/rollouts")))[0] == 200  # the connection lives

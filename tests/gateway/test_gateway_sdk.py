@@ -26,17 +26,21 @@ async def start(http: aiohttp.ClientSession, gateway: Gateway, **body: Any) -> d
     return answer
 
 
-async def finish(http: aiohttp.ClientSession, gateway: Gateway, rollout_id: str,
-                 answer: str) -> dict[str, Any]:
-    async with http.post(f"{gateway.url}/rollouts/{rollout_id}/finish",
-                         json={"final_answer": answer}) as response:
+async def finish(
+    http: aiohttp.ClientSession, gateway: Gateway, rollout_id: str, answer: str
+) -> dict[str, Any]:
+    async with http.post(
+        f"{gateway.url}/rollouts/{rollout_id}/finish", json={"final_answer": answer}
+    ) as response:
         assert response.status == 200, await response.text()
         record: dict[str, Any] = await response.json()
     return record
 
 
 @asynccontextmanager
-async def mcp_session(url: str, headers: dict[str, str] | None = None) -> AsyncIterator[ClientSession]:
+async def mcp_session(
+    url: str, headers: dict[str, str] | None = None
+) -> AsyncIterator[ClientSession]:
     async with (
         httpx.AsyncClient(headers=headers) as client,
         streamable_http_client(url, http_client=client) as (read, write, _),
@@ -50,8 +54,14 @@ async def test_sdk_agent_solves_the_demo_task(
     gateway: Gateway, gym: LocalGym, http: aiohttp.ClientSession, records: Records
 ) -> None:
     rollout = await start(http, gateway)
-    assert set(rollout) == {"rollout_id", "task_id", "repeat", "mcp_url", "system_prompt",
-                            "user_prompt"}
+    assert set(rollout) == {
+        "rollout_id",
+        "task_id",
+        "repeat",
+        "mcp_url",
+        "system_prompt",
+        "user_prompt",
+    }
     assert (rollout["task_id"], rollout["repeat"]) == (gateway.tasks[0].task_id, 0)
     assert rollout["user_prompt"] == gateway.tasks[0].user_prompt
     assert len(gym.database_ids()) == 1
@@ -68,7 +78,9 @@ async def test_sdk_agent_solves_the_demo_task(
         for step in load_demo_trajectory():
             result = await agent.call_tool(step["name"], step["arguments"])
             assert result.isError is False, result.content
-    record = await finish(http, gateway, rollout["rollout_id"], "Done: renewed and opened the case.")
+    record = await finish(
+        http, gateway, rollout["rollout_id"], "Done: renewed and opened the case."
+    )
     assert (record["status"], record["success"], record["reward"]) == ("evaluated", True, 1.0)
     assert record["parity"]["success"] is True
     assert record["mcp_client"]["name"] == "mcp"  # the SDK's clientInfo
@@ -76,7 +88,9 @@ async def test_sdk_agent_solves_the_demo_task(
     assert record["final_answer"] == "Done: renewed and opened the case."
     assert record["tools_used"] == list(dict.fromkeys(s["name"] for s in load_demo_trajectory()))
     calls = [c for turn in record["turns"] for c in turn["tool_calls"]]
-    assert [json.loads(c["arguments"]) for c in calls] == [s["arguments"] for s in load_demo_trajectory()]
+    assert [json.loads(c["arguments"]) for c in calls] == [
+        s["arguments"] for s in load_demo_trajectory()
+    ]
     assert all(c["gym"] == gym.name and c["latency_ms"] > 0 for c in calls)
     assert gym.database_ids() == []
     # the file: exactly what `run` writes, read back by score and resume
@@ -120,7 +134,11 @@ async def test_unknown_tool_is_an_error_that_never_reaches_the_gym(
     assert record["refused_tool_calls"] == 1
     [call] = [c for turn in record["turns"] for c in turn["tool_calls"]]
     assert (call["name"], call["refused"], call["gym"], call["is_error"]) == (
-        "drop_all_tables", True, None, True)
+        "drop_all_tables",
+        True,
+        None,
+        True,
+    )
     assert gym.database_ids() == []
 
 

@@ -30,8 +30,7 @@ async def eventually(condition: Callable[[], bool], limit: float = 10.0) -> None
 
 
 TransportClass = type[AiohttpTransport] | type[LeanTransport]
-TRANSPORTS: dict[str, TransportClass] = {
-    "aiohttp": AiohttpTransport, "lean": LeanTransport}
+TRANSPORTS: dict[str, TransportClass] = {"aiohttp": AiohttpTransport, "lean": LeanTransport}
 
 
 @pytest.fixture(params=sorted(TRANSPORTS))
@@ -95,8 +94,10 @@ def build_fastmcp(*, json_response: bool) -> FastMCP:
     async def pings(ctx: Context[Any, Any, Any]) -> str:
         """Ping the client on this call's response stream, then answer."""
         await ctx.session.send_request(
-            types.ServerRequest(types.PingRequest()), types.EmptyResult,
-            metadata=ServerMessageMetadata(related_request_id=ctx.request_id))
+            types.ServerRequest(types.PingRequest()),
+            types.EmptyResult,
+            metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
+        )
         return "pong"
 
     @server.tool()
@@ -117,10 +118,10 @@ def build_fastmcp(*, json_response: bool) -> FastMCP:
     @server.tool()
     async def samples(ctx: Context[Any, Any, Any]) -> str:
         """Ask the client's model (sampling/createMessage) on this call's stream."""
-        message = types.SamplingMessage(role="user",
-                                        content=types.TextContent(type="text", text="hi"))
-        await ctx.session.create_message([message], max_tokens=5,
-                                         related_request_id=ctx.request_id)
+        message = types.SamplingMessage(
+            role="user", content=types.TextContent(type="text", text="hi")
+        )
+        await ctx.session.create_message([message], max_tokens=5, related_request_id=ctx.request_id)
         return "sampled"
 
     @server.tool()

@@ -23,8 +23,12 @@ TOOL = ("find_account", {"name": "Harbor Lane"})
 def five_verifier_task() -> Task:
     raw = json.loads(demo_paths().task.read_text())
     raw["verifiers"] = [
-        {"verifier_type": "database_state", "name": f"v{i}", "gym_name": DEMO_SERVER_NAME,
-         "validation_config": {"query": query, "expected_value": None}}
+        {
+            "verifier_type": "database_state",
+            "name": f"v{i}",
+            "gym_name": DEMO_SERVER_NAME,
+            "validation_config": {"query": query, "expected_value": None},
+        }
         for i, query in enumerate(QUERIES)
     ]
     return load_task(raw)

@@ -26,8 +26,9 @@ FIND = ("find_account", {"name": "Harbor Lane"})
 async def rollout(task: Task, gym: LocalGym, janitor: Janitor, *, own: bool) -> None:
     directory = GymDirectory({gym.name: gym.url})  # each rollout's pool closes with it
     try:
-        async with TaskSession.start(task, directory=directory, seed_root=PATHS.directory,
-                                     janitor=janitor, own_mcp=own) as session:
+        async with TaskSession.start(
+            task, directory=directory, seed_root=PATHS.directory, janitor=janitor, own_mcp=own
+        ) as session:
             for _ in range(3):
                 await session.call_tool(*FIND)
             await asyncio.Event().wait()  # the model thinking: ends only when cancelled
@@ -75,6 +76,9 @@ async def test_sixty_rollouts_cancelled_twice_at_random_leave_no_session(
         running.cancel()
         with pytest.raises(asyncio.CancelledError):
             await running
-    await eventually(lambda: not janitor.leaked() and demo_gym.session_ids() == []
-                     and demo_gym.database_ids() == [])
+    await eventually(
+        lambda: (
+            not janitor.leaked() and demo_gym.session_ids() == [] and demo_gym.database_ids() == []
+        )
+    )
     assert await janitor.aclose() == []

@@ -28,11 +28,17 @@ async def odd_gym() -> AsyncIterator[tuple[str, dict[str, Answer]]]:
         if method == "notifications/initialized":
             return web.Response(status=202)
         if method == "initialize":
-            result: Any = {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "odd"}}
+            result: Any = {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "serverInfo": {"name": "odd"},
+            }
         else:
             result = answers[method](message)
-        return web.json_response({"jsonrpc": "2.0", "id": message["id"], "result": result},
-                                 headers={"mcp-session-id": "s1"})
+        return web.json_response(
+            {"jsonrpc": "2.0", "id": message["id"], "result": result},
+            headers={"mcp-session-id": "s1"},
+        )
 
     async def sql(request: web.Request) -> web.Response:
         return web.json_response({"detail": "warming up"}, status=503)
@@ -55,10 +61,12 @@ async def odd_gym() -> AsyncIterator[tuple[str, dict[str, Answer]]]:
         await runner.cleanup()
 
 
-@pytest.mark.parametrize("result", [{"content": 5}, {"content": None},
-                                    {"content": [], "isError": "yes"}])
-async def test_malformed_tool_results_are_protocol_errors(odd_gym: tuple[str, dict[str, Answer]],
-                                                          result: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    "result", [{"content": 5}, {"content": None}, {"content": [], "isError": "yes"}]
+)
+async def test_malformed_tool_results_are_protocol_errors(
+    odd_gym: tuple[str, dict[str, Answer]], result: dict[str, Any]
+) -> None:
     url, answers = odd_gym
     answers["tools/call"] = lambda message: result
     async with GymClient(url, name="odd") as client:
@@ -66,7 +74,9 @@ async def test_malformed_tool_results_are_protocol_errors(odd_gym: tuple[str, di
             await client.call_tool("t", {}, database_id="db")
 
 
-async def test_non_string_cursor_is_a_protocol_error(odd_gym: tuple[str, dict[str, Answer]]) -> None:
+async def test_non_string_cursor_is_a_protocol_error(
+    odd_gym: tuple[str, dict[str, Answer]],
+) -> None:
     url, answers = odd_gym
     answers["tools/list"] = lambda message: {"tools": [], "nextCursor": ["x"]}
     async with GymClient(url, name="odd") as client:
@@ -76,7 +86,8 @@ async def test_non_string_cursor_is_a_protocol_error(odd_gym: tuple[str, dict[st
 
 @pytest.mark.parametrize("arguments", [{"day": datetime.date(2026, 1, 1)}, {"x": float("nan")}])
 async def test_arguments_that_are_not_json_are_refused_before_sending(
-        odd_gym: tuple[str, dict[str, Answer]], arguments: dict[str, Any]) -> None:
+    odd_gym: tuple[str, dict[str, Answer]], arguments: dict[str, Any]
+) -> None:
     url, answers = odd_gym
     calls: list[Any] = []
     answers["tools/call"] = lambda message: calls.append(message) or {"content": []}
@@ -86,7 +97,9 @@ async def test_arguments_that_are_not_json_are_refused_before_sending(
     assert calls == []
 
 
-async def test_unavailable_sql_runner_is_a_transport_failure(odd_gym: tuple[str, dict[str, Answer]]) -> None:
+async def test_unavailable_sql_runner_is_a_transport_failure(
+    odd_gym: tuple[str, dict[str, Answer]],
+) -> None:
     url, _ = odd_gym
     async with GymClient(url, name="odd") as client:
         outcome = await client.run_sql("SELECT 1", database_id="db")
@@ -100,7 +113,9 @@ def test_bad_base_url_is_a_usage_error() -> None:
 
 @pytest.mark.parametrize("context", [{"a:b": "x"}, {"user email": "a"}, {"x-ok": "line\nbreak"}])
 @pytest.mark.parametrize("mode", ["upstream", "strict"])
-def test_headers_that_would_forge_or_break_requests_are_refused(context: dict[str, str], mode: Any) -> None:
+def test_headers_that_would_forge_or_break_requests_are_refused(
+    context: dict[str, str], mode: Any
+) -> None:
     with pytest.raises(HeaderError):
         context_headers(context, mode=mode)
 
@@ -122,7 +137,9 @@ async def test_database_id_must_be_sendable(odd_gym: tuple[str, dict[str, Answer
             await client.run_sql("SELECT 1", database_id="db\n")
 
 
-async def test_deeply_nested_arguments_are_a_request_error(odd_gym: tuple[str, dict[str, Answer]]) -> None:
+async def test_deeply_nested_arguments_are_a_request_error(
+    odd_gym: tuple[str, dict[str, Answer]],
+) -> None:
     url, answers = odd_gym
     answers["tools/call"] = lambda message: {"content": []}
     nested: Any = []

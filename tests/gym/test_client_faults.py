@@ -252,8 +252,10 @@ async def test_rpc_timeout_bounds_the_whole_call_retries_included() -> None:
         message = await request.json()
         if message.get("method") == "initialize":
             result = {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {}}
-            return web.json_response({"jsonrpc": "2.0", "id": message["id"], "result": result},
-                                     headers={"mcp-session-id": "s1"})
+            return web.json_response(
+                {"jsonrpc": "2.0", "id": message["id"], "result": result},
+                headers={"mcp-session-id": "s1"},
+            )
         if "id" not in message:
             return web.Response(status=202)
         if busy:

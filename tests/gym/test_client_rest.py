@@ -56,8 +56,7 @@ async def local_gym(request: pytest.FixtureRequest) -> AsyncIterator[LocalGym]:
 
 @pytest.fixture
 async def client(local_gym: LocalGym, transport_class: TransportClass) -> AsyncIterator[GymClient]:
-    transport = transport_class(
-        retry=RetryPolicy(initial_delay=0.0, max_delay=0.0))
+    transport = transport_class(retry=RetryPolicy(initial_delay=0.0, max_delay=0.0))
     async with GymClient(local_gym.url, name="local", transport=transport) as gym_client:
         yield gym_client
     await transport.aclose()

@@ -16,8 +16,9 @@ WAIT = 10.0
 
 async def test_a_capped_replica_drains_then_a_waiting_session_gets_it_after_reset() -> None:
     exhausted: asyncio.Queue[Replica] = asyncio.Queue()
-    directory = GymDirectory({GYM: URL}, max_lifecycles=2, return_timeout=WAIT,
-                             on_exhausted=exhausted.put_nowait)
+    directory = GymDirectory(
+        {GYM: URL}, max_lifecycles=2, return_timeout=WAIT, on_exhausted=exhausted.put_nowait
+    )
     first = await directory.acquire(GYM)
     second = await directory.acquire(GYM)  # the second lifecycle: now at its cap
     waiting = asyncio.create_task(directory.acquire(GYM))

@@ -29,9 +29,17 @@ def _fields(cls: type[Any]) -> list[str]:
 
 def test_a_request_built_fast_is_the_request_the_class_builds() -> None:
     values: dict[str, Any] = {
-        "method": "POST", "url": "http://gym:1/mcp", "headers": {"x-database-id": "db"},
-        "json": {"id": 7}, "timeout": 12.5, "connect_timeout": 3.5, "idempotent": False,
-        "gym": "g", "sse_until": _sse_until, "on_message": _on_message, "raw_body": True,
+        "method": "POST",
+        "url": "http://gym:1/mcp",
+        "headers": {"x-database-id": "db"},
+        "json": {"id": 7},
+        "timeout": 12.5,
+        "connect_timeout": 3.5,
+        "idempotent": False,
+        "gym": "g",
+        "sse_until": _sse_until,
+        "on_message": _on_message,
+        "raw_body": True,
         "deadline": 99.0,
     }
     assert set(_fields(HttpRequest)) == {*values, "on_open"}  # on_open: always None here
@@ -40,22 +48,34 @@ def test_a_request_built_fast_is_the_request_the_class_builds() -> None:
     assert fast == HttpRequest(**values)
     assert type(fast) is HttpRequest and fast.on_open is None
     assert new_request("GET", "u", {}, None, 1.0, 1.0, True, None, None, None, False, None) == (
-        HttpRequest(method="GET", url="u", timeout=1.0, connect_timeout=1.0))
+        HttpRequest(method="GET", url="u", timeout=1.0, connect_timeout=1.0)
+    )
 
 
 @pytest.mark.parametrize(("body", "raw"), [({"result": 1}, b""), (None, b"{}\n"), ([1], b"x")])
 def test_an_answer_built_fast_is_the_answer_the_class_builds(body: Any, raw: bytes) -> None:
     headers = {"Content-Type": "application/json"}
-    assert set(_fields(HttpResponse)) == {"status", "headers", "body", "raw", "messages",
-                                          "is_event_stream"}
+    assert set(_fields(HttpResponse)) == {
+        "status",
+        "headers",
+        "body",
+        "raw",
+        "messages",
+        "is_event_stream",
+    }
     fast = new_response(201, headers, body, raw)
     assert fast == HttpResponse(status=201, headers=headers, body=body, raw=raw)
     assert fast.messages == () and fast.is_event_stream is False
 
 
 def test_a_call_record_built_fast_is_the_record_the_class_builds() -> None:
-    values: dict[str, Any] = {"name": "find_account", "arguments": {"name": "x"}, "gym": "g",
-                              "latency_ms": 1.25, "is_error": True}
+    values: dict[str, Any] = {
+        "name": "find_account",
+        "arguments": {"name": "x"},
+        "gym": "g",
+        "latency_ms": 1.25,
+        "is_error": True,
+    }
     assert list(inspect.signature(new_call_record).parameters) == list(values)
     assert set(_fields(ToolCallRecord)) == {*values, "error", "local", "cancelled", "error_kind"}
     assert new_call_record(**values) == ToolCallRecord(**values)
@@ -65,26 +85,36 @@ def _read_as_the_loop_did(result: dict[str, Any]) -> ToolResult:
     """``from_result`` as it was before its shortcut: the reference."""
     content = [item for item in result.get("content") or () if isinstance(item, dict)]
     texts = [str(item.get("text", "")) for item in content if item.get("type") == "text"]
-    return ToolResult(content=tuple(content),
-                      text=texts[0] if len(texts) == 1 else "\n".join(texts),
-                      structured=result.get("structuredContent"),
-                      is_error=bool(result.get("isError", False)), raw=result)
+    return ToolResult(
+        content=tuple(content),
+        text=texts[0] if len(texts) == 1 else "\n".join(texts),
+        structured=result.get("structuredContent"),
+        is_error=bool(result.get("isError", False)),
+        raw=result,
+    )
 
 
-@pytest.mark.parametrize("result", [
-    {"content": [{"type": "text", "text": "one"}]},
-    {"content": [{"type": "text", "text": "one"}], "isError": True, "structuredContent": {"a": 1}},
-    {"content": [{"type": "text"}]},
-    {"content": [{"type": "text", "text": 5}]},
-    {"content": [{"type": "image", "data": "..."}]},
-    {"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
-    {"content": ["not an object", {"type": "text", "text": "kept"}]},
-    {"content": ["not an object"]},
-    {"content": []},
-    {"content": None},
-    {"content": ({"type": "text", "text": "a tuple"},)},
-    {},
-])
+@pytest.mark.parametrize(
+    "result",
+    [
+        {"content": [{"type": "text", "text": "one"}]},
+        {
+            "content": [{"type": "text", "text": "one"}],
+            "isError": True,
+            "structuredContent": {"a": 1},
+        },
+        {"content": [{"type": "text"}]},
+        {"content": [{"type": "text", "text": 5}]},
+        {"content": [{"type": "image", "data": "..."}]},
+        {"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+        {"content": ["not an object", {"type": "text", "text": "kept"}]},
+        {"content": ["not an object"]},
+        {"content": []},
+        {"content": None},
+        {"content": ({"type": "text", "text": "a tuple"},)},
+        {},
+    ],
+)
 def test_a_tool_result_is_read_as_before_its_shortcut(result: dict[str, Any]) -> None:
     read = ToolResult.from_result(result)
     assert read == _read_as_the_loop_did(result)

@@ -89,7 +89,10 @@ def test_auth_headers(auth: AuthConfig | None, expected: dict[str, str]) -> None
 def test_auth_from_upstream() -> None:
     auth = structure_or_raise({"type": "api_key", "token": SECRET, "header_name": "K"}, AuthConfig)
     assert AuthConfig(type="api_key", token=SECRET, header_name="K") == auth
-    assert structure_or_raise({"type": "bearer", "token": SECRET}, AuthConfig).header_name == "Authorization"
+    assert (
+        structure_or_raise({"type": "bearer", "token": SECRET}, AuthConfig).header_name
+        == "Authorization"
+    )
     with pytest.raises(SchemaError, match="expected one of") as info:
         structure_or_raise({"type": "oauth", "token": SECRET}, AuthConfig)
     assert info.value.path == "$.type"

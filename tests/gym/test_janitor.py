@@ -50,11 +50,18 @@ async def guarded_gym() -> AsyncIterator[tuple[str, dict[str, Any]]]:
         await runner.cleanup()
 
 
-async def test_retries_authenticate_like_the_session(guarded_gym: tuple[str, dict[str, Any]]) -> None:
+async def test_retries_authenticate_like_the_session(
+    guarded_gym: tuple[str, dict[str, Any]],
+) -> None:
     url, state = guarded_gym
     janitor = Janitor(base_delay=0.0)
-    janitor.adopt(gym="g", url=url, database_id="db_1", error="HTTP 500",
-                  auth=AuthConfig(type="bearer", token=SECRET))
+    janitor.adopt(
+        gym="g",
+        url=url,
+        database_id="db_1",
+        error="HTTP 500",
+        auth=AuthConfig(type="bearer", token=SECRET),
+    )
     assert SECRET not in repr(janitor.leaked())
     assert await janitor.aclose() == [] or state["fail"] == 0
     while janitor.leaked():
@@ -81,9 +88,15 @@ async def test_a_seed_slower_than_cleanup_is_deleted_after_it_lands() -> None:
     janitor = Janitor(base_delay=0.0, interval=0.05)
     async with LocalGym.demo() as gym:
         gym.set_latency(0.5)
-        starting = asyncio.ensure_future(TaskSession.start(
-            task, directory=GymDirectory({gym.name: gym.url}), seed_root=demo_paths().directory,
-            janitor=janitor, timeouts=Timeouts(admin=0.05)))
+        starting = asyncio.ensure_future(
+            TaskSession.start(
+                task,
+                directory=GymDirectory({gym.name: gym.url}),
+                seed_root=demo_paths().directory,
+                janitor=janitor,
+                timeouts=Timeouts(admin=0.05),
+            )
+        )
         async with asyncio.timeout(5):
             while not gym.request_counts.get("/api/seed-database"):  # noqa: ASYNC110 - bounded
                 await asyncio.sleep(0.005)
@@ -106,8 +119,11 @@ def test_default_janitors_do_not_keep_event_loops_alive(given: str) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "eog_core", "serve-local", "--port", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "eog_core", "serve-local", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     task = load_task(demo_paths().task)
     loops: list[weakref.ref[asyncio.AbstractEventLoop]] = []
@@ -123,12 +139,15 @@ def test_default_janitors_do_not_keep_event_loops_alive(given: str) -> None:
                     pass
                 await asyncio.sleep(0.05)
         loops.append(weakref.ref(asyncio.get_running_loop()))
-        directory = None if given == "the default directory" else GymDirectory(
-            {DEMO_SERVER_NAME: url})
-        task_here = attrs.evolve(task, gym_servers=tuple(
-            attrs.evolve(g, url=url) for g in task.gym_servers))
-        async with TaskSession.start(task_here, directory=directory,
-                                     seed_root=demo_paths().directory):
+        directory = (
+            None if given == "the default directory" else GymDirectory({DEMO_SERVER_NAME: url})
+        )
+        task_here = attrs.evolve(
+            task, gym_servers=tuple(attrs.evolve(g, url=url) for g in task.gym_servers)
+        )
+        async with TaskSession.start(
+            task_here, directory=directory, seed_root=demo_paths().directory
+        ):
             pass
 
     try:
@@ -145,12 +164,14 @@ def test_default_janitors_do_not_keep_event_loops_alive(given: str) -> None:
 async def test_concurrent_acquires_respect_the_cap_while_probing() -> None:
     now = [0.0]
     async with LocalGym.demo() as gym:
-        directory = GymDirectory({gym.name: gym.url}, max_lifecycles=1, probe_after=0.0,
-                                 clock=lambda: now[0])
+        directory = GymDirectory(
+            {gym.name: gym.url}, max_lifecycles=1, probe_after=0.0, clock=lambda: now[0]
+        )
         (replica,) = directory.gyms()[gym.name]
         directory.mark_down(_lease(gym))
-        results = await asyncio.gather(*(directory.acquire(gym.name) for _ in range(5)),
-                                       return_exceptions=True)
+        results = await asyncio.gather(
+            *(directory.acquire(gym.name) for _ in range(5)), return_exceptions=True
+        )
     leases = [r for r in results if not isinstance(r, BaseException)]
     assert len(leases) == 1
     assert directory.gyms()[gym.name][0].lifecycles == 1

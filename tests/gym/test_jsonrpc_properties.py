@@ -30,8 +30,9 @@ ID = "__THE_REQUEST_ID__"  # replaced by the id of the request being answered
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda children: st.lists(children, max_size=3)
-    | st.dictionaries(st.text(max_size=6), children, max_size=3),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3)
+    ),
     max_leaves=12,
 )
 tool_results = st.fixed_dictionaries(
@@ -39,8 +40,12 @@ tool_results = st.fixed_dictionaries(
     optional={
         "content": st.one_of(
             json_values,
-            st.lists(st.fixed_dictionaries({"type": st.sampled_from(["text", "image"]),
-                                            "text": json_values}), max_size=3),
+            st.lists(
+                st.fixed_dictionaries(
+                    {"type": st.sampled_from(["text", "image"]), "text": json_values}
+                ),
+                max_size=3,
+            ),
         ),
         "isError": json_values,
         "structuredContent": json_values,
@@ -50,19 +55,24 @@ tool_results = st.fixed_dictionaries(
 )
 errors = st.one_of(
     json_values,
-    st.fixed_dictionaries({}, optional={"code": json_values, "message": json_values,
-                                        "data": json_values}),
+    st.fixed_dictionaries(
+        {}, optional={"code": json_values, "message": json_values, "data": json_values}
+    ),
 )
-messages = st.fixed_dictionaries(
-    {},
-    optional={
-        "jsonrpc": st.sampled_from(["2.0", "1.0"]) | json_values,
-        "id": st.just(ID) | json_values,
-        "result": tool_results | json_values,
-        "error": errors,
-        "method": st.sampled_from(["ping", "notifications/message", "roots/list"]) | st.text(max_size=8),
-    },
-) | json_values
+messages = (
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "jsonrpc": st.sampled_from(["2.0", "1.0"]) | json_values,
+            "id": st.just(ID) | json_values,
+            "result": tool_results | json_values,
+            "error": errors,
+            "method": st.sampled_from(["ping", "notifications/message", "roots/list"])
+            | st.text(max_size=8),
+        },
+    )
+    | json_values
+)
 
 
 @st.composite
@@ -80,11 +90,17 @@ answers = st.tuples(
     st.sampled_from([200, 200, 200, 202, 204, 400, 404, 500, 503]),
     st.one_of(
         st.tuples(st.just("application/json"), messages.map(lambda m: json.dumps(m).encode())),
-        st.tuples(st.just("application/json"),
-                  st.lists(messages, max_size=3).map(lambda m: json.dumps(m).encode())),
+        st.tuples(
+            st.just("application/json"),
+            st.lists(messages, max_size=3).map(lambda m: json.dumps(m).encode()),
+        ),
         st.tuples(st.just("text/event-stream"), sse_bodies()),
-        st.tuples(st.sampled_from(["application/json", "text/plain", "text/event-stream",
-                                   "application/octet-stream"]), st.binary(max_size=64)),
+        st.tuples(
+            st.sampled_from(
+                ["application/json", "text/plain", "text/event-stream", "application/octet-stream"]
+            ),
+            st.binary(max_size=64),
+        ),
     ),
 )
 
@@ -129,13 +145,22 @@ class ScriptedGym:
         if method == self.target:
             status, (content_type, body) = self.answer
             body = body.replace(json.dumps(ID).encode(), json.dumps(message["id"]).encode())
-            return web.Response(status=status, body=body, content_type=content_type,
-                                headers={"mcp-session-id": "s1"})
+            return web.Response(
+                status=status,
+                body=body,
+                content_type=content_type,
+                headers={"mcp-session-id": "s1"},
+            )
         if method == "initialize":
-            result = {"protocolVersion": "2025-06-18", "capabilities": {},
-                      "serverInfo": {"name": "scripted"}}
-            return web.json_response({"jsonrpc": "2.0", "id": message["id"], "result": result},
-                                     headers={"mcp-session-id": "s1"})
+            result = {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "serverInfo": {"name": "scripted"},
+            }
+            return web.json_response(
+                {"jsonrpc": "2.0", "id": message["id"], "result": result},
+                headers={"mcp-session-id": "s1"},
+            )
         return web.Response(status=202)
 
     async def _delete(self, request: web.Request) -> web.Response:
@@ -183,11 +208,17 @@ def test_any_answer_is_a_result_or_an_eog_error(
 
 async def post_raw(url: str, body: bytes, session: bool) -> tuple[int, Any]:
     async with aiohttp.ClientSession() as http:
-        headers = {"Accept": "application/json, text/event-stream",
-                   "Content-Type": "application/json"}
+        headers = {
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+        }
         if session:
-            init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                    "params": {"protocolVersion": "2025-06-18"}}
+            init = {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {"protocolVersion": "2025-06-18"},
+            }
             async with http.post(url, json=init, headers=headers) as response:
                 headers["mcp-session-id"] = response.headers["mcp-session-id"]
         async with http.post(url, data=body, headers=headers) as response:
@@ -200,9 +231,14 @@ request_bodies = st.one_of(
     json_values.map(lambda v: json.dumps(v).encode()),
     st.fixed_dictionaries(
         {"jsonrpc": st.just("2.0")},
-        optional={"id": json_values, "params": json_values | tool_results,
-                  "method": st.sampled_from(["tools/call", "tools/list", "ping", "initialize",
-                                             "notifications/initialized"]) | json_values},
+        optional={
+            "id": json_values,
+            "params": json_values | tool_results,
+            "method": st.sampled_from(
+                ["tools/call", "tools/list", "ping", "initialize", "notifications/initialized"]
+            )
+            | json_values,
+        },
     ).map(lambda m: json.dumps(m).encode()),
 )
 

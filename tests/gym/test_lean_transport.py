@@ -100,8 +100,10 @@ class Scripted:
 
 def json_answer(value: Any, *, status: str = "200 OK", extra: str = "") -> bytes:
     body = json.dumps(value).encode()
-    return (f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\n{extra}"
-            f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+    return (
+        f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\n{extra}"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
 
 
 @pytest.fixture
@@ -122,16 +124,28 @@ async def lean() -> AsyncIterator[LeanTransport]:
 
 
 def post(url: str, *, idempotent: bool = False, timeout: float = 5.0, **extra: Any) -> HttpRequest:
-    return HttpRequest(method="POST", url=url, json={"jsonrpc": "2.0", "id": 1, "method": "x"},
-                       headers={"Accept": "application/json", "X-Database-Id": "db_1"},
-                       idempotent=idempotent, timeout=timeout, gym="scripted", **extra)
+    return HttpRequest(
+        method="POST",
+        url=url,
+        json={"jsonrpc": "2.0", "id": 1, "method": "x"},
+        headers={"Accept": "application/json", "X-Database-Id": "db_1"},
+        idempotent=idempotent,
+        timeout=timeout,
+        gym="scripted",
+        **extra,
+    )
 
 
 # -- answers read right -------------------------------------------------------------------------
 
-async def test_json_answers_on_one_kept_alive_connection(server: Scripted, lean: LeanTransport) -> None:
-    server.scripts = [[json_answer({"n": 1}, extra="X-Thing: a\r\nx-thing: b\r\n")],
-                      [json_answer({"n": 2})]]
+
+async def test_json_answers_on_one_kept_alive_connection(
+    server: Scripted, lean: LeanTransport
+) -> None:
+    server.scripts = [
+        [json_answer({"n": 1}, extra="X-Thing: a\r\nx-thing: b\r\n")],
+        [json_answer({"n": 2})],
+    ]
     first = await lean.send(post(server.url()))
     second = await lean.send(post(server.url()))
     assert (first.status, first.body, second.body) == (200, {"n": 1}, {"n": 2})
@@ -150,21 +164,31 @@ async def test_json_answers_on_one_kept_alive_connection(server: Scripted, lean:
 
 async def test_a_chunked_answer_split_anywhere(server: Scripted, lean: LeanTransport) -> None:
     body = json.dumps({"text": "x" * 300}).encode()
-    wire = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
-            + f"{100:x};ext=1\r\n".encode() + body[:100] + b"\r\n"
-            + f"{len(body) - 100:X}\r\n".encode() + body[100:] + b"\r\n0\r\nX-Trailer: t\r\n\r\n")
-    server.scripts = [[wire[i:i + 7] for i in range(0, len(wire), 7)], [json_answer({"n": 2})]]
+    wire = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        + f"{100:x};ext=1\r\n".encode()
+        + body[:100]
+        + b"\r\n"
+        + f"{len(body) - 100:X}\r\n".encode()
+        + body[100:]
+        + b"\r\n0\r\nX-Trailer: t\r\n\r\n"
+    )
+    server.scripts = [[wire[i : i + 7] for i in range(0, len(wire), 7)], [json_answer({"n": 2})]]
     assert (await lean.send(post(server.url()))).body == {"text": "x" * 300}
     assert (await lean.send(post(server.url()))).body == {"n": 2}
     assert server.connections == 1
 
 
-@pytest.mark.parametrize("answer", [
-    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{\"n\": 1}",
-    b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n{\"n\": 1}",
-    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
-    b"Content-Length: 8\r\n\r\n{\"n\": 1}",
-], ids=["until-close", "http-1.0", "connection-close"])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{"n": 1}',
+        b'HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n{"n": 1}',
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+        b'Content-Length: 8\r\n\r\n{"n": 1}',
+    ],
+    ids=["until-close", "http-1.0", "connection-close"],
+)
 async def test_an_answer_ending_its_connection_is_not_reused(
     server: Scripted, lean: LeanTransport, answer: bytes
 ) -> None:
@@ -175,14 +199,23 @@ async def test_an_answer_ending_its_connection_is_not_reused(
 
 
 async def test_interim_answers_are_skipped(server: Scripted, lean: LeanTransport) -> None:
-    server.scripts = [[b"HTTP/1.1 100 Continue\r\n\r\n", b"HTTP/1.1 103 Early Hints\r\nLink: x\r\n\r\n",
-                       json_answer({"n": 1})]]
+    server.scripts = [
+        [
+            b"HTTP/1.1 100 Continue\r\n\r\n",
+            b"HTTP/1.1 103 Early Hints\r\nLink: x\r\n\r\n",
+            json_answer({"n": 1}),
+        ]
+    ]
     assert (await lean.send(post(server.url()))).body == {"n": 1}
 
 
-async def test_head_and_no_content_answers_have_no_body(server: Scripted, lean: LeanTransport) -> None:
-    server.scripts = [[b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n"],
-                      [b"HTTP/1.1 204 No Content\r\n\r\n"]]
+async def test_head_and_no_content_answers_have_no_body(
+    server: Scripted, lean: LeanTransport
+) -> None:
+    server.scripts = [
+        [b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n"],
+        [b"HTTP/1.1 204 No Content\r\n\r\n"],
+    ]
     head = await lean.send(HttpRequest(method="HEAD", url=server.url("/health")))
     empty = await lean.send(post(server.url()))
     assert (head.status, head.body, empty.status, empty.body) == (200, None, 204, None)
@@ -205,17 +238,23 @@ async def test_an_event_stream_is_read_as_it_arrives_and_may_stop_early(
         data = f"event: message\ndata: {json.dumps(value)}\n\n".encode()
         return f"{len(data):x}\r\n".encode() + data + b"\r\n"
 
-    server.scripts = [[b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                       b"Transfer-Encoding: chunked\r\n\r\n",
-                       event({"jsonrpc": "2.0", "method": "notifications/message"}),
-                       event({"jsonrpc": "2.0", "id": 1, "result": {}}), HANG]]
+    server.scripts = [
+        [
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n",
+            event({"jsonrpc": "2.0", "method": "notifications/message"}),
+            event({"jsonrpc": "2.0", "id": 1, "result": {}}),
+            HANG,
+        ]
+    ]
     seen: list[Any] = []
 
     async def on_message(message: Any) -> None:
         seen.append(message)
 
-    response = await lean.send(post(server.url(), sse_until=lambda m: "id" in m,
-                                    on_message=on_message))
+    response = await lean.send(
+        post(server.url(), sse_until=lambda m: "id" in m, on_message=on_message)
+    )
     assert response.is_event_stream and response.messages == tuple(seen)
     assert [m.get("id") for m in seen] == [None, 1]
     assert (await lean.send(post(server.url()))).body == {"ok": True}
@@ -229,7 +268,10 @@ async def test_an_error_status_is_typed_and_transient_ones_retried(
     with pytest.raises(GymHTTPError) as caught:
         await lean.send(post(server.url()))
     assert (caught.value.status, caught.value.detail, caught.value.gym) == (
-        404, "Session not found", "scripted")
+        404,
+        "Session not found",
+        "scripted",
+    )
     busy = json_answer({"detail": "busy"}, status="503 Service Unavailable")
     server.scripts = [[busy], [busy], [json_answer({"n": 3})]]
     assert (await lean.send(post(server.url(), idempotent=True))).body == {"n": 3}
@@ -241,26 +283,50 @@ async def test_an_error_status_is_typed_and_transient_ones_retried(
 
 # -- strict framing ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("answer", "why"), [
-    (b"HTTP/2 200 OK\r\nContent-Length: 2\r\n\r\n{}", "status line"),
-    (b"HTTP/1.1 20x OK\r\nContent-Length: 2\r\n\r\n{}", "status line"),
-    (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
-     "both Content-Length and Transfer-Encoding"),
-    (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}", "two different"),
-    (b"HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\n{}", "Content-Length"),
-    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", "transfer coding"),
-    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0x2\r\n{}\r\n0\r\n\r\n", "chunk size"),
-    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}XX0\r\n\r\n", "CRLF"),
-    (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n folded\r\n\r\n{}", "header line"),
-    (b"HTTP/1.1 200 OK\r\nNo-Colon-Here\r\nContent-Length: 2\r\n\r\n{}", "header line"),
-    (b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 2\r\n\r\n{}", "compressed"),
-    (b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * 70_000 + b"\r\n\r\n", "larger than 64 KiB"),
-    (b"HTTP/1.1 2\xb20 OK\r\nContent-Length: 2\r\n\r\n{}", "status line"),
-    (b"HTTP/1.1 200 OK\r\nContent-Length: \xb2\r\n\r\n{}", "Content-Length"),
-    (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n", "Switching Protocols"),
-], ids=["version", "code", "cl-and-te", "two-lengths", "signed-length", "coding", "0x-size",
-        "no-crlf", "folded", "no-colon", "gzip", "huge-head", "superscript-code",
-        "superscript-length", "upgrade"])
+
+@pytest.mark.parametrize(
+    ("answer", "why"),
+    [
+        (b"HTTP/2 200 OK\r\nContent-Length: 2\r\n\r\n{}", "status line"),
+        (b"HTTP/1.1 20x OK\r\nContent-Length: 2\r\n\r\n{}", "status line"),
+        (
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+            "both Content-Length and Transfer-Encoding",
+        ),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}", "two different"),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\n{}", "Content-Length"),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", "transfer coding"),
+        (
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0x2\r\n{}\r\n0\r\n\r\n",
+            "chunk size",
+        ),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}XX0\r\n\r\n", "CRLF"),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n folded\r\n\r\n{}", "header line"),
+        (b"HTTP/1.1 200 OK\r\nNo-Colon-Here\r\nContent-Length: 2\r\n\r\n{}", "header line"),
+        (b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 2\r\n\r\n{}", "compressed"),
+        (b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * 70_000 + b"\r\n\r\n", "larger than 64 KiB"),
+        (b"HTTP/1.1 2\xb20 OK\r\nContent-Length: 2\r\n\r\n{}", "status line"),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: \xb2\r\n\r\n{}", "Content-Length"),
+        (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n", "Switching Protocols"),
+    ],
+    ids=[
+        "version",
+        "code",
+        "cl-and-te",
+        "two-lengths",
+        "signed-length",
+        "coding",
+        "0x-size",
+        "no-crlf",
+        "folded",
+        "no-colon",
+        "gzip",
+        "huge-head",
+        "superscript-code",
+        "superscript-length",
+        "upgrade",
+    ],
+)
 async def test_malformed_answers_are_protocol_errors_and_not_resent(
     server: Scripted, lean: LeanTransport, answer: bytes, why: str
 ) -> None:
@@ -274,7 +340,7 @@ async def test_malformed_answers_are_protocol_errors_and_not_resent(
 async def test_a_connection_lost_mid_answer_is_retried_only_when_idempotent(
     server: Scripted, lean: LeanTransport
 ) -> None:
-    cut: list[bytes | str] = [b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"partial\":", CLOSE]
+    cut: list[bytes | str] = [b'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{"partial":', CLOSE]
     server.scripts = [cut, cut, cut]
     with pytest.raises(GymProtocolError, match="connection lost before the answer"):
         await lean.send(post(server.url(), idempotent=True))
@@ -301,8 +367,12 @@ async def test_a_deadline_bounds_the_retries(server: Scripted) -> None:
     server.scripts = [[json_answer({"detail": "busy"}, status="503 Service Unavailable")]] * 50
     loop = asyncio.get_running_loop()
     started = time.monotonic()
-    with pytest.raises(GymTimeoutError, match=r"no answer within 0.4s \(1 attempt\(s\), the last: HTTP 503"):
-        await slow.send(post(server.url(), idempotent=True, timeout=0.4, deadline=loop.time() + 0.4))
+    with pytest.raises(
+        GymTimeoutError, match=r"no answer within 0.4s \(1 attempt\(s\), the last: HTTP 503"
+    ):
+        await slow.send(
+            post(server.url(), idempotent=True, timeout=0.4, deadline=loop.time() + 0.4)
+        )
     assert time.monotonic() - started < 0.4  # it did not wait out a backoff it had no time for
     assert len(server.requests) == 1
     await slow.aclose()
@@ -310,25 +380,34 @@ async def test_a_deadline_bounds_the_retries(server: Scripted) -> None:
 
 # -- connections -------------------------------------------------------------------------------
 
+
 async def test_a_dead_port_is_unreachable_and_a_bad_url_refused(lean: LeanTransport) -> None:
     url = f"http://127.0.0.1:{free_port()}/mcp"
     with pytest.raises(GymUnreachableError, match="cannot connect") as caught:
         await lean.send(post(url))
     assert (caught.value.gym, caught.value.url) == ("scripted", url)
-    for bad in ("ftp://127.0.0.1/x", "http://user:pw@127.0.0.1:1/x", "http:///nohost",
-                "http://127.0.0.1:1/a b", f"http://{'a' * 64}.example/x"):
+    for bad in (
+        "ftp://127.0.0.1/x",
+        "http://user:pw@127.0.0.1:1/x",
+        "http:///nohost",
+        "http://127.0.0.1:1/a b",
+        f"http://{'a' * 64}.example/x",
+    ):
         with pytest.raises(GymUnreachableError, match="invalid URL"):
             await lean.send(post(bad))
 
 
-@pytest.mark.parametrize(("headers", "why"), [
-    ({"X-Email": "a@b.io\r\nX-Evil: 1"}, "header injection"),
-    ({"X-Email": "a@b.io\nX-Evil: 1"}, "header injection"),
-    ({"X-Bad Name": "1"}, "not an HTTP token"),
-    ({"Content-Length": "5"}, "set by the transport"),
-    ({"Host": "elsewhere"}, "set by the transport"),
-    ({"X-Method": "ok"}, "upper-case token"),  # with the method below
-])
+@pytest.mark.parametrize(
+    ("headers", "why"),
+    [
+        ({"X-Email": "a@b.io\r\nX-Evil: 1"}, "header injection"),
+        ({"X-Email": "a@b.io\nX-Evil: 1"}, "header injection"),
+        ({"X-Bad Name": "1"}, "not an HTTP token"),
+        ({"Content-Length": "5"}, "set by the transport"),
+        ({"Host": "elsewhere"}, "set by the transport"),
+        ({"X-Method": "ok"}, "upper-case token"),  # with the method below
+    ],
+)
 async def test_headers_that_would_break_framing_are_refused_before_connecting(
     server: Scripted, lean: LeanTransport, headers: dict[str, str], why: str
 ) -> None:
@@ -385,14 +464,18 @@ async def test_close_cuts_an_answer_read_until_the_end_of_its_connection(server:
 
 
 async def test_a_caller_s_user_agent_replaces_ours(server: Scripted, lean: LeanTransport) -> None:
-    await lean.send(HttpRequest(method="GET", url=server.url("/health"),
-                                headers={"user-agent": "harness/1"}))
+    await lean.send(
+        HttpRequest(method="GET", url=server.url("/health"), headers={"user-agent": "harness/1"})
+    )
     lines = server.requests[0].split(b"\r\n")
     assert [line for line in lines if line.lower().startswith(b"user-agent")] == [
-        b"user-agent: harness/1"]
+        b"user-agent: harness/1"
+    ]
 
 
-async def test_a_cancelled_request_drops_its_connection(server: Scripted, lean: LeanTransport) -> None:
+async def test_a_cancelled_request_drops_its_connection(
+    server: Scripted, lean: LeanTransport
+) -> None:
     server.scripts = [[HANG]]
     flight = asyncio.ensure_future(lean.send(post(server.url())))
     await eventually(lambda: len(server.requests) == 1)
@@ -429,16 +512,20 @@ async def test_the_end_of_an_event_loop_closes_its_idle_connections(server: Scri
 
 # -- whole MCP exchanges against real servers ---------------------------------------------------
 
+
 async def test_fastmcp_calls_notifications_and_server_requests(fastmcp: UvicornThread) -> None:
     transport = LeanTransport()
     async with GymClient(fastmcp.url, name="fastmcp", transport=transport) as client:
         assert {"add", "big", "pings"} <= {tool["name"] for tool in await client.list_tools()}
-        results = await asyncio.gather(*(client.call_tool("add", {"a": n, "b": 1}, database_id="db")
-                                         for n in range(20)))
+        results = await asyncio.gather(
+            *(client.call_tool("add", {"a": n, "b": 1}, database_id="db") for n in range(20))
+        )
         assert [r.text for r in results] == [str(n + 1) for n in range(20)]
         assert (await client.call_tool("chatty", {}, database_id="db")).text == "done"
-        assert len((await client.call_tool("big", {"size": 5_000_000}, database_id="db")).text) == \
-            5_000_000
+        assert (
+            len((await client.call_tool("big", {"size": 5_000_000}, database_id="db")).text)
+            == 5_000_000
+        )
         failed = await client.call_tool("fail", {"message": "nope"}, database_id="db")
         assert failed.is_error and "nope" in failed.text
         seen = (await client.call_tool("echo_headers", {}, database_id="db_9")).structured
@@ -458,10 +545,13 @@ async def test_fastmcp_server_requests_on_the_call_s_stream(fastmcp_sse: Uvicorn
 async def test_fastmcp_standalone_stream_and_timeout(fastmcp: UvicornThread) -> None:
     transport = LeanTransport()
     async with connection_pool():
-        async with GymClient(fastmcp.url, server_stream=True, transport=transport,
-                             timeouts=Timeouts(rpc=20)) as client:
+        async with GymClient(
+            fastmcp.url, server_stream=True, transport=transport, timeouts=Timeouts(rpc=20)
+        ) as client:
             assert (await client.call_tool("pings_alone", {}, database_id=None)).text == "pong"
-        async with GymClient(fastmcp.url, transport=transport, timeouts=Timeouts(rpc=0.5)) as client:
+        async with GymClient(
+            fastmcp.url, transport=transport, timeouts=Timeouts(rpc=0.5)
+        ) as client:
             with pytest.raises(GymTimeoutError):
                 await client.call_tool("hang", {}, database_id=None)
     await eventually(lambda: not _mcp_stream._LISTENING)
@@ -475,16 +565,26 @@ async def test_a_task_lifecycle_scores_the_same_with_either_transport() -> None:
     async with LocalGym.demo() as gym:
         for transport in (LeanTransport(), None):  # None: the default, pooled aiohttp
             session = await TaskSession.start(
-                task, directory=GymDirectory({DEMO_SERVER_NAME: gym.url}),
-                seed_root=paths.directory, transport=transport)
+                task,
+                directory=GymDirectory({DEMO_SERVER_NAME: gym.url}),
+                seed_root=paths.directory,
+                transport=transport,
+            )
             found = await session.call_tool("find_account", {"name": "Harbor Lane"})
             refused = await session.call_tool("not_a_tool", {})
             verdict = await session.verify()
             await session.aclose()
             if transport is not None:
                 await transport.aclose()
-            verdicts.append((found.raw, refused.is_error, verdict.reward, verdict.num_passed,
-                             [(r.name, r.actual) for r in verdict.results]))
+            verdicts.append(
+                (
+                    found.raw,
+                    refused.is_error,
+                    verdict.reward,
+                    verdict.num_passed,
+                    [(r.name, r.actual) for r in verdict.results],
+                )
+            )
         assert gym.database_ids() == []  # both sessions deleted what they seeded
     assert verdicts[0] == verdicts[1]
     assert verdicts[0][1] is True

@@ -48,7 +48,9 @@ async def test_seeds_are_bounded_per_replica_and_shown_in_the_stats(task: Task) 
             for _ in range(5)
         ]
         await eventually(
-            lambda: replica_stats(directory, gym)["seeds_waiting"] == 3 and fake.seeds_in_flight == 2
+            lambda: (
+                replica_stats(directory, gym)["seeds_waiting"] == 3 and fake.seeds_in_flight == 2
+            )
         )
         assert directory.stats()["max_concurrent_seeds"] == 2
         assert replica_stats(directory, gym)["seeding"] == 2
@@ -130,7 +132,9 @@ async def test_verdict_and_records_carry_per_tool_latencies(task: Task) -> None:
     steps = [(step["name"], step["arguments"]) for step in load_demo_trajectory()]
     async with LocalGym.demo() as gym:
         directory = GymDirectory({gym.name: gym.url})
-        async with TaskSession.start(task, directory=directory, seed_root=PATHS.directory) as session:
+        async with TaskSession.start(
+            task, directory=directory, seed_root=PATHS.directory
+        ) as session:
             for name, arguments in steps:
                 await session.call_tool(name, arguments)
             refused = await session.call_tool("no_such_tool", {})
@@ -155,16 +159,17 @@ async def test_one_directory_serves_two_event_loops_with_one_seed_bound(task: Ta
 
         async def four_tasks() -> None:
             async def one() -> None:
-                async with await TaskSession.start(task, directory=directory,
-                                                   seed_sql={gym: "-"}):
+                async with await TaskSession.start(task, directory=directory, seed_sql={gym: "-"}):
                     pass
+
             await asyncio.gather(*(one() for _ in range(4)))
 
         def on_a_loop_of_its_own() -> None:
             asyncio.run(four_tasks())
 
-        await asyncio.gather(asyncio.to_thread(on_a_loop_of_its_own),
-                             asyncio.to_thread(on_a_loop_of_its_own))
+        await asyncio.gather(
+            asyncio.to_thread(on_a_loop_of_its_own), asyncio.to_thread(on_a_loop_of_its_own)
+        )
         assert fake.seeds_received == 8
         assert fake.max_seeds_in_flight == 1
         assert fake.seeded == {}
@@ -173,8 +178,9 @@ async def test_one_directory_serves_two_event_loops_with_one_seed_bound(task: Ta
         assert stats["lifecycles"] == 8
 
         directory.mark_down(Lease(gym=gym, url=fake.url))  # both loops now probe it first
-        await asyncio.gather(asyncio.to_thread(on_a_loop_of_its_own),
-                             asyncio.to_thread(on_a_loop_of_its_own))
+        await asyncio.gather(
+            asyncio.to_thread(on_a_loop_of_its_own), asyncio.to_thread(on_a_loop_of_its_own)
+        )
         assert fake.seeds_received == 16 and fake.max_seeds_in_flight == 1
         assert replica_stats(directory, gym)["down"] is False
 

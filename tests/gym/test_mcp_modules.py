@@ -23,8 +23,9 @@ def _gym_imports(path: Path) -> set[str]:
 
 
 def test_every_mcp_module_is_under_400_lines() -> None:
-    sizes = {name: len((GYM / name).read_text(encoding="utf-8").splitlines())
-             for name in MCP_MODULES}
+    sizes = {
+        name: len((GYM / name).read_text(encoding="utf-8").splitlines()) for name in MCP_MODULES
+    }
     assert {name: size for name, size in sizes.items() if size > 400} == {}
 
 

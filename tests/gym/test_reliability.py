@@ -52,15 +52,20 @@ def quick_janitor(**options: Any) -> Janitor:
 async def test_a_seed_the_client_gave_up_on_is_deleted_once_it_lands(
     task: Task, how: int | str
 ) -> None:
-    fake = FakeGym(seed_delay=0.3, missing_status=404,
-                   seed_answer=None if how == "timeout" else how)
+    fake = FakeGym(
+        seed_delay=0.3, missing_status=404, seed_answer=None if how == "timeout" else how
+    )
     janitor = quick_janitor()
     gym = task.gym_servers[0].name
     async with running(fake):
         with pytest.raises(SeedError):
-            await TaskSession.start(task, directory=GymDirectory({gym: fake.url}),
-                                    seed_sql={gym: "CREATE TABLE t (x);"}, janitor=janitor,
-                                    timeouts=Timeouts(seed=0.05))
+            await TaskSession.start(
+                task,
+                directory=GymDirectory({gym: fake.url}),
+                seed_sql={gym: "CREATE TABLE t (x);"},
+                janitor=janitor,
+                timeouts=Timeouts(seed=0.05),
+            )
         # The gym is still loading the dump: deletion said 404, which is not "gone".
         (entry,) = janitor.leaked()
         assert entry.watch_until is not None
@@ -86,8 +91,12 @@ async def test_a_seed_the_gym_refused_is_not_watched(task: Task) -> None:
     async with LocalGym.demo() as gym:
         gym.fail_next(1, 400, path="/api/seed-database")
         with pytest.raises(SeedError):
-            await TaskSession.start(task, directory=GymDirectory({gym_name: gym.url}),
-                                    seed_root=PATHS.directory, janitor=janitor)
+            await TaskSession.start(
+                task,
+                directory=GymDirectory({gym_name: gym.url}),
+                seed_root=PATHS.directory,
+                janitor=janitor,
+            )
         assert janitor.leaked() == []
         assert gym.request_counts.get("/api/delete-database", 0) == 0
 
@@ -113,7 +122,8 @@ class SlowGym:
 async def slow() -> AsyncIterator[SlowGym]:
     slow = SlowGym(LocalGym.demo())
     slow.gym.tool(name="wait_here", input_schema={"type": "object", "properties": {}})(
-        slow.wait_here)
+        slow.wait_here
+    )
     async with slow.gym:
         yield slow
 
@@ -124,9 +134,13 @@ async def test_the_janitor_never_reaps_a_session_whose_call_is_in_flight(
     gym = slow.gym
     now = [0.0]
     janitor = Janitor(ttl=10.0, clock=lambda: now[0])
-    session = await TaskSession.start(task, directory=GymDirectory({gym.name: gym.url}),
-                                      seed_root=PATHS.directory, janitor=janitor,
-                                      forward_any_tool=True)
+    session = await TaskSession.start(
+        task,
+        directory=GymDirectory({gym.name: gym.url}),
+        seed_root=PATHS.directory,
+        janitor=janitor,
+        forward_any_tool=True,
+    )
     call = asyncio.ensure_future(session.call_tool("wait_here", {}))
     async with asyncio.timeout(10):
         await slow.started.wait()
@@ -143,8 +157,12 @@ async def test_the_janitor_never_reaps_a_session_whose_call_is_in_flight(
 
 async def test_a_second_aclose_waits_for_the_first(task: Task) -> None:
     async with LocalGym.demo() as gym:
-        session = await TaskSession.start(task, directory=GymDirectory({gym.name: gym.url}),
-                                          seed_root=PATHS.directory, janitor=Janitor())
+        session = await TaskSession.start(
+            task,
+            directory=GymDirectory({gym.name: gym.url}),
+            seed_root=PATHS.directory,
+            janitor=Janitor(),
+        )
         gym.set_latency(0.2)
         first = asyncio.ensure_future(session.aclose())
         await asyncio.sleep(0)  # the first close is now waiting on the gym
@@ -155,9 +173,13 @@ async def test_a_second_aclose_waits_for_the_first(task: Task) -> None:
 
 async def test_a_cancelled_call_is_recorded_as_cancelled(task: Task, slow: SlowGym) -> None:
     gym = slow.gym
-    async with TaskSession.start(task, directory=GymDirectory({gym.name: gym.url}),
-                                 seed_root=PATHS.directory, janitor=Janitor(),
-                                 forward_any_tool=True) as session:
+    async with TaskSession.start(
+        task,
+        directory=GymDirectory({gym.name: gym.url}),
+        seed_root=PATHS.directory,
+        janitor=Janitor(),
+        forward_any_tool=True,
+    ) as session:
         call = asyncio.ensure_future(session.call_tool("wait_here", {}))
         async with asyncio.timeout(10):
             await slow.started.wait()
@@ -167,7 +189,11 @@ async def test_a_cancelled_call_is_recorded_as_cancelled(task: Task, slow: SlowG
         slow.released.set()
     (record,) = session.trajectory
     assert (record.name, record.cancelled, record.is_error, record.local) == (
-        "wait_here", True, True, False)
+        "wait_here",
+        True,
+        True,
+        False,
+    )
 
 
 @pytest.mark.parametrize(
@@ -186,10 +212,15 @@ async def test_a_cancelled_call_is_recorded_as_cancelled(task: Task, slow: SlowG
 async def test_hostile_argument_strings_are_answered_locally(
     task: Task, arguments: str | bytes, why: str
 ) -> None:
-    async with LocalGym.demo() as gym, TaskSession.start(
-        task, directory=GymDirectory({gym.name: gym.url}), seed_root=PATHS.directory,
-        janitor=Janitor(),
-    ) as session:
+    async with (
+        LocalGym.demo() as gym,
+        TaskSession.start(
+            task,
+            directory=GymDirectory({gym.name: gym.url}),
+            seed_root=PATHS.directory,
+            janitor=Janitor(),
+        ) as session,
+    ):
         name = session.tools.names[0]
         result = await session.call_tool(name, arguments)
     assert result.is_error and why in result.text
@@ -217,16 +248,29 @@ def _nested(depth: int) -> list[object]:
         ({"x": float("nan")}, "not a JSON number"),
         ({"x": [float("-inf")]}, "not a JSON number"),
     ],
-    ids=["surrogate", "surrogate-key", "recursion", "deep", "huge-int", "huge-negative-int",
-         "nan", "minus-infinity"],
+    ids=[
+        "surrogate",
+        "surrogate-key",
+        "recursion",
+        "deep",
+        "huge-int",
+        "huge-negative-int",
+        "nan",
+        "minus-infinity",
+    ],
 )
 async def test_hostile_argument_mappings_are_answered_locally_as_strings_are(
     task: Task, arguments: dict[str, object], why: str
 ) -> None:
-    async with LocalGym.demo() as gym, TaskSession.start(
-        task, directory=GymDirectory({gym.name: gym.url}), seed_root=PATHS.directory,
-        janitor=Janitor(),
-    ) as session:
+    async with (
+        LocalGym.demo() as gym,
+        TaskSession.start(
+            task,
+            directory=GymDirectory({gym.name: gym.url}),
+            seed_root=PATHS.directory,
+            janitor=Janitor(),
+        ) as session,
+    ):
         name = session.tools.names[0]
         result = await session.call_tool(name, arguments)
         fine = await session.call_tool(name, {"a": _nested(99), "n": 10**4299 - 1, "s": "\u00e9"})
@@ -252,8 +296,9 @@ async def test_an_unlisted_gym_goes_to_each_task_s_own_url() -> None:
 
 async def test_acquire_reprobes_the_only_replica_while_it_restarts() -> None:
     port = free_port()
-    directory = GymDirectory({"g": f"http://127.0.0.1:{port}"}, probe_after=3600.0,
-                             reprobe_attempts=6, reprobe_delay=0.1)
+    directory = GymDirectory(
+        {"g": f"http://127.0.0.1:{port}"}, probe_after=3600.0, reprobe_attempts=6, reprobe_delay=0.1
+    )
     lease = Lease(gym="g", url=f"http://127.0.0.1:{port}")
     async with LocalGym(port=port) as gym:
         url = gym.url
@@ -269,8 +314,7 @@ async def test_acquire_reprobes_the_only_replica_while_it_restarts() -> None:
 
 async def test_acquire_gives_up_after_bounded_reprobes() -> None:
     url = f"http://127.0.0.1:{free_port()}"  # nothing listens
-    directory = GymDirectory({"g": url}, probe_after=3600.0, reprobe_attempts=2,
-                             reprobe_delay=0.01)
+    directory = GymDirectory({"g": url}, probe_after=3600.0, reprobe_attempts=2, reprobe_delay=0.01)
     directory.mark_down(Lease(gym="g", url=url))
     with pytest.raises(GymUnreachableError, match="no healthy replica"):
         await directory.acquire("g")
@@ -285,15 +329,25 @@ async def test_a_session_id_with_a_control_byte_is_a_protocol_error() -> None:
 
     async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         head = await reader.readuntil(b"\r\n\r\n")
-        length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                      if line.lower().startswith(b"content-length:"))
+        length = next(
+            int(line.split(b":")[1])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length:")
+        )
         request = json.loads(await reader.readexactly(length))
         seen.append(request["method"].encode())
-        body = json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {
-            "protocolVersion": "2025-06-18", "capabilities": {}}}).encode()
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                     b"mcp-session-id: abc\x01def\r\nConnection: close\r\n"
-                     b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        body = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": request["id"],
+                "result": {"protocolVersion": "2025-06-18", "capabilities": {}},
+            }
+        ).encode()
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            b"mcp-session-id: abc\x01def\r\nConnection: close\r\n"
+            b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+        )
         await writer.drain()
         writer.close()
 
@@ -313,9 +367,7 @@ async def test_a_session_id_with_a_control_byte_is_a_protocol_error() -> None:
 
 
 @pytest.mark.parametrize("shared", [False, True], ids=["own-session", "shared-session"])
-def test_a_client_works_from_a_second_event_loop(
-    fastmcp_json: UvicornThread, shared: bool
-) -> None:
+def test_a_client_works_from_a_second_event_loop(fastmcp_json: UvicornThread, shared: bool) -> None:
     client = GymClient(fastmcp_json.url, share_mcp=shared)
 
     async def add() -> str:
@@ -330,8 +382,9 @@ def test_a_client_works_from_a_second_event_loop(
 # -- 18. decided behaviours --------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("status", "kind"), [(401, "config"), (403, "config"),
-                                              (404, "transport"), (400, "database")])
+@pytest.mark.parametrize(
+    ("status", "kind"), [(401, "config"), (403, "config"), (404, "transport"), (400, "database")]
+)
 async def test_sql_runner_failures_are_classified(status: int, kind: str) -> None:
     async with LocalGym() as gym, GymClient(gym.url) as client:
         gym.fail_next(1, status, path="/api/sql-runner")
@@ -441,13 +494,15 @@ async def test_a_cancelled_close_still_ends_the_session() -> None:
 
 @pytest.mark.parametrize("shared", [False, True], ids=["own-session", "shared-session"])
 async def test_closing_a_client_ends_every_request_in_flight_with_closed_error(
-    shared: bool
+    shared: bool,
 ) -> None:
     async with running(FakeGym(list_gate=asyncio.Event())) as fake:
         client = GymClient(fake.url, share_mcp=shared)
         other = GymClient(fake.url, share_mcp=shared)
-        calls = [asyncio.ensure_future(client.call_tool("wait", {}, database_id="db_1"))
-                 for _ in range(3)]
+        calls = [
+            asyncio.ensure_future(client.call_tool("wait", {}, database_id="db_1"))
+            for _ in range(3)
+        ]
         calls.append(asyncio.ensure_future(client.list_tools()))
         bystander = asyncio.ensure_future(other.call_tool("wait", {}, database_id="db_2"))
         await eventually(lambda: fake.executions["wait"] == 4 and "tools/list" in fake.methods)
@@ -471,8 +526,9 @@ async def test_a_failed_handshake_is_every_waiter_s_outcome() -> None:
     gate = asyncio.Event()
     fake = FakeGym(initialize_gate=gate, initialize_status=500)
     async with running(fake), GymClient(fake.url, share_mcp=True) as client:
-        calls = [asyncio.ensure_future(client.call_tool("add", {}, database_id="db_1"))
-                 for _ in range(5)]
+        calls = [
+            asyncio.ensure_future(client.call_tool("add", {}, database_id="db_1")) for _ in range(5)
+        ]
         await eventually(lambda: "initialize" in fake.methods)
         for _ in range(5):
             await asyncio.sleep(0)  # let every caller reach the handshake
@@ -487,7 +543,8 @@ async def test_a_hanging_handshake_costs_every_waiter_one_timeout() -> None:
     async with running(fake), GymClient(fake.url, timeouts=Timeouts(rpc=0.3)) as client:
         outcomes = await asyncio.gather(
             *(client.call_tool("add", {}, database_id="db_1") for _ in range(5)),
-            return_exceptions=True)
+            return_exceptions=True,
+        )
         assert all(isinstance(o, GymTimeoutError) for o in outcomes), outcomes
         assert fake.methods.count("initialize") == 1
 

@@ -17,12 +17,14 @@ from .conftest import UvicornThread
 from .fastmcp_gym import RequestLog, build_fastmcp_gym
 from .lifecycle_task import five_verifier_task
 
-ONE_TASK = Counter({
-    ("POST", "/api/seed-database", None): 1,
-    ("POST", "/mcp", "tools/call"): 1,
-    ("POST", "/api/sql-runner", None): 5,
-    ("DELETE", "/api/delete-database", None): 1,
-})
+ONE_TASK = Counter(
+    {
+        ("POST", "/api/seed-database", None): 1,
+        ("POST", "/mcp", "tools/call"): 1,
+        ("POST", "/api/sql-runner", None): 5,
+        ("DELETE", "/api/delete-database", None): 1,
+    }
+)
 
 
 async def lifecycle(task: Task, directory: GymDirectory) -> None:
@@ -49,7 +51,10 @@ async def test_eight_requests_per_task_on_local_gym(concurrency: int) -> None:
     async with LocalGym.demo() as gym, GymDirectory({gym.name: gym.url}) as directory:
         await lifecycle(task, directory)  # the handshake and the tool listing, once
         assert gym.method_counts == {
-            "initialize": 1, "notifications/initialized": 1, "tools/list": 1, "tools/call": 1,
+            "initialize": 1,
+            "notifications/initialized": 1,
+            "tools/list": 1,
+            "tools/call": 1,
         }
         gym.reset_counters()
         for _ in range(3):
@@ -57,7 +62,9 @@ async def test_eight_requests_per_task_on_local_gym(concurrency: int) -> None:
         tasks = 3 * concurrency
         assert sum(gym.request_counts.values()) == 8 * tasks
         assert gym.request_counts == {
-            "/api/seed-database": tasks, "/mcp": tasks, "/api/sql-runner": 5 * tasks,
+            "/api/seed-database": tasks,
+            "/mcp": tasks,
+            "/api/sql-runner": 5 * tasks,
             "/api/delete-database": tasks,
         }
         assert gym.method_counts == {"tools/call": tasks}
@@ -73,11 +80,13 @@ async def test_eight_requests_per_task_on_fastmcp(
         log.clear()
         await lifecycle(task, directory)
         warm_up = Counter(log.entries)
-        assert warm_up == ONE_TASK + Counter({
-            ("POST", "/mcp", "initialize"): 1,
-            ("POST", "/mcp", "notifications/initialized"): 1,
-            ("POST", "/mcp", "tools/list"): 1,
-        })
+        assert warm_up == ONE_TASK + Counter(
+            {
+                ("POST", "/mcp", "initialize"): 1,
+                ("POST", "/mcp", "notifications/initialized"): 1,
+                ("POST", "/mcp", "tools/list"): 1,
+            }
+        )
         log.clear()
         await lifecycle(task, directory)
         assert len(log.entries) == 8
@@ -109,13 +118,18 @@ async def test_the_readme_example_pays_only_its_useful_requests(given: str) -> N
     steps = load_demo_trajectory()
     async with LocalGym.demo() as gym:
         task = load_task(paths.task)
-        task = attrs.evolve(task, gym_servers=tuple(  # the task's own URL is this gym's
-            attrs.evolve(g, url=gym.url) for g in task.gym_servers))
+        task = attrs.evolve(
+            task,
+            gym_servers=tuple(  # the task's own URL is this gym's
+                attrs.evolve(g, url=gym.url) for g in task.gym_servers
+            ),
+        )
 
         async def one() -> None:  # the README's embedding example, as written
             directory = None if given == "no directory" else GymDirectory({gym.name: gym.url})
-            async with TaskSession.start(task, directory=directory,
-                                         seed_root=paths.directory) as session:
+            async with TaskSession.start(
+                task, directory=directory, seed_root=paths.directory
+            ) as session:
                 for step in steps:
                     result = await session.call_tool(step["name"], step["arguments"])
                     assert not result.is_error, result.text
@@ -130,7 +144,11 @@ async def test_the_readme_example_pays_only_its_useful_requests(given: str) -> N
             await one()
         queries = 3 * 2 * len(task.verifiers)
         assert gym.method_counts == {"tools/call": 3 * len(steps)}
-        assert gym.request_counts == {"/api/seed-database": 3, "/mcp": 3 * len(steps),
-                                      "/api/sql-runner": queries, "/api/delete-database": 3}
+        assert gym.request_counts == {
+            "/api/seed-database": 3,
+            "/mcp": 3 * len(steps),
+            "/api/sql-runner": queries,
+            "/api/delete-database": 3,
+        }
         await default_directory().aclose()
         assert gym.database_ids() == []

@@ -28,16 +28,30 @@ PATHS = demo_paths()
 def legacy_task(url: str, token: str = SENTINEL) -> Task:
     raw: dict[str, Any] = json.loads(PATHS.task.read_text())
     gym = raw.pop("gym_servers_config")[0]
-    raw.update(mcp_server_url=url, database_id="legacy_db", seed_database_file=gym["seed_database_file"],
-               context={**gym["context"], "x-api-key": token},
-               auth_config={"type": "bearer", "token": token})
+    raw.update(
+        mcp_server_url=url,
+        database_id="legacy_db",
+        seed_database_file=gym["seed_database_file"],
+        context={**gym["context"], "x-api-key": token},
+        auth_config={"type": "bearer", "token": token},
+    )
     raw["selected_tools"] = [*raw["selected_tools"], "auth_seen"]
     for verifier in raw["verifiers"]:
         verifier.pop("gym_name", None)
-    raw["verifiers"].append({"verifier_type": "database_state", "name": "refused",
-                             "validation_config": {"query": "DELETE FROM entitlement", "expected_value": 1}})
-    raw["verifiers"].append({"verifier_type": "database_state", "name": "broken",
-                             "validation_config": {"query": "SELECT nope FROM nowhere", "expected_value": 1}})
+    raw["verifiers"].append(
+        {
+            "verifier_type": "database_state",
+            "name": "refused",
+            "validation_config": {"query": "DELETE FROM entitlement", "expected_value": 1},
+        }
+    )
+    raw["verifiers"].append(
+        {
+            "verifier_type": "database_state",
+            "name": "broken",
+            "validation_config": {"query": "SELECT nope FROM nowhere", "expected_value": 1},
+        }
+    )
     return load_task(raw)
 
 
@@ -72,8 +86,9 @@ async def test_the_token_never_shows(gym: LocalGym, caplog: pytest.LogCaptureFix
     task = legacy_task(gym.url)
     seen: list[str] = [repr(task), str(task), repr(task.gym_servers)]
     assert to_upstream(task)["auth_config"]["token"] == SENTINEL  # the data itself is kept
-    async with TaskSession.start(task, directory=GymDirectory({"default_gym": gym.url}),
-                                 seed_root=PATHS.directory) as session:
+    async with TaskSession.start(
+        task, directory=GymDirectory({"default_gym": gym.url}), seed_root=PATHS.directory
+    ) as session:
         seen += [repr(session), str(session)]
         seen.append(repr(await session.call_tool("auth_seen", {})))
         assert (await session.call_tool("auth_seen", {})).structured in (True, {"result": True})
@@ -101,7 +116,9 @@ async def test_the_token_never_shows(gym: LocalGym, caplog: pytest.LogCaptureFix
 
     for bad_token in (f"{SENTINEL}\r\nX-Evil: 1", f"{SENTINEL}\x00"):
         with pytest.raises(EogError) as caught:
-            async with GymClient(gym.url, name="g", auth=AuthConfig(type="bearer", token=bad_token)) as client:
+            async with GymClient(
+                gym.url, name="g", auth=AuthConfig(type="bearer", token=bad_token)
+            ) as client:
                 await client.list_tools()
         seen += texts_of(caught.value)
 
@@ -145,7 +162,8 @@ async def test_url_credentials_never_show(caplog: pytest.LogCaptureFixture) -> N
 
 
 async def test_credentials_in_gym_urls_are_masked_in_errors_and_leak_warnings(
-        unused_tcp_port: int, caplog: pytest.LogCaptureFixture) -> None:
+    unused_tcp_port: int, caplog: pytest.LogCaptureFixture
+) -> None:
     """#20: the unreachable-replica error joined raw URLs, and the janitor's last leak
     warning logged one: ``http://alice:s3cr3tPW@...`` shows as ``http://***@...``."""
     from eog_core.errors import GymUnreachableError

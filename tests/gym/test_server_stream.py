@@ -20,8 +20,9 @@ async def test_a_ping_on_the_standalone_stream_is_answered(
     fastmcp: UvicornThread, shared: bool
 ) -> None:
     async with connection_pool():
-        client = GymClient(fastmcp.url, server_stream=True, share_mcp=shared,
-                           timeouts=Timeouts(rpc=20))
+        client = GymClient(
+            fastmcp.url, server_stream=True, share_mcp=shared, timeouts=Timeouts(rpc=20)
+        )
         async with client:
             first = await client.call_tool("pings_alone", {}, database_id=None)
             again = await client.call_tool("pings_alone", {}, database_id=None)

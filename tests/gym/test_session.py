@@ -78,7 +78,9 @@ async def test_demo_rollout_scores_and_cleans_up(gym: LocalGym, task: Task) -> N
 
 async def test_demo_rollout_over_sse_answers(task: Task) -> None:
     async with LocalGym.demo(response_mode="sse") as gym:
-        async with TaskSession.start(task, directory=directory_for(gym), seed_root=PATHS.directory) as session:
+        async with TaskSession.start(
+            task, directory=directory_for(gym), seed_root=PATHS.directory
+        ) as session:
             for name, arguments in steps():
                 assert not (await session.call_tool(name, arguments)).is_error
             verdict = await session.verify()
@@ -309,12 +311,15 @@ def test_directory_from_env_and_files(tmp_path: Path) -> None:
 async def test_cancelled_close_hands_the_database_to_the_janitor(gym: LocalGym, task: Task) -> None:
     janitor = Janitor(base_delay=0.0)
     async with connection_pool():  # closing the session then sends nothing slow after the cancel
-        session = await TaskSession.start(task, directory=directory_for(gym),
-                                          seed_root=PATHS.directory, janitor=janitor)
+        session = await TaskSession.start(
+            task, directory=directory_for(gym), seed_root=PATHS.directory, janitor=janitor
+        )
         database_id = session.database_ids[gym.name]
         gym.set_latency(1.0)
         closing = asyncio.create_task(session.aclose())
-        await eventually(lambda: gym.request_counts.get("/api/delete-database", 0) > 0)  # on the wire
+        await eventually(
+            lambda: gym.request_counts.get("/api/delete-database", 0) > 0
+        )  # on the wire
         closing.cancel()
         with pytest.raises(asyncio.CancelledError):
             await closing
@@ -327,8 +332,9 @@ async def test_cancelled_close_hands_the_database_to_the_janitor(gym: LocalGym, 
 
 async def test_cancelled_start_leaves_no_database(gym: LocalGym, task: Task) -> None:
     gym.set_latency(0.3)
-    starting = asyncio.ensure_future(TaskSession.start(task, directory=directory_for(gym),
-                                                       seed_root=PATHS.directory))
+    starting = asyncio.ensure_future(
+        TaskSession.start(task, directory=directory_for(gym), seed_root=PATHS.directory)
+    )
     await eventually(lambda: gym.request_counts.get("/api/seed-database", 0) > 0)
     starting.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -338,20 +344,35 @@ async def test_cancelled_start_leaves_no_database(gym: LocalGym, task: Task) -> 
 
 
 async def test_unserialisable_arguments_are_typed_and_recorded(gym: LocalGym, task: Task) -> None:
-    async with TaskSession.start(task, directory=directory_for(gym), seed_root=PATHS.directory) as session:
+    async with TaskSession.start(
+        task, directory=directory_for(gym), seed_root=PATHS.directory
+    ) as session:
         with pytest.raises(RequestError):
             await session.call_tool("find_account", {"name": datetime.date(2026, 1, 1)})
-        assert session.trajectory[-1].is_error and "not valid JSON" in (session.trajectory[-1].error or "")
+        assert session.trajectory[-1].is_error and "not valid JSON" in (
+            session.trajectory[-1].error or ""
+        )
         assert gym.tool_executions == {}
 
 
-async def test_refused_calls_do_not_count_for_tool_execution_verifiers(gym: LocalGym, task: Task) -> None:
+async def test_refused_calls_do_not_count_for_tool_execution_verifiers(
+    gym: LocalGym, task: Task
+) -> None:
     raw = to_upstream(task)
-    raw["verifiers"] = [{"verifier_type": "tool_execution", "name": "used_get_case",
-                         "validation_config": {"selected_tools": ["get_case"], "minimum_tool_calls": 1}}]
+    raw["verifiers"] = [
+        {
+            "verifier_type": "tool_execution",
+            "name": "used_get_case",
+            "validation_config": {"selected_tools": ["get_case"], "minimum_tool_calls": 1},
+        }
+    ]
     checked = task_from_mapping(raw)
-    async with TaskSession.start(checked, directory=directory_for(gym), seed_root=PATHS.directory) as session:
-        refused = await session.call_tool("get_case", {"case_id": "CS0001003"})  # not in selected_tools
+    async with TaskSession.start(
+        checked, directory=directory_for(gym), seed_root=PATHS.directory
+    ) as session:
+        refused = await session.call_tool(
+            "get_case", {"case_id": "CS0001003"}
+        )  # not in selected_tools
         assert refused.is_error
         verdict = await session.verify()
     assert not verdict.success
@@ -368,7 +389,9 @@ async def test_lifecycle_cap_holds_for_concurrent_sessions(task: Task) -> None:
         assert directory.gyms()[gym.name][0].retired
 
 
-@pytest.mark.parametrize("replicas", [{"g": [1]}, {"g": 5}, {"g": None}, {"g": []}, {"g": "ftp://x"}])
+@pytest.mark.parametrize(
+    "replicas", [{"g": [1]}, {"g": 5}, {"g": None}, {"g": []}, {"g": "ftp://x"}]
+)
 def test_directory_refuses_malformed_replicas(replicas: dict[str, Any], tmp_path: Path) -> None:
     with pytest.raises(SchemaError):
         GymDirectory(replicas)

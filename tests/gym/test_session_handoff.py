@@ -33,16 +33,23 @@ def play(session: TaskSession) -> Any:
         for step in load_demo_trajectory():
             result = await session.call_tool(step["name"], step["arguments"])
             assert not result.is_error, result.text
+
     return run()
 
 
 @pytest.mark.parametrize("mode", ["raise", "result"])
-async def test_a_gym_fault_is_raised_or_answered_and_recorded_with_its_kind(mode: ToolErrors) -> None:
+async def test_a_gym_fault_is_raised_or_answered_and_recorded_with_its_kind(
+    mode: ToolErrors,
+) -> None:
     async with LocalGym.demo() as gym, Janitor() as janitor:
         directory = GymDirectory({gym.name: gym.url})
-        async with TaskSession.start(load_task(PATHS.task), directory=directory,
-                                     seed_root=PATHS.directory, janitor=janitor,
-                                     tool_errors=mode) as session:
+        async with TaskSession.start(
+            load_task(PATHS.task),
+            directory=directory,
+            seed_root=PATHS.directory,
+            janitor=janitor,
+            tool_errors=mode,
+        ) as session:
             gym.drop_next(after_tool_call=True)
             if mode == "raise":
                 with pytest.raises(GymProtocolError):
@@ -52,7 +59,11 @@ async def test_a_gym_fault_is_raised_or_answered_and_recorded_with_its_kind(mode
                 assert result.is_error and result.text.startswith("Error: ")
                 assert json.loads(tool_observation(result))["isError"] is True
             record = session.trajectory[-1]
-            assert (record.is_error, record.error_kind, record.gym) == (True, "gym_protocol", gym.name)
+            assert (record.is_error, record.error_kind, record.gym) == (
+                True,
+                "gym_protocol",
+                gym.name,
+            )
             again = await session.call_tool("find_account", {"name": "Harbor Lane"})
             assert not again.is_error and session.trajectory[-1].error_kind is None
         assert gym.database_ids() == []
@@ -69,8 +80,10 @@ def test_run_in_thread_raises_a_typed_error_when_the_gym_does_not_start() -> Non
     """Only EogErrors leave the library: a start that hangs is a GymTimeoutError (it was
     concurrent.futures' bare TimeoutError), and the thread is stopped."""
     gym = _HangingGym.demo()
-    with pytest.raises(GymTimeoutError, match=r"did not start within 0\.2 s"), \
-            gym.run_in_thread(timeout=0.2):
+    with (
+        pytest.raises(GymTimeoutError, match=r"did not start within 0\.2 s"),
+        gym.run_in_thread(timeout=0.2),
+    ):
         pytest.fail("the block must not run")
 
 
@@ -81,8 +94,9 @@ def test_a_session_seeded_in_one_event_loop_is_finished_in_another() -> None:
 
         async def seed() -> dict[str, Any]:
             async with Janitor() as janitor:
-                session = await TaskSession.start(task, directory=directory,
-                                                  seed_root=PATHS.directory, janitor=janitor)
+                session = await TaskSession.start(
+                    task, directory=directory, seed_root=PATHS.directory, janitor=janitor
+                )
                 await session.call_tool(**load_demo_trajectory()[0])
                 handle = await session.detach()
                 assert session.closed
@@ -110,8 +124,9 @@ def test_a_session_seeded_in_one_event_loop_is_finished_in_another() -> None:
 async def test_a_handle_may_keep_the_databases_and_must_name_every_gym() -> None:
     async with LocalGym.demo() as gym, Janitor() as janitor:
         directory = GymDirectory({gym.name: gym.url})
-        session = await TaskSession.start(load_task(PATHS.task), directory=directory,
-                                          seed_root=PATHS.directory, janitor=janitor)
+        session = await TaskSession.start(
+            load_task(PATHS.task), directory=directory, seed_root=PATHS.directory, janitor=janitor
+        )
         handle = await session.detach()
         keep = SessionHandle.from_dict(handle.to_dict() | {"delete_on_close": False})
         attaching = TaskSession.attach(keep, janitor=janitor)
@@ -133,8 +148,9 @@ async def test_an_attach_that_fails_half_way_cleans_up_the_gyms_before() -> None
     attach, and the first gym's database is deleted (the handle said delete_on_close)."""
     async with LocalGym.demo() as gym, Janitor() as janitor:
         directory = GymDirectory({gym.name: gym.url})
-        session = await TaskSession.start(load_task(PATHS.task), directory=directory,
-                                          seed_root=PATHS.directory, janitor=janitor)
+        session = await TaskSession.start(
+            load_task(PATHS.task), directory=directory, seed_root=PATHS.directory, janitor=janitor
+        )
         data = (await session.detach()).to_dict()
         assert gym.database_ids() == list(data["database_ids"].values())
         second = dict(data["task"]["gym_servers_config"][0], mcp_server_name="second-gym")
@@ -153,8 +169,12 @@ def test_verdict_rows_are_flat() -> None:
         async with LocalGym.demo() as gym, Janitor() as janitor:
             directory = GymDirectory({gym.name: gym.url})
             for repeat, solve in enumerate((True, False)):
-                async with TaskSession.start(load_task(PATHS.task), directory=directory,
-                                             seed_root=PATHS.directory, janitor=janitor) as session:
+                async with TaskSession.start(
+                    load_task(PATHS.task),
+                    directory=directory,
+                    seed_root=PATHS.directory,
+                    janitor=janitor,
+                ) as session:
                     if solve:
                         await play(session)
                     rows.append((await session.verify(policy=STRICT)).to_row(repeat=repeat))
@@ -186,7 +206,9 @@ async def test_leak_reports_are_plain_data() -> None:
 async def test_leak_reports_carry_no_url_credentials() -> None:
     """A report is for logs and stores: the gym URL's user:password part is redacted."""
     janitor = Janitor()
-    janitor.adopt(gym="g", url="http://alice:pw-s3cret@127.0.0.1:9", database_id="db_1", error="boom")
+    janitor.adopt(
+        gym="g", url="http://alice:pw-s3cret@127.0.0.1:9", database_id="db_1", error="boom"
+    )
     (report,) = [entry.to_dict() for entry in await janitor.aclose()]
     assert "pw-s3cret" not in json.dumps(report) and report["url"] == "http://***@127.0.0.1:9"
 
@@ -196,13 +218,23 @@ async def test_the_demo_snapshot_is_what_the_demo_gym_lists() -> None:
     task = load_task(PATHS.task)
     async with LocalGym.demo() as gym, Janitor() as janitor:
         directory = GymDirectory({gym.name: gym.url})
-        async with TaskSession.start(task, directory=directory, seed_root=PATHS.directory,
-                                     janitor=janitor) as live, \
-                TaskSession.start(task, directory=directory, seed_root=PATHS.directory,
-                                  janitor=janitor, tool_snapshots={gym.name: snapshot}) as offline:
+        async with (
+            TaskSession.start(
+                task, directory=directory, seed_root=PATHS.directory, janitor=janitor
+            ) as live,
+            TaskSession.start(
+                task,
+                directory=directory,
+                seed_root=PATHS.directory,
+                janitor=janitor,
+                tool_snapshots={gym.name: snapshot},
+            ) as offline,
+        ):
             assert live.tools == offline.tools
     row = to_nemo_row(task, {snapshot.gym_name: snapshot})
     assert row["responses_create_params"]["tools"] == live.tools.responses_tools()
     back = load_task(row)
-    assert (back.task_id, to_upstream(back)["verifiers"]) == (task.task_id,
-                                                               to_upstream(task)["verifiers"])
+    assert (back.task_id, to_upstream(back)["verifiers"]) == (
+        task.task_id,
+        to_upstream(task)["verifiers"],
+    )

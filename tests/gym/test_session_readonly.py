@@ -20,10 +20,10 @@ PATHS = demo_paths()
 # Each writes on SQLite when run as given (see test_parity_runs_them_and_they_write).
 HOSTILE = {
     "cte_insert": "WITH x AS MATERIALIZED (SELECT 1) INSERT INTO case_comment "
-                  "SELECT 'cc_x', 'case_001', 'mallory', 'pwned', '2025-01-01' FROM x",
+    "SELECT 'cc_x', 'case_001', 'mallory', 'pwned', '2025-01-01' FROM x",
     "cte_replace": "WITH x AS NOT MATERIALIZED (SELECT 1) REPLACE INTO entitlement "
-                   "SELECT 'ent_002', 'ENT0002002', 'acc_001', 'prod_001', 'premium', 'active', "
-                   "'2024-07-01', '2099-12-31', '2025-07-01 00:05:00' FROM x",
+    "SELECT 'ent_002', 'ENT0002002', 'acc_001', 'prod_001', 'premium', 'active', "
+    "'2024-07-01', '2099-12-31', '2025-07-01 00:05:00' FROM x",
     "backslash": "SELECT '\\'; DELETE FROM entitlement; --'",
     "dollars": "SELECT $$; DELETE FROM entitlement; $$",
 }
@@ -34,8 +34,12 @@ def hostile_task(queries: dict[str, str]) -> Task:
     raw: dict[str, Any] = json.loads(PATHS.task.read_text())
     gym = raw["gym_servers_config"][0]["mcp_server_name"]
     raw["verifiers"] = [
-        {"verifier_type": "database_state", "name": name, "gym_name": gym,
-         "validation_config": {"query": query, "expected_value": 1, "comparison_type": "equals"}}
+        {
+            "verifier_type": "database_state",
+            "name": name,
+            "gym_name": gym,
+            "validation_config": {"query": query, "expected_value": 1, "comparison_type": "equals"},
+        }
         for name, query in queries.items()
     ]
     return load_task(raw)
@@ -52,7 +56,9 @@ async def gym() -> AsyncIterator[LocalGym]:
 
 
 def start(task: Task, gym: LocalGym) -> Any:
-    return TaskSession.start(task, directory=GymDirectory({gym.name: gym.url}), seed_root=PATHS.directory)
+    return TaskSession.start(
+        task, directory=GymDirectory({gym.name: gym.url}), seed_root=PATHS.directory
+    )
 
 
 async def test_strict_refuses_every_hostile_query_and_nothing_changes(gym: LocalGym) -> None:
@@ -90,12 +96,19 @@ async def test_strict_asks_the_gym_for_a_read_only_run(gym: LocalGym) -> None:
         assert snapshot(gym, database_id) == before
 
 
-async def test_runaway_verifier_query_is_a_verifier_error_and_the_gym_stays_healthy(gym: LocalGym) -> None:
-    runaway = "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c"
+async def test_runaway_verifier_query_is_a_verifier_error_and_the_gym_stays_healthy(
+    gym: LocalGym,
+) -> None:
+    runaway = (
+        "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c"
+    )
     async with start(hostile_task({"runaway": runaway, "fine": "SELECT 1"}), gym) as session:
         verdict = await session.verify(policy=STRICT)
         assert (verdict.success, verdict.evaluation_completed, verdict.failure_kind) == (
-            False, False, "verifier_error")
+            False,
+            False,
+            "verifier_error",
+        )
         assert "deadline" in (verdict.results[0].error or "")
         assert verdict.results[1].passed
         async with GymClient(gym.url, name=gym.name) as client:
@@ -104,8 +117,11 @@ async def test_runaway_verifier_query_is_a_verifier_error_and_the_gym_stays_heal
 
 async def test_queries_past_sqlparse_limits_verify_on_a_live_gym(gym: LocalGym) -> None:
     # A valid 6,000-item IN list: sqlparse raised SQLParseError out of TaskSession.verify.
-    in_list = ("SELECT count(*) FROM entitlement WHERE sys_id IN ("
-               + ", ".join(f"'ent_{i:03d}'" for i in range(6000)) + ")")
+    in_list = (
+        "SELECT count(*) FROM entitlement WHERE sys_id IN ("
+        + ", ".join(f"'ent_{i:03d}'" for i in range(6000))
+        + ")"
+    )
     with contextlib.closing(sqlite3.connect(":memory:")) as seeded:
         seeded.executescript(read_demo_seed())
         (expected,) = seeded.execute(in_list).fetchone()

@@ -99,9 +99,7 @@ async def test_expired_shared_session_is_renewed_once_for_all_sharers(
     assert gym.session_ids() == []
 
 
-async def test_own_mcp_gives_each_task_its_own_session(
-    gym: LocalGym, task: Task
-) -> None:
+async def test_own_mcp_gives_each_task_its_own_session(gym: LocalGym, task: Task) -> None:
     async with GymDirectory({gym.name: gym.url}) as directory:
         sessions = await asyncio.gather(
             *(start(task, directory, own_mcp={gym.name}) for _ in range(2))
@@ -128,8 +126,9 @@ async def test_the_old_session_keywords_still_work_with_a_deprecation_warning(
     await client.aclose()
     async with GymDirectory({gym.name: gym.url}) as directory:
         with pytest.warns(DeprecationWarning, match=r"session_per_database=.*own_mcp="):
-            starting = TaskSession.start(task, directory=directory, seed_root=PATHS.directory,
-                                         session_per_database=True)
+            starting = TaskSession.start(
+                task, directory=directory, seed_root=PATHS.directory, session_per_database=True
+            )
         async with starting as session:
             assert not session._clients[gym.name].share_mcp  # its own MCP session
             assert len(gym.session_ids()) == 1
@@ -187,9 +186,11 @@ async def test_tool_list_is_cached_per_replica_until_refreshed(fastmcp: UvicornT
 
 async def test_tool_specs_are_read_once_per_listing_and_gym_name(gym: LocalGym) -> None:
     async with connection_pool():
-        async with GymClient(gym.url, name="a", share_mcp=True) as a, \
-                GymClient(gym.url, name="a", share_mcp=True) as same, \
-                GymClient(gym.url, name="b", share_mcp=True) as other:
+        async with (
+            GymClient(gym.url, name="a", share_mcp=True) as a,
+            GymClient(gym.url, name="a", share_mcp=True) as same,
+            GymClient(gym.url, name="b", share_mcp=True) as other,
+        ):
             specs = await a.list_tool_specs()
             assert isinstance(specs, tuple) and specs and {s.gym for s in specs} == {"a"}
             assert await same.list_tool_specs() is specs  # the cached reading itself

@@ -57,8 +57,12 @@ def test_a_task_session_left_open_when_its_loop_ends_warns() -> None:
 
     async def leave_a_session_open() -> None:
         async with LocalGym.demo() as gym, GymDirectory({gym.name: gym.url}) as directory:
-            session = await TaskSession.start(load_task(PATHS.task), directory=directory,
-                                              seed_root=PATHS.directory, janitor=Janitor())
+            session = await TaskSession.start(
+                load_task(PATHS.task),
+                directory=directory,
+                seed_root=PATHS.directory,
+                janitor=Janitor(),
+            )
             left["databases"] = sorted(session.database_ids.values())
             left["on the gym"] = gym.database_ids()
 
@@ -67,16 +71,21 @@ def test_a_task_session_left_open_when_its_loop_ends_warns() -> None:
         gc.collect()
     assert left["databases"] == left["on the gym"]  # the session's own, never deleted
     messages = [str(w.message) for w in caught]
-    assert any(m.startswith("unclosed TaskSession of task 'demo_csm_fleet_renewal': its "
-                            "databases were not deleted") for m in messages), messages
+    assert any(
+        m.startswith(
+            "unclosed TaskSession of task 'demo_csm_fleet_renewal': its databases were not deleted"
+        )
+        for m in messages
+    ), messages
 
 
 async def test_a_closed_task_session_is_collected_silently(gym: LocalGym) -> None:
     task = load_task(PATHS.task)
     async with GymDirectory({gym.name: gym.url}) as directory:
         janitor = Janitor()
-        async with TaskSession.start(task, directory=directory, seed_root=PATHS.directory,
-                                     janitor=janitor) as session:
+        async with TaskSession.start(
+            task, directory=directory, seed_root=PATHS.directory, janitor=janitor
+        ) as session:
             assert not session.closed
         assert session.closed
         gc.collect()  # what earlier tests left is not this test's

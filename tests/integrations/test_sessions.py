@@ -40,8 +40,9 @@ async def test_the_start_options_reach_the_session() -> None:
     not list reaches the gym (which does not know it either) instead of being refused here."""
     async with LocalGym.demo() as gym, GymDirectory({gym.name: gym.url}) as directory:
         for forward in (False, True):
-            options = SessionOptions(directory=directory, seed_root=PATHS.directory,
-                                     extra={"forward_any_tool": forward})
+            options = SessionOptions(
+                directory=directory, seed_root=PATHS.directory, extra={"forward_any_tool": forward}
+            )
             async with await options.start(load_task(PATHS.task)) as session:
                 before = gym.method_counts.get("tools/call", 0)
                 await answer_tool_call(lambda: session, "no_such_tool", {})

@@ -17,8 +17,11 @@ from .conftest import GymFactory, McpTestClient, SeedFn
 
 
 async def test_a_client_cancelling_mid_stream_is_logged_at_debug_only(
-    make_gym: GymFactory, http: aiohttp.ClientSession, seed: SeedFn,
-    mcp: Callable[[LocalGym], McpTestClient], caplog: pytest.LogCaptureFixture,
+    make_gym: GymFactory,
+    http: aiohttp.ClientSession,
+    seed: SeedFn,
+    mcp: Callable[[LocalGym], McpTestClient],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="eog_core.local")
     gone = asyncio.Event()
@@ -44,8 +47,11 @@ class _Notice(logging.Handler):
 
 
 async def _cancel_mid_answer(
-    make_gym: GymFactory, http: aiohttp.ClientSession, seed: SeedFn,
-    mcp: Callable[[LocalGym], McpTestClient], gone: asyncio.Event,
+    make_gym: GymFactory,
+    http: aiohttp.ClientSession,
+    seed: SeedFn,
+    mcp: Callable[[LocalGym], McpTestClient],
+    gone: asyncio.Event,
 ) -> None:
     gym = await make_gym(response_mode="sse")
     started, release = asyncio.Event(), asyncio.Event()
@@ -59,11 +65,23 @@ async def _cancel_mid_answer(
     await seed(gym)
     client = mcp(gym)
     await client.initialize()
-    body = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
-                       "params": {"name": "wait_for_release", "arguments": {}}}).encode()
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 9,
+            "method": "tools/call",
+            "params": {"name": "wait_for_release", "arguments": {}},
+        }
+    ).encode()
     url = yarl.URL(gym.url)
-    headers = client.request_headers({"Content-Type": "application/json", "x-database-id": "db_1",
-                                      "Content-Length": str(len(body)), "Host": f"{url.host}:{url.port}"})
+    headers = client.request_headers(
+        {
+            "Content-Type": "application/json",
+            "x-database-id": "db_1",
+            "Content-Length": str(len(body)),
+            "Host": f"{url.host}:{url.port}",
+        }
+    )
     _, writer = await asyncio.open_connection(url.host, url.port)
     head = "".join(f"{key}: {value}\r\n" for key, value in headers.items())
     writer.write(f"POST {gym.mcp_path} HTTP/1.1\r\n{head}\r\n".encode() + body)

@@ -44,7 +44,10 @@ async def test_ledger_counts_what_the_gym_did(
 
     replayed = Ledger.from_journal(journal)
     assert (replayed.seeds, replayed.deletes, replayed.executions) == (
-        ledger.seeds, ledger.deletes, ledger.executions)
+        ledger.seeds,
+        ledger.deletes,
+        ledger.executions,
+    )
     assert replayed.live_databases == ["db_1"]
     assert replayed.incarnation == 1
 

@@ -18,18 +18,30 @@ DEEP_OBJECT = b'{"a":' * 100_000 + b"1" + b"}" * 100_000
 
 @pytest.mark.parametrize("body", [DEEP, DEEP_OBJECT], ids=["array", "object"])
 @pytest.mark.parametrize("route", ["/api/sql-runner", "/api/seed-database"])
-async def test_rest_routes_answer_400(gym: LocalGym, http: aiohttp.ClientSession, route: str,
-                                      body: bytes, caplog: pytest.LogCaptureFixture) -> None:
-    async with http.post(f"{gym.url}{route}", data=body,
-                         headers={"content-type": "application/json"}) as response:
-        assert (response.status, await response.json()) == (400, {"detail": "Request body must be JSON"})
+async def test_rest_routes_answer_400(
+    gym: LocalGym,
+    http: aiohttp.ClientSession,
+    route: str,
+    body: bytes,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with http.post(
+        f"{gym.url}{route}", data=body, headers={"content-type": "application/json"}
+    ) as response:
+        assert (response.status, await response.json()) == (
+            400,
+            {"detail": "Request body must be JSON"},
+        )
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
 
 
 @pytest.mark.parametrize("body", [DEEP, DEEP_OBJECT], ids=["array", "object"])
 async def test_mcp_answers_a_json_rpc_parse_error(
-    gym: LocalGym, http: aiohttp.ClientSession, mcp: Callable[[LocalGym], McpTestClient],
-    body: bytes, caplog: pytest.LogCaptureFixture,
+    gym: LocalGym,
+    http: aiohttp.ClientSession,
+    mcp: Callable[[LocalGym], McpTestClient],
+    body: bytes,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     client = mcp(gym)
     await client.initialize()

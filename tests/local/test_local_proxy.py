@@ -78,8 +78,12 @@ async def test_5xx_before_and_after_forwarding(
     gym: LocalGym, proxy: FaultProxy, client: McpTestClient, fault: Fault, executed: int
 ) -> None:
     proxy.inject(fault, path=gym.mcp_path)
-    message = {"jsonrpc": "2.0", "id": 99, "method": "tools/call",
-               "params": {"name": "add_item", "arguments": ADD}}
+    message = {
+        "jsonrpc": "2.0",
+        "id": 99,
+        "method": "tools/call",
+        "params": {"name": "add_item", "arguments": ADD},
+    }
     status, _, body = await client.post(message, DB)
     assert 500 <= status <= 599
     assert "Injected fault" in body[0]["detail"]
@@ -92,8 +96,9 @@ async def test_delay_past_the_client_timeout_still_executes(
     proxy.inject(Fault.DELAY, path="/api/seed-database")
     body = {"database_id": "db_late", "sql_content": SCHEMA}
     with pytest.raises(TimeoutError):
-        await http.post(f"{proxy.url}/api/seed-database", json=body,
-                        timeout=aiohttp.ClientTimeout(total=0.05))
+        await http.post(
+            f"{proxy.url}/api/seed-database", json=body, timeout=aiohttp.ClientTimeout(total=0.05)
+        )
     assert proxy.in_flight == 1
     async with asyncio.timeout(30):
         await proxy.drain()
@@ -114,8 +119,9 @@ async def test_unreachable_upstream_is_a_502(http: aiohttp.ClientSession) -> Non
 async def test_random_faults_follow_rate_kinds_and_paths(
     gym: LocalGym, http: aiohttp.ClientSession
 ) -> None:
-    async with FaultProxy(upstream=gym.url, rate=1.0, faults=[Fault.FAIL_BEFORE],
-                          paths=["/health"], seed=1) as proxy:
+    async with FaultProxy(
+        upstream=gym.url, rate=1.0, faults=[Fault.FAIL_BEFORE], paths=["/health"], seed=1
+    ) as proxy:
         for _ in range(5):
             async with http.get(f"{proxy.url}/health") as response:
                 assert response.status >= 500
@@ -146,7 +152,10 @@ def test_proxy_arguments_are_checked() -> None:
     with pytest.raises(RuntimeError, match="not running"):
         _ = proxy.url
     assert [f for f in Fault if f.reaches_gym] == [
-        Fault.DELAY, Fault.DROP_AFTER, Fault.CUT_AFTER, Fault.FAIL_AFTER
+        Fault.DELAY,
+        Fault.DROP_AFTER,
+        Fault.CUT_AFTER,
+        Fault.FAIL_AFTER,
     ]
 
 
@@ -155,8 +164,12 @@ async def test_faults_aimed_at_one_json_rpc_method(
 ) -> None:
     proxy.inject(Fault.FAIL_AFTER, method="tools/call")
     assert (await client.rpc("tools/list"))["result"]["tools"]  # another method: untouched
-    message = {"jsonrpc": "2.0", "id": 98, "method": "tools/call",
-               "params": {"name": "add_item", "arguments": ADD}}
+    message = {
+        "jsonrpc": "2.0",
+        "id": 98,
+        "method": "tools/call",
+        "params": {"name": "add_item", "arguments": ADD},
+    }
     status, _, _ = await client.post(message, DB)
     assert status >= 500
     assert executions(gym) == 1

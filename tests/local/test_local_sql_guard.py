@@ -16,10 +16,18 @@ from .conftest import GymFactory, McpTestClient, SeedFn
 RUNAWAY = "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c"
 
 
-async def sql(http: aiohttp.ClientSession, gym: LocalGym, query: str, database_id: str = "db_1",
-              **headers: str) -> tuple[int, Any]:
-    async with http.post(f"{gym.url}/api/sql-runner", json={"query": query, "database_id": database_id},
-                         headers=headers) as response:
+async def sql(
+    http: aiohttp.ClientSession,
+    gym: LocalGym,
+    query: str,
+    database_id: str = "db_1",
+    **headers: str,
+) -> tuple[int, Any]:
+    async with http.post(
+        f"{gym.url}/api/sql-runner",
+        json={"query": query, "database_id": database_id},
+        headers=headers,
+    ) as response:
         return response.status, await response.json()
 
 
@@ -30,7 +38,9 @@ async def until(condition: Callable[[], bool], limit: float = 60.0) -> None:
 
 
 async def test_health_and_tools_answer_while_a_runaway_query_runs(
-    make_gym: GymFactory, http: aiohttp.ClientSession, seed: SeedFn,
+    make_gym: GymFactory,
+    http: aiohttp.ClientSession,
+    seed: SeedFn,
     mcp: Callable[[LocalGym], McpTestClient],
 ) -> None:
     gym = await make_gym(sql_timeout=600)
@@ -42,10 +52,14 @@ async def test_health_and_tools_answer_while_a_runaway_query_runs(
         assert response.status == 200 and (await response.json())["databases"] == 2
     client = mcp(gym)
     await client.initialize()
-    result = await client.call_tool("add_item", {"name": "washer", "qty": 3}, **{"x-database-id": "db_2"})
+    result = await client.call_tool(
+        "add_item", {"name": "washer", "qty": 3}, **{"x-database-id": "db_2"}
+    )
     assert not result.get("isError"), result
     assert not runaway.done() and gym.sql_queries_running == 1
-    async with http.delete(f"{gym.url}/api/delete-database", json={"database_id": "db_1"}) as response:
+    async with http.delete(
+        f"{gym.url}/api/delete-database", json={"database_id": "db_1"}
+    ) as response:
         assert response.status == 200  # deleting interrupts the query first
     status, body = await runaway
     assert (status, body) == (400, {"detail": "query interrupted: it was cancelled"})
@@ -53,7 +67,9 @@ async def test_health_and_tools_answer_while_a_runaway_query_runs(
 
 
 async def test_runaway_query_ends_at_the_deadline(
-    make_gym: GymFactory, http: aiohttp.ClientSession, seed: SeedFn,
+    make_gym: GymFactory,
+    http: aiohttp.ClientSession,
+    seed: SeedFn,
 ) -> None:
     gym = await make_gym(sql_timeout=0.2)
     await seed(gym)
@@ -63,21 +79,30 @@ async def test_runaway_query_ends_at_the_deadline(
 
 
 async def test_one_heavy_call_is_refused_and_releases_the_lock(
-    make_gym: GymFactory, http: aiohttp.ClientSession, seed: SeedFn,
+    make_gym: GymFactory,
+    http: aiohttp.ClientSession,
+    seed: SeedFn,
 ) -> None:
     gym = await make_gym(sql_timeout=0.2)
     await seed(gym)
     status, body = await sql(http, gym, "SELECT length(printf('%.*c', 200000000, 'x')) AS n")
-    assert status == 400  # one uninterruptible call: answered at the deadline (or refused as too big)
-    assert body in ({"detail": "query interrupted: it ran past its 0.2s deadline"},
-                    {"detail": "string or blob too big"})
+    assert (
+        status == 400
+    )  # one uninterruptible call: answered at the deadline (or refused as too big)
+    assert body in (
+        {"detail": "query interrupted: it ran past its 0.2s deadline"},
+        {"detail": "string or blob too big"},
+    )
     assert await sql(http, gym, "SELECT length(zeroblob(900000000)) AS n") == (
-        400, {"detail": "string or blob too big"})
+        400,
+        {"detail": "string or blob too big"},
+    )
     assert await sql(http, gym, "SELECT count(*) AS n FROM item") == (200, {"data": [{"n": 2}]})
 
 
 async def test_stopping_the_gym_interrupts_running_queries(
-    http: aiohttp.ClientSession, seed: SeedFn,
+    http: aiohttp.ClientSession,
+    seed: SeedFn,
 ) -> None:
     gym = LocalGym(name="stopping", sql_timeout=600)
     await gym.start()
@@ -97,19 +122,25 @@ async def test_stopping_the_gym_interrupts_running_queries(
     assert gym.sql_queries_running == 0
 
 
-@pytest.mark.parametrize("query", [
-    "DELETE FROM item",
-    "UPDATE item SET qty = 0",
-    "INSERT INTO item (name, qty) VALUES ('x', 1)",
-    "WITH x AS MATERIALIZED (SELECT 'y', 2) INSERT INTO item (name, qty) SELECT * FROM x",
-    "WITH x AS NOT MATERIALIZED (SELECT 1, 'z', 3) REPLACE INTO item SELECT * FROM x",
-    "CREATE TABLE other (a)",
-    "DROP TABLE item",
-    "PRAGMA user_version = 3",
-    "ATTACH DATABASE ':memory:' AS other",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "DELETE FROM item",
+        "UPDATE item SET qty = 0",
+        "INSERT INTO item (name, qty) VALUES ('x', 1)",
+        "WITH x AS MATERIALIZED (SELECT 'y', 2) INSERT INTO item (name, qty) SELECT * FROM x",
+        "WITH x AS NOT MATERIALIZED (SELECT 1, 'z', 3) REPLACE INTO item SELECT * FROM x",
+        "CREATE TABLE other (a)",
+        "DROP TABLE item",
+        "PRAGMA user_version = 3",
+        "ATTACH DATABASE ':memory:' AS other",
+    ],
+)
 async def test_read_only_header_refuses_every_write(
-    gym: LocalGym, http: aiohttp.ClientSession, seed: SeedFn, query: str,
+    gym: LocalGym,
+    http: aiohttp.ClientSession,
+    seed: SeedFn,
+    query: str,
 ) -> None:
     await seed(gym)
     before = gym.query("db_1", "SELECT * FROM item ORDER BY id")
@@ -117,12 +148,16 @@ async def test_read_only_header_refuses_every_write(
     assert status == 400 and body["detail"].startswith("not authorized"), body
     assert gym.query("db_1", "SELECT * FROM item ORDER BY id") == before
     assert gym.query("db_1", "PRAGMA user_version") == [{"user_version": 0}]
-    status, body = await sql(http, gym, "SELECT count(*) AS n FROM item", **{"x-eog-read-only": "true"})
+    status, body = await sql(
+        http, gym, "SELECT count(*) AS n FROM item", **{"x-eog-read-only": "true"}
+    )
     assert (status, body) == (200, {"data": [{"n": 2}]})
 
 
 async def test_without_the_header_the_runner_writes_as_real_gyms_do(
-    gym: LocalGym, http: aiohttp.ClientSession, seed: SeedFn,
+    gym: LocalGym,
+    http: aiohttp.ClientSession,
+    seed: SeedFn,
 ) -> None:
     await seed(gym)
     assert await sql(http, gym, "DELETE FROM item WHERE name = 'nut'") == (200, {"data": []})

@@ -28,8 +28,10 @@ from eog_core.metrics import (
     upstream_table,
 )
 
-GOLDEN = Path(os.environ.get("EOG_SCORE_PARITY_GOLDEN_FILE")
-              or Path(__file__).parent.parent / "golden" / "score_parity.json")
+GOLDEN = Path(
+    os.environ.get("EOG_SCORE_PARITY_GOLDEN_FILE")
+    or Path(__file__).parent.parent / "golden" / "score_parity.json"
+)
 CASES: list[dict[str, Any]] = json.loads(GOLDEN.read_text(encoding="utf-8"))["cases"]
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -40,7 +42,11 @@ def build(case: dict[str, Any], root: Path) -> None:
     for name, content in case["files"]:
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        data = base64.b64decode(content["base64"]) if isinstance(content, dict) else content.encode("utf-8")
+        data = (
+            base64.b64decode(content["base64"])
+            if isinstance(content, dict)
+            else content.encode("utf-8")
+        )
         path.write_bytes(data)
 
 
@@ -74,7 +80,9 @@ def test_printout_is_compute_scores_stdout(index: int, tmp_path: Path) -> None:
     failure: MetricsError | None = None
     try:
         summary = upstream_summary(files, upstream_groups(root))
-    except MetricsError as exc:  # a rate too large to average (upstream may have failed on another file first)
+    except (
+        MetricsError
+    ) as exc:  # a rate too large to average (upstream may have failed on another file first)
         failure = exc
     if failure is not None:
         assert "too large to average" in str(failure)

@@ -12,19 +12,26 @@ from eog_core.metrics import (
 )
 
 
-def _run(task: int, success: bool, *, repeat: int = 0, completed: bool = True,
-         strict: bool | None = None) -> RunRecord:
-    parity = PolicyOutcome(success=success, pass_rate=1.0 if success else 0.0,
-                           completed=completed)
+def _run(
+    task: int, success: bool, *, repeat: int = 0, completed: bool = True, strict: bool | None = None
+) -> RunRecord:
+    parity = PolicyOutcome(success=success, pass_rate=1.0 if success else 0.0, completed=completed)
     strict_outcome = None
     if strict is not None:
         strict_outcome = PolicyOutcome(success=strict, pass_rate=1.0 if strict else 0.0)
-    return RunRecord(task_id=f"t{task:03d}", domain="csm", mode="oracle", repeat=repeat,
-                     parity=parity, strict=strict_outcome)
+    return RunRecord(
+        task_id=f"t{task:03d}",
+        domain="csm",
+        mode="oracle",
+        repeat=repeat,
+        parity=parity,
+        strict=strict_outcome,
+    )
 
 
-def _table(both: int, only_a: int, only_b: int, neither: int) -> tuple[list[RunRecord],
-                                                                        list[RunRecord]]:
+def _table(
+    both: int, only_a: int, only_b: int, neither: int
+) -> tuple[list[RunRecord], list[RunRecord]]:
     """One run per task, laid out to give the requested 2x2 table."""
     cells = [(True, True)] * both + [(True, False)] * only_a + [(False, True)] * only_b
     cells += [(False, False)] * neither
@@ -100,8 +107,12 @@ def test_tost_not_equivalent_for_a_real_difference() -> None:
 
 def test_repeats_pair_run_by_run_and_errors_are_left_out() -> None:
     a = [_run(1, True, repeat=0), _run(1, False, repeat=1), _run(2, True), _run(3, True)]
-    b = [_run(1, True, repeat=0), _run(1, True, repeat=1), _run(2, False, completed=False),
-         _run(4, False)]
+    b = [
+        _run(1, True, repeat=0),
+        _run(1, True, repeat=1),
+        _run(2, False, completed=False),
+        _run(4, False),
+    ]
     result = compare_runs(a, b, n_boot=50)
     # pairs: t1/0 both, t1/1 only B; t2 excluded (B errored); t3 and t4 unpaired
     assert (result.pairs, result.tasks_paired, result.pairs_errored) == (2, 1, 1)

@@ -113,7 +113,9 @@ def test_tost_p_values_far_in_the_tails_do_not_underflow_to_zero() -> None:
     lower, upper = tost_normal_p_values(0.0, 0.01, 0.1)
     assert lower == pytest.approx(7.6198530241605e-24, rel=1e-9, abs=0)
     assert upper == pytest.approx(7.6198530241605e-24, rel=1e-9, abs=0)
-    assert normal_cdf(-38.0) == pytest.approx(2.88542835e-316, rel=1e-6, abs=0)  # a subnormal, not 0
+    assert normal_cdf(-38.0) == pytest.approx(
+        2.88542835e-316, rel=1e-6, abs=0
+    )  # a subnormal, not 0
 
 
 def test_bootstrap_is_seeded_and_sorted() -> None:

@@ -28,14 +28,21 @@ from eog_core.metrics import (
 
 
 def run(task: str, repeat: int, success: bool | None, domain: str = "d") -> RunRecord:
-    outcome = (PolicyOutcome(success=False, pass_rate=0.0, completed=False, failure_kind="gym_error")
-               if success is None else PolicyOutcome(success=success, pass_rate=1.0 if success else 0.5))
+    outcome = (
+        PolicyOutcome(success=False, pass_rate=0.0, completed=False, failure_kind="gym_error")
+        if success is None
+        else PolicyOutcome(success=success, pass_rate=1.0 if success else 0.5)
+    )
     return RunRecord(task_id=task, domain=domain, mode="m", repeat=repeat, strict=outcome)
 
 
 # t1: 3 of 3; t2: 1 of 3; t3: 0 of 2 scored + 1 incomplete; t4: only incomplete
-RUNS = [run("t1", r, True) for r in range(3)] + [run("t2", 0, True), run("t2", 1, False), run("t2", 2, False)] \
-    + [run("t3", 0, False), run("t3", 1, None), run("t3", 2, False)] + [run("t4", 0, None)]
+RUNS = (
+    [run("t1", r, True) for r in range(3)]
+    + [run("t2", 0, True), run("t2", 1, False), run("t2", 2, False)]
+    + [run("t3", 0, False), run("t3", 1, None), run("t3", 2, False)]
+    + [run("t4", 0, None)]
+)
 
 
 def test_pass_hat_k_is_c_choose_k_over_n_choose_k() -> None:
@@ -92,25 +99,50 @@ def test_rate_intervals_take_the_scored_tasks_as_the_unit() -> None:
 
 
 def test_task_wins_pairs_tasks_scored_on_both_sides() -> None:
-    other = [run("t1", r, False) for r in range(3)] + [run("t2", r, True) for r in range(3)] + [run("t5", 0, True)]
+    other = (
+        [run("t1", r, False) for r in range(3)]
+        + [run("t2", r, True) for r in range(3)]
+        + [run("t5", 0, True)]
+    )
     wins = task_wins(task_outcomes(RUNS, "strict"), task_outcomes(other, "strict"))
     assert (wins.wins, wins.losses, wins.ties) == (1, 1, 0)
-    assert [(d.task_id, d.difference) for d in wins.tasks] == [("t2", pytest.approx(2 / 3)), ("t1", -1.0)]
+    assert [(d.task_id, d.difference) for d in wins.tasks] == [
+        ("t2", pytest.approx(2 / 3)),
+        ("t1", -1.0),
+    ]
 
 
 def test_price_parse_and_cost_with_and_without_a_cached_price() -> None:
-    assert Price.parse("m=2,8,0.5") == Price(model="m", input_per_million=2, output_per_million=8,
-                                             cached_per_million=0.5)
+    assert Price.parse("m=2,8,0.5") == Price(
+        model="m", input_per_million=2, output_per_million=8, cached_per_million=0.5
+    )
     for bad in ("m=2", "=1,2", "m=a,b", "m=1,-2", "m=1,2,3,4"):
         with pytest.raises(UsageError):
             Price.parse(bad)
-    usage = RolloutUsage.from_record({"model": "m", "num_turns": 2, "num_tool_calls": 3, "duration_ms": 10,
-                                      "usage": {"input_tokens": 1000, "cached_tokens": 400, "output_tokens": 100},
-                                      "token_ids": [1, 2]})
-    assert rollout_cost(usage, Price.parse("m=2,8,0.5")) == pytest.approx((600 * 2 + 400 * 0.5 + 100 * 8) / 1e6)
+    usage = RolloutUsage.from_record(
+        {
+            "model": "m",
+            "num_turns": 2,
+            "num_tool_calls": 3,
+            "duration_ms": 10,
+            "usage": {"input_tokens": 1000, "cached_tokens": 400, "output_tokens": 100},
+            "token_ids": [1, 2],
+        }
+    )
+    assert rollout_cost(usage, Price.parse("m=2,8,0.5")) == pytest.approx(
+        (600 * 2 + 400 * 0.5 + 100 * 8) / 1e6
+    )
     assert rollout_cost(usage, Price.parse("m=2,8")) == pytest.approx((1000 * 2 + 100 * 8) / 1e6)
-    stats = usage_stats([usage, RolloutUsage.from_record({"model": "m", "usage": None})], {"m": Price.parse("m=2,8")})
-    assert (stats.rollouts, stats.mean_turns, stats.input_tokens, stats.mean_tokens) == (2, 1.0, 1000, 550.0)
+    stats = usage_stats(
+        [usage, RolloutUsage.from_record({"model": "m", "usage": None})],
+        {"m": Price.parse("m=2,8")},
+    )
+    assert (stats.rollouts, stats.mean_turns, stats.input_tokens, stats.mean_tokens) == (
+        2,
+        1.0,
+        1000,
+        550.0,
+    )
     assert stats.cost == pytest.approx(2800 / 1e6)
     assert usage_stats([usage], {}).cost is None
 

@@ -40,8 +40,12 @@ def _run(passed: int, total: int) -> dict[str, Any]:
     return {
         "run_number": 1,
         "verification_results": {f"v{i}": {"passed": i < passed} for i in range(total)},
-        "verification_summary": {"total": total, "passed": passed, "failed": total - passed,
-                                 "pass_rate": passed / total},
+        "verification_summary": {
+            "total": total,
+            "passed": passed,
+            "failed": total - passed,
+            "pass_rate": passed / total,
+        },
         "overall_success": passed == total,
     }
 
@@ -53,10 +57,13 @@ def _result(run: dict[str, Any]) -> dict[str, Any]:
         "benchmark_config": {"model": "m"},
         "runs": [run],
         "statistics": {
-            "total_runs": 1, "successful_runs": ok, "overall_success_rate": float(ok),
+            "total_runs": 1,
+            "successful_runs": ok,
+            "overall_success_rate": float(ok),
             "pass_at_1": float(ok),
-            "verifier_level_pass_rate": (summary["passed"] / summary["total"]
-                                         if summary["total"] else 0.0),
+            "verifier_level_pass_rate": (
+                summary["passed"] / summary["total"] if summary["total"] else 0.0
+            ),
             "total_verifiers_checked": summary["total"],
             "total_verifiers_passed": summary["passed"],
         },
@@ -120,19 +127,21 @@ def test_upstream_numbers_as_upstream_computes_them(results: Path) -> None:
 
 def test_upstream_printout(results: Path) -> None:
     text = format_upstream(upstream_summary(read_upstream_results(results)))
-    table = "\n".join([
-        "+--------+---------------+-------------------+------------------------+-------------------------+",
-        "| Mode   |   Total Files |   Files w/ Errors |   Avg Success Rate (%) |   Avg Verifier Pass (%) |",
-        "+========+===============+===================+========================+=========================+",
-        "| run_1  |             3 |                 1 |                  33.33 |                   41.67 |",
-        "+--------+---------------+-------------------+------------------------+-------------------------+",
-        "| run_2  |             3 |                 0 |                  66.67 |                   83.33 |",
-        "+--------+---------------+-------------------+------------------------+-------------------------+",
-    ])
+    table = "\n".join(
+        [
+            "+--------+---------------+-------------------+------------------------+-------------------------+",
+            "| Mode   |   Total Files |   Files w/ Errors |   Avg Success Rate (%) |   Avg Verifier Pass (%) |",
+            "+========+===============+===================+========================+=========================+",
+            "| run_1  |             3 |                 1 |                  33.33 |                   41.67 |",
+            "+--------+---------------+-------------------+------------------------+-------------------------+",
+            "| run_2  |             3 |                 0 |                  66.67 |                   83.33 |",
+            "+--------+---------------+-------------------+------------------------+-------------------------+",
+        ]
+    )
     banner = "=" * 100
     expected_head = f"\n{banner}\nFINAL RESULTS\n{banner}\n\n{table}\n"
     assert text.startswith(expected_head)
-    assert "Unreadable files (upstream would stop here): 1" in text[len(expected_head):]
+    assert "Unreadable files (upstream would stop here): 1" in text[len(expected_head) :]
 
 
 def test_upstream_printout_in_colour(results: Path) -> None:
@@ -154,7 +163,12 @@ def test_files_outside_run_folders_are_ignored_like_upstream(results: Path) -> N
 def test_runs_become_parity_records_numbered_by_repeat(results: Path) -> None:
     runs = runs_from_upstream(read_upstream_results(results))
     assert [(r.task_id, r.repeat) for r in runs] == [
-        ("t1", 0), ("t1", 1), ("t2", 0), ("t2", 1), ("t3", 0), ("t3", 1)
+        ("t1", 0),
+        ("t1", 1),
+        ("t2", 0),
+        ("t2", 1),
+        ("t3", 0),
+        ("t3", 1),
     ]
     assert all(r.strict is None and r.parity is not None for r in runs)
     t3_first = runs[4].parity
@@ -233,12 +247,19 @@ def test_statistics_missing_is_reported_not_raised(tmp_path: Path) -> None:
     ("content", "reason"),
     [
         ([], "top level is not an object"),
-        ({"runs": {}, "statistics": {}}, "statistics.overall_success_rate is missing: upstream fails on it"),
+        (
+            {"runs": {}, "statistics": {}},
+            "statistics.overall_success_rate is missing: upstream fails on it",
+        ),
         ({"runs": {"a": 1}, "statistics": {}}, "runs is an object: upstream iterates it and fails"),
         ({"runs": [3], "statistics": {}}, "runs[0] is not an object: upstream fails on it"),
-        ({"runs": [], "statistics": {"overall_success_rate": "1",
-                                     "verifier_level_pass_rate": 0.0}},
-         'statistics.overall_success_rate is not a number ("1"): upstream fails summing it'),
+        (
+            {
+                "runs": [],
+                "statistics": {"overall_success_rate": "1", "verifier_level_pass_rate": 0.0},
+            },
+            'statistics.overall_success_rate is not a number ("1"): upstream fails summing it',
+        ),
     ],
 )
 def test_malformed_content_is_reported(tmp_path: Path, content: Any, reason: str) -> None:

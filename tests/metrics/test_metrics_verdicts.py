@@ -21,10 +21,18 @@ from eog_core.metrics import (
 
 def _line(task_id: str, repeat: int, policy: str, success: bool, **extra: Any) -> str:
     row: dict[str, Any] = {
-        "task_id": task_id, "domain": "csm", "mode": "oracle", "repeat": repeat,
-        "policy": policy, "success": success, "reward": 1.0 if success else 0.0,
-        "pass_rate": 1.0 if success else 0.5, "num_defined": 2, "num_scored": 2,
-        "evaluation_completed": True, "failure_kind": None,
+        "task_id": task_id,
+        "domain": "csm",
+        "mode": "oracle",
+        "repeat": repeat,
+        "policy": policy,
+        "success": success,
+        "reward": 1.0 if success else 0.0,
+        "pass_rate": 1.0 if success else 0.5,
+        "num_defined": 2,
+        "num_scored": 2,
+        "evaluation_completed": True,
+        "failure_kind": None,
     }
     row.update(extra)
     return json.dumps(row)
@@ -37,18 +45,24 @@ def _write(tmp_path: Path, lines: list[str]) -> Path:
 
 
 def test_separate_lines_and_nested_parity_give_the_same_runs(tmp_path: Path) -> None:
-    separate = _write(tmp_path, [
-        _line("t1", 0, "strict", False),
-        _line("t1", 0, "parity", True),
-        "",
-        _line("t2", 0, "strict", True),
-        _line("t2", 0, "parity", True),
-    ])
+    separate = _write(
+        tmp_path,
+        [
+            _line("t1", 0, "strict", False),
+            _line("t1", 0, "parity", True),
+            "",
+            _line("t2", 0, "strict", True),
+            _line("t2", 0, "parity", True),
+        ],
+    )
     runs_separate = runs_from_verdicts(read_verdicts(separate))
-    nested = _write(tmp_path, [
-        _line("t1", 0, "strict", False, parity={"success": True, "pass_rate": 1.0}),
-        _line("t2", 0, "strict", True, parity={"success": True, "pass_rate": 1.0}),
-    ])
+    nested = _write(
+        tmp_path,
+        [
+            _line("t1", 0, "strict", False, parity={"success": True, "pass_rate": 1.0}),
+            _line("t2", 0, "strict", True, parity={"success": True, "pass_rate": 1.0}),
+        ],
+    )
     runs_nested = runs_from_verdicts(read_verdicts(nested))
     assert [(r.task_id, r.strict, r.parity) for r in runs_separate] == [
         (r.task_id, r.strict, r.parity) for r in runs_nested
@@ -61,13 +75,22 @@ def test_separate_lines_and_nested_parity_give_the_same_runs(tmp_path: Path) -> 
 
 
 def test_summary_reports_both_policies(tmp_path: Path) -> None:
-    path = _write(tmp_path, [
-        _line("t1", 0, "strict", False, parity={"success": True, "pass_rate": 1.0}),
-        _line("t2", 0, "strict", True, parity={"success": True, "pass_rate": 1.0}),
-        _line("t3", 0, "strict", False, evaluation_completed=False,
-              failure_kind="verifier_error", parity={"success": False, "pass_rate": 0.5,
-                                                     "evaluation_completed": True}),
-    ])
+    path = _write(
+        tmp_path,
+        [
+            _line("t1", 0, "strict", False, parity={"success": True, "pass_rate": 1.0}),
+            _line("t2", 0, "strict", True, parity={"success": True, "pass_rate": 1.0}),
+            _line(
+                "t3",
+                0,
+                "strict",
+                False,
+                evaluation_completed=False,
+                failure_kind="verifier_error",
+                parity={"success": False, "pass_rate": 0.5, "evaluation_completed": True},
+            ),
+        ],
+    )
     summary = corrected_summary(read_verdicts(path))
     strict, parity = summary.overall.strict, summary.overall.parity
     assert strict is not None
@@ -81,10 +104,20 @@ def test_summary_reports_both_policies(tmp_path: Path) -> None:
 
 
 def test_nested_parity_inherits_completion(tmp_path: Path) -> None:
-    path = _write(tmp_path, [
-        _line("t1", 0, "strict", False, evaluation_completed=False,
-              failure_kind="gym_unreachable", parity={"success": False, "pass_rate": 0.0}),
-    ])
+    path = _write(
+        tmp_path,
+        [
+            _line(
+                "t1",
+                0,
+                "strict",
+                False,
+                evaluation_completed=False,
+                failure_kind="gym_unreachable",
+                parity={"success": False, "pass_rate": 0.0},
+            ),
+        ],
+    )
     (run,) = runs_from_verdicts(read_verdicts(path))
     assert run.parity is not None
     assert (run.parity.completed, run.parity.failure_kind) == (False, "gym_unreachable")
@@ -135,10 +168,13 @@ def test_a_line_that_is_not_an_object(tmp_path: Path) -> None:
 
 
 def test_duplicate_policy_for_one_run_is_refused(tmp_path: Path) -> None:
-    path = _write(tmp_path, [
-        _line("t1", 0, "strict", True, parity={"success": True, "pass_rate": 1.0}),
-        _line("t1", 0, "parity", True),
-    ])
+    path = _write(
+        tmp_path,
+        [
+            _line("t1", 0, "strict", True, parity={"success": True, "pass_rate": 1.0}),
+            _line("t1", 0, "parity", True),
+        ],
+    )
     with pytest.raises(MetricsError, match=r"parity verdict for task 't1' repeat 0 given twice"):
         runs_from_verdicts(read_verdicts(path))
 
@@ -146,8 +182,10 @@ def test_duplicate_policy_for_one_run_is_refused(tmp_path: Path) -> None:
 def test_expected_task_ids_from_rows(tmp_path: Path) -> None:
     path = tmp_path / "tasks.jsonl"
     path.write_text(
-        json.dumps({"task_id": "a"}) + "\n"
-        + json.dumps({"verifier_metadata": {"task_id": "b"}}) + "\n\n",
+        json.dumps({"task_id": "a"})
+        + "\n"
+        + json.dumps({"verifier_metadata": {"task_id": "b"}})
+        + "\n\n",
         encoding="utf-8",
     )
     assert expected_task_ids(path) == frozenset({"a", "b"})
@@ -155,8 +193,9 @@ def test_expected_task_ids_from_rows(tmp_path: Path) -> None:
 
 def test_expected_task_ids_row_without_id(tmp_path: Path) -> None:
     path = tmp_path / "tasks.jsonl"
-    path.write_text(json.dumps({"task_id": "a"}) + "\n" + json.dumps({"x": 1}) + "\n",
-                    encoding="utf-8")
+    path.write_text(
+        json.dumps({"task_id": "a"}) + "\n" + json.dumps({"x": 1}) + "\n", encoding="utf-8"
+    )
     with pytest.raises(MetricsError, match=r"tasks\.jsonl:2: row has no task_id"):
         expected_task_ids(path)
 
@@ -195,10 +234,24 @@ def test_mean_over_repeats_and_pass_at_k_coverage(tmp_path: Path) -> None:
     lines = []
     for task, outcomes in (("a", [True, False, True]), ("b", [False, False])):
         for repeat, ok in enumerate(outcomes):
-            lines.append(json.dumps({"task_id": task, "domain": "csm", "mode": "oracle", "repeat": repeat,
-                                     "policy": "strict", "success": ok, "reward": float(ok),
-                                     "pass_rate": float(ok), "num_defined": 1, "num_scored": 1,
-                                     "evaluation_completed": True, "failure_kind": None}))
+            lines.append(
+                json.dumps(
+                    {
+                        "task_id": task,
+                        "domain": "csm",
+                        "mode": "oracle",
+                        "repeat": repeat,
+                        "policy": "strict",
+                        "success": ok,
+                        "reward": float(ok),
+                        "pass_rate": float(ok),
+                        "num_defined": 1,
+                        "num_scored": 1,
+                        "evaluation_completed": True,
+                        "failure_kind": None,
+                    }
+                )
+            )
     path = tmp_path / "v.jsonl"
     path.write_text("\n".join(lines) + "\n")
     summary = corrected_summary(read_verdicts(path))

@@ -22,8 +22,14 @@ def run_folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def cli(*argv: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """``python -m eog_core ARGV`` in a subprocess."""
-    return subprocess.run([sys.executable, "-m", "eog_core", *map(str, argv)], capture_output=True,
-                          text=True, timeout=DEADLINE, env=env, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "eog_core", *map(str, argv)],
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+        env=env,
+        check=False,
+    )
 
 
 def score_json(path: Path) -> dict[str, Any]:

@@ -26,7 +26,9 @@ class MetricCells(HTMLParser):
         if tag == "article" and "data-run" in found:
             self.run = found["data-run"]
         if tag == "table":
-            self.policy = found.get("data-policy") if "overview" in (found.get("class") or "") else None
+            self.policy = (
+                found.get("data-policy") if "overview" in (found.get("class") or "") else None
+            )
             self.group = "all" if "passk" in (found.get("class") or "") else None
             if "passk" in (found.get("class") or ""):
                 self.policy = found.get("data-policy")
@@ -45,7 +47,9 @@ def metric_cells(html: str) -> dict[MetricKey, str]:
 
 def json_block(html: str, block_id: str) -> Any:
     """The JSON of ``<script type="application/json" id=BLOCK_ID>``."""
-    match = re.search(rf'<script type="application/json" id="{block_id}">(.*?)</script>', html, re.S)
+    match = re.search(
+        rf'<script type="application/json" id="{block_id}">(.*?)</script>', html, re.S
+    )
     assert match is not None, f"no {block_id} block"
     return json.loads(match.group(1))
 

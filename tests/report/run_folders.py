@@ -25,11 +25,30 @@ KEY_VAR = "EOG_TEST_MODEL_KEY"
 async def _run(gym: LocalGym, model: ScriptedModel, name: str, out: Path) -> None:
     paths = demo_paths()
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "eog_core", "-q", "run", str(paths.task), "--base-url", model.base_url,
-        "--model", name, "--api-key-env", KEY_VAR, "--gym", f"{gym.name}={gym.url}",
-        "--seed-root", str(paths.directory), "--repeats", str(REPEATS), "--out", str(out),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, KEY_VAR: "sk-report-test"})
+        sys.executable,
+        "-m",
+        "eog_core",
+        "-q",
+        "run",
+        str(paths.task),
+        "--base-url",
+        model.base_url,
+        "--model",
+        name,
+        "--api-key-env",
+        KEY_VAR,
+        "--gym",
+        f"{gym.name}={gym.url}",
+        "--seed-root",
+        str(paths.directory),
+        "--repeats",
+        str(REPEATS),
+        "--out",
+        str(out),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, KEY_VAR: "sk-report-test"},
+    )
     _, err = await asyncio.wait_for(process.communicate(), DEADLINE)
     if process.returncode != 0:
         raise AssertionError(f"eog-core run {name} exited {process.returncode}: {err.decode()}")
@@ -55,7 +74,7 @@ def make_run_folders(root: Path) -> dict[str, Path]:
 
 
 BIG_INTEGER = 123456789012345678901234567890
-HOSTILE = "</script><script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 2\">"
+HOSTILE = '</script><script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">'
 
 
 def hostile_copy(source: Path, target: Path) -> Path:
@@ -73,7 +92,11 @@ def hostile_copy(source: Path, target: Path) -> Path:
     second["surrogates_replaced"] = [{"turn": 1, "count": 2}]
     second["results"][0]["actual"] = BIG_INTEGER  # past 64 bits: must stay exact
     for verdict in (third, third["parity"]):
-        verdict |= {"evaluation_completed": False, "success": False, "failure_kind": "malformed_tool_call"}
+        verdict |= {
+            "evaluation_completed": False,
+            "success": False,
+            "failure_kind": "malformed_tool_call",
+        }
     third["status"] = "incomplete"
     target.mkdir(parents=True, exist_ok=True)
     (target / "rollouts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))

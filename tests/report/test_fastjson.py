@@ -10,11 +10,14 @@ import pytest
 from eog_core.report._fastjson import dumps_for_script, exact_loads, loads, may_hold_big_integer
 
 
-@pytest.mark.parametrize("text", [
-    '{"a": [1, 2.5, "x"], "b": null}',
-    '{"lone": "\\ud800"}',  # a lone surrogate: orjson refuses it, json reads it
-    '{"n": NaN}',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": [1, 2.5, "x"], "b": null}',
+        '{"lone": "\\ud800"}',  # a lone surrogate: orjson refuses it, json reads it
+        '{"n": NaN}',
+    ],
+)
 def test_loads_reads_what_json_reads(text: str) -> None:
     expected, found = json.loads(text), loads(text)
     if "NaN" in text:
@@ -28,11 +31,14 @@ def test_loads_raises_the_standard_error() -> None:
         loads('{"a": ')
 
 
-@pytest.mark.parametrize("data", [
-    {"text": "</script><script>alert(1)</script>", "n": [1, 2.5]},
-    {"lone": "\ud800 </script>"},  # orjson refuses to write it: the standard library does
-    {1: "non-string key"},
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"text": "</script><script>alert(1)</script>", "n": [1, 2.5]},
+        {"lone": "\ud800 </script>"},  # orjson refuses to write it: the standard library does
+        {1: "non-string key"},
+    ],
+)
 def test_dumps_for_script_never_writes_a_less_than_sign(data: object) -> None:
     text = dumps_for_script(data)
     assert "<" not in text

@@ -34,20 +34,43 @@ def demo_task() -> Task:
     return load_task(demo_paths().task)
 
 
-async def evaluate(gym: LocalGym, model: ScriptedModel, out: Path, *, name: str = "demo-correct",
-                   api: str = "chat", tasks: list[Task] | None = None, repeats: int = 1,
-                   concurrency: int = 2, settings: dict[str, Any] | None = None,
-                   directory: GymDirectory | None = None, judge_model: str | None = None,
-                   preflight: bool = True, max_consecutive_unreachable: int | None = 3,
-                   **options: Any) -> RunReport:
+async def evaluate(
+    gym: LocalGym,
+    model: ScriptedModel,
+    out: Path,
+    *,
+    name: str = "demo-correct",
+    api: str = "chat",
+    tasks: list[Task] | None = None,
+    repeats: int = 1,
+    concurrency: int = 2,
+    settings: dict[str, Any] | None = None,
+    directory: GymDirectory | None = None,
+    judge_model: str | None = None,
+    preflight: bool = True,
+    max_consecutive_unreachable: int | None = 3,
+    **options: Any,
+) -> RunReport:
     """One run of the scripted model on the demo gym, with fast retries."""
     model_settings = ModelSettings(
-        model=name, base_url=model.base_url, api=api,  # type: ignore[arg-type]
-        api_key=API_KEY, backoff_initial=0.01, backoff_max=0.05, **(settings or {}))
+        model=name,
+        base_url=model.base_url,
+        api=api,  # type: ignore[arg-type]
+        api_key=API_KEY,
+        backoff_initial=0.01,
+        backoff_max=0.05,
+        **(settings or {}),
+    )
     options.setdefault("retry_delay", 0.01)
     return await run_evaluation(
-        tasks or [load_task(demo_paths().task)], model_settings, out, repeats=repeats,
-        concurrency=concurrency, directory=directory or GymDirectory({gym.name: gym.url}),
-        judge_model=judge_model, preflight=preflight,
+        tasks or [load_task(demo_paths().task)],
+        model_settings,
+        out,
+        repeats=repeats,
+        concurrency=concurrency,
+        directory=directory or GymDirectory({gym.name: gym.url}),
+        judge_model=judge_model,
+        preflight=preflight,
         max_consecutive_unreachable=max_consecutive_unreachable,
-        options=RolloutOptions.build(seed_root=demo_paths().directory, **options))
+        options=RolloutOptions.build(seed_root=demo_paths().directory, **options),
+    )

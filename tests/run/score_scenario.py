@@ -24,12 +24,19 @@ async def run_score_scenario(out: Path) -> RunReport:
     first = demo.verifiers[0]
     check = first.validation_config
     assert isinstance(check, DatabaseStateCheck)
-    stricter = attrs.evolve(first, validation_config=attrs.evolve(
-        check, expected_value="active until 2028-06-30"))
-    tasks = [attrs.evolve(demo, task_id="demo_pass"),
-             attrs.evolve(demo, task_id="demo_partial", verifiers=(stricter, *demo.verifiers[1:]))]
+    stricter = attrs.evolve(
+        first, validation_config=attrs.evolve(check, expected_value="active until 2028-06-30")
+    )
+    tasks = [
+        attrs.evolve(demo, task_id="demo_pass"),
+        attrs.evolve(demo, task_id="demo_partial", verifiers=(stricter, *demo.verifiers[1:])),
+    ]
     async with LocalGym.demo() as gym, ScriptedModel() as model:
         return await run_evaluation(
-            tasks, ModelSettings(model="demo-correct", base_url=model.base_url), out, repeats=2,
+            tasks,
+            ModelSettings(model="demo-correct", base_url=model.base_url),
+            out,
+            repeats=2,
             directory=GymDirectory({gym.name: gym.url}),
-            options=RolloutOptions.build(seed_root=demo_paths().directory))
+            options=RolloutOptions.build(seed_root=demo_paths().directory),
+        )

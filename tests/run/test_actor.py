@@ -57,8 +57,9 @@ async def test_the_ray_worker_runs_rollouts_on_the_body_without_ray() -> None:
     async with LocalGym.demo() as gym:
         worker = EogWorker({gym.name: [gym.url]}, seed_root=str(PATHS.directory))
         record = task_record(load_task(PATHS.task))
-        rows = await asyncio.gather(worker.rollout(record, replay_agent, repeat=0),
-                                    worker.rollout(record, None, repeat=1))
+        rows = await asyncio.gather(
+            worker.rollout(record, replay_agent, repeat=0), worker.rollout(record, None, repeat=1)
+        )
         assert [row["reward"] for row in rows] == [1.0, 0.0]
         assert gym.method_counts.get("initialize") == 1  # one directory: one MCP session
         assert await worker.close() == []

@@ -29,18 +29,40 @@ KEY_VAR = "EOG_TEST_MODEL_KEY"
 DEADLINE = 120.0
 
 
-def command(gym: LocalGym, model: ScriptedModel, out: Path, *extra: str,
-            name: str = "demo-correct") -> list[str]:
+def command(
+    gym: LocalGym, model: ScriptedModel, out: Path, *extra: str, name: str = "demo-correct"
+) -> list[str]:
     paths = demo_paths()
-    return [sys.executable, "-m", "eog_core", "-v", "run", str(paths.task), "--base-url",
-            model.base_url, "--model", name, "--api-key-env", KEY_VAR, "--gym",
-            f"{gym.name}={gym.url}", "--seed-root", str(paths.directory), "--out", str(out), *extra]
+    return [
+        sys.executable,
+        "-m",
+        "eog_core",
+        "-v",
+        "run",
+        str(paths.task),
+        "--base-url",
+        model.base_url,
+        "--model",
+        name,
+        "--api-key-env",
+        KEY_VAR,
+        "--gym",
+        f"{gym.name}={gym.url}",
+        "--seed-root",
+        str(paths.directory),
+        "--out",
+        str(out),
+        *extra,
+    ]
 
 
 async def spawn(argv: list[str]) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
-        *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, KEY_VAR: API_KEY, "OPENAI_API_KEY": ""})
+        *argv,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, KEY_VAR: API_KEY, "OPENAI_API_KEY": ""},
+    )
 
 
 async def until(condition: Callable[[], bool], what: str) -> None:
@@ -66,8 +88,11 @@ def every_output_text(out: Path) -> str:
 
 
 async def test_run_end_to_end_exit_0_summary_and_key_kept_secret(
-        gym: LocalGym, model: ScriptedModel, tmp_path: Path) -> None:
-    code, stdout, stderr = await finish(await spawn(command(gym, model, tmp_path, "--repeats", "2")))
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
+    code, stdout, stderr = await finish(
+        await spawn(command(gym, model, tmp_path, "--repeats", "2"))
+    )
 
     assert code == 0, stderr
     assert [r["success"] for r in records(tmp_path)] == [True, True]
@@ -79,12 +104,13 @@ async def test_run_end_to_end_exit_0_summary_and_key_kept_secret(
 
 
 async def test_incomplete_rollouts_exit_3_and_key_stays_out_of_logs(
-        gym: LocalGym, model: ScriptedModel, tmp_path: Path) -> None:
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
     model.fail_next(100, status=503, body={"error": {"message": "overloaded"}})
     directory = tmp_path / "gyms.json"
     directory.write_text(json.dumps({gym.name: [gym.url]}))
     argv = command(gym, model, tmp_path / "out", "--model-retries", "1", "--rollout-retries", "0")
-    argv[argv.index("--gym"):argv.index("--gym") + 2] = ["--gyms", str(directory)]
+    argv[argv.index("--gym") : argv.index("--gym") + 2] = ["--gyms", str(directory)]
     code, stdout, stderr = await finish(await spawn(argv))
 
     assert code == 3
@@ -95,8 +121,12 @@ async def test_incomplete_rollouts_exit_3_and_key_stays_out_of_logs(
         assert API_KEY not in text
 
 
-async def test_timeout_bounds_every_gym_request(gym: LocalGym, model: ScriptedModel, tmp_path: Path) -> None:
-    silent = SilentGym()  # accepts connections, never answers: without --timeout seeding waits 1200 s
+async def test_timeout_bounds_every_gym_request(
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
+    silent = (
+        SilentGym()
+    )  # accepts connections, never answers: without --timeout seeding waits 1200 s
     try:
         argv = command(gym, model, tmp_path, "--rollout-retries", "0", "--timeout", "1", "--json")
         argv[argv.index("--gym") + 1] = f"{gym.name}={silent.url}"
@@ -119,37 +149,67 @@ async def test_timeout_bounds_every_gym_request(gym: LocalGym, model: ScriptedMo
 
 def test_timeout_must_be_positive(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
-        main(["run", str(demo_paths().task), "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
-              "--out", str(tmp_path), "--timeout", "0"])
+        main(
+            [
+                "run",
+                str(demo_paths().task),
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--model",
+                "m",
+                "--out",
+                str(tmp_path),
+                "--timeout",
+                "0",
+            ]
+        )
     assert exited.value.code == 2
     assert "--timeout: expected a positive number of seconds" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("extra", "message"), [
-    (["--extra-body", "[1]"], "--extra-body must be a JSON object"),
-    (["--extra-body", "{"], "--extra-body is not JSON"),
-    (["--repeats", "0"], "--repeats must be between 1 and 100,000, got 0"),
-    (["--ray", "auto"], "requires the ray extra"),
-    (["--ray-actors", "2"], "--ray-actors needs --ray ADDRESS"),
-    (["--ray", "auto", "--ray-actors", "0"], "--ray-actors must be at least 1"),
-    (["--api-key-env", "EOG_TEST_NOT_SET_ANYWHERE"], "EOG_TEST_NOT_SET_ANYWHERE: that environment"),
-])
-def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                             extra: list[str], message: str) -> None:
-    argv = ["run", str(demo_paths().task), "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
-            "--out", str(tmp_path), *extra]
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--extra-body", "[1]"], "--extra-body must be a JSON object"),
+        (["--extra-body", "{"], "--extra-body is not JSON"),
+        (["--repeats", "0"], "--repeats must be between 1 and 100,000, got 0"),
+        (["--ray", "auto"], "requires the ray extra"),
+        (["--ray-actors", "2"], "--ray-actors needs --ray ADDRESS"),
+        (["--ray", "auto", "--ray-actors", "0"], "--ray-actors must be at least 1"),
+        (
+            ["--api-key-env", "EOG_TEST_NOT_SET_ANYWHERE"],
+            "EOG_TEST_NOT_SET_ANYWHERE: that environment",
+        ),
+    ],
+)
+def test_usage_errors_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    argv = [
+        "run",
+        str(demo_paths().task),
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "m",
+        "--out",
+        str(tmp_path),
+        *extra,
+    ]
     assert main(argv) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / ROLLOUTS_FILE).exists()
 
 
 async def test_ctrl_c_cancels_in_flight_deletes_databases_and_leaves_valid_output(
-        gym: LocalGym, model: ScriptedModel, tmp_path: Path) -> None:
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
     model.service_time = 60.0  # every rollout sits in a model call with its database seeded
     argv = command(gym, model, tmp_path, "--repeats", "3", "--concurrency", "3")
     process = await spawn(argv)
-    await until(lambda: model.in_flight == 3 and len(gym.database_ids()) == 3,
-                "three rollouts in flight")
+    await until(
+        lambda: model.in_flight == 3 and len(gym.database_ids()) == 3, "three rollouts in flight"
+    )
 
     process.send_signal(signal.SIGINT)
     code, _, stderr = await finish(process)
@@ -160,8 +220,9 @@ async def test_ctrl_c_cancels_in_flight_deletes_databases_and_leaves_valid_outpu
     assert (tmp_path / ROLLOUTS_FILE).read_text() == ""  # nothing finished, nothing torn
 
 
-async def test_killed_run_resumes_where_it_stopped(gym: LocalGym, model: ScriptedModel,
-                                                   tmp_path: Path) -> None:
+async def test_killed_run_resumes_where_it_stopped(
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
     model.service_time = 0.05
     argv = command(gym, model, tmp_path, "--repeats", "6", "--concurrency", "1")
     process = await spawn(argv)
@@ -181,15 +242,24 @@ async def test_killed_run_resumes_where_it_stopped(gym: LocalGym, model: Scripte
 
     assert code == 0, stderr
     after = records(tmp_path)
-    assert [json.dumps(r) for r in after[:len(before)]] == [json.dumps(json.loads(b)) for b in before]
+    assert [json.dumps(r) for r in after[: len(before)]] == [
+        json.dumps(json.loads(b)) for b in before
+    ]
     assert sorted(r["repeat"] for r in after) == list(range(6))
     assert all(r["success"] for r in after)
 
 
-
 def test_progress_line_and_summary_table() -> None:
-    progress = RunProgress(total=40, skipped=4, done=8, in_flight=8, evaluated=7, passed=3,
-                           incomplete=1, started=time.monotonic() - 16)
+    progress = RunProgress(
+        total=40,
+        skipped=4,
+        done=8,
+        in_flight=8,
+        evaluated=7,
+        passed=3,
+        incomplete=1,
+        started=time.monotonic() - 16,
+    )
     line = progress_line(progress)
     assert line.startswith("[#######") and "12/40" in line and "pass 42.9%" in line
     assert "in flight 8" in line and "incomplete 1" in line and "ETA 0m56s" in line
@@ -206,7 +276,8 @@ def one_line(stderr: str) -> str:
 
 
 async def test_a_dead_model_endpoint_is_one_line_and_exit_2_before_seeding(
-        gym: LocalGym, model: ScriptedModel, tmp_path: Path, unused_tcp_port: int) -> None:
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path, unused_tcp_port: int
+) -> None:
     argv = command(gym, model, tmp_path, name="demo-correct")
     argv[argv.index("--base-url") + 1] = f"http://127.0.0.1:{unused_tcp_port}/v1"
     code, stdout, stderr = await finish(await spawn(argv))
@@ -217,10 +288,26 @@ async def test_a_dead_model_endpoint_is_one_line_and_exit_2_before_seeding(
 
 
 async def test_a_model_that_goes_down_stops_the_run_with_exit_3(
-        gym: LocalGym, model: ScriptedModel, tmp_path: Path, unused_tcp_port: int) -> None:
-    argv = command(gym, model, tmp_path, "--no-preflight", "--repeats", "5",
-                   "--concurrency", "1", "--rollout-retries", "0", "--unreachable-after", "0.1",
-                   "--stop-after-unreachable", "2", "--model-retries", "1")
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path, unused_tcp_port: int
+) -> None:
+    argv = command(
+        gym,
+        model,
+        tmp_path,
+        "--no-preflight",
+        "--repeats",
+        "5",
+        "--concurrency",
+        "1",
+        "--rollout-retries",
+        "0",
+        "--unreachable-after",
+        "0.1",
+        "--stop-after-unreachable",
+        "2",
+        "--model-retries",
+        "1",
+    )
     argv[argv.index("--base-url") + 1] = f"http://127.0.0.1:{unused_tcp_port}/v1"
     code, _, stderr = await finish(await spawn(argv))
     assert code == 3
@@ -229,16 +316,20 @@ async def test_a_model_that_goes_down_stops_the_run_with_exit_3(
     assert gym.database_ids() == []
 
 
-@pytest.mark.parametrize("extra", [("--repeats", "99999999999999999999"),
-                                   ("--concurrency", "1000000000"), ("--repeats", "0")])
-async def test_absurd_plans_are_one_line_and_exit_2(gym: LocalGym, model: ScriptedModel,
-                                                    tmp_path: Path, extra: tuple[str, str]) -> None:
+@pytest.mark.parametrize(
+    "extra",
+    [("--repeats", "99999999999999999999"), ("--concurrency", "1000000000"), ("--repeats", "0")],
+)
+async def test_absurd_plans_are_one_line_and_exit_2(
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path, extra: tuple[str, str]
+) -> None:
     code, _, stderr = await finish(await spawn(command(gym, model, tmp_path, *extra)))
     assert code == 2 and "must be between" in one_line(stderr)
 
 
-async def test_an_empty_task_folder_is_a_usage_error(gym: LocalGym, model: ScriptedModel,
-                                                     tmp_path: Path) -> None:
+async def test_an_empty_task_folder_is_a_usage_error(
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
     empty = tmp_path / "no-tasks"
     empty.mkdir()
     argv = command(gym, model, tmp_path / "out")
@@ -249,7 +340,8 @@ async def test_an_empty_task_folder_is_a_usage_error(gym: LocalGym, model: Scrip
 
 
 async def test_an_error_inside_a_worker_is_the_typed_line_not_a_group(
-        gym: LocalGym, model: ScriptedModel, tmp_path: Path) -> None:
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
     (tmp_path / "upstream").mkdir()
     (tmp_path / "upstream" / "run_1").write_text("a file where a folder must go")
     code, _, stderr = await finish(await spawn(command(gym, model, tmp_path)))
@@ -263,24 +355,53 @@ async def test_serve_model_and_run_are_the_offline_try(gym: LocalGym, tmp_path: 
     """The README's offline try: `eog-core serve-model` in one process, `eog-core run` of the
     demo task (paths from `eog-core demo --print-paths`) in another."""
     server = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "eog_core", "serve-model", "--port", "0", "--json",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        sys.executable,
+        "-m",
+        "eog_core",
+        "serve-model",
+        "--port",
+        "0",
+        "--json",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     try:
         assert server.stdout is not None
         announced = json.loads(await asyncio.wait_for(server.stdout.readline(), DEADLINE))
         paths = {}
         for which in ("task", "seed-root"):
-            code, out, _ = await finish(await spawn(
-                [sys.executable, "-m", "eog_core", "demo", "--print-paths", which]))
+            code, out, _ = await finish(
+                await spawn([sys.executable, "-m", "eog_core", "demo", "--print-paths", which])
+            )
             assert code == 0
             paths[which] = out.strip()
         for api in ("chat", "responses"):
             out = tmp_path / api
-            code, _, stderr = await finish(await spawn([
-                sys.executable, "-m", "eog_core", "run", paths["task"], "--seed-root",
-                paths["seed-root"], "--gym", f"{gym.name}={gym.url}", "--base-url",
-                announced["base_url"], "--model", "any-name", "--api", api, "--repeats", "2",
-                "--out", str(out)]))
+            code, _, stderr = await finish(
+                await spawn(
+                    [
+                        sys.executable,
+                        "-m",
+                        "eog_core",
+                        "run",
+                        paths["task"],
+                        "--seed-root",
+                        paths["seed-root"],
+                        "--gym",
+                        f"{gym.name}={gym.url}",
+                        "--base-url",
+                        announced["base_url"],
+                        "--model",
+                        "any-name",
+                        "--api",
+                        api,
+                        "--repeats",
+                        "2",
+                        "--out",
+                        str(out),
+                    ]
+                )
+            )
             assert code == 0, stderr
             assert [r["success"] for r in records(out)] == [True, True]
             assert [r["stop_reason"] for r in records(out)] == ["answered", "answered"]
@@ -290,11 +411,22 @@ async def test_serve_model_and_run_are_the_offline_try(gym: LocalGym, tmp_path: 
     assert gym.database_ids() == []
 
 
-async def test_serve_model_noop_does_nothing(gym: LocalGym, model: ScriptedModel,
-                                             tmp_path: Path) -> None:
+async def test_serve_model_noop_does_nothing(
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
     server = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "eog_core", "serve-model", "--port", "0", "--json", "--script",
-        "noop", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        sys.executable,
+        "-m",
+        "eog_core",
+        "serve-model",
+        "--port",
+        "0",
+        "--json",
+        "--script",
+        "noop",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     try:
         assert server.stdout is not None
         announced = json.loads(await asyncio.wait_for(server.stdout.readline(), DEADLINE))
@@ -312,6 +444,7 @@ async def test_serve_model_noop_does_nothing(gym: LocalGym, model: ScriptedModel
 async def test_serve_model_on_a_taken_port_is_one_line(tmp_path: Path) -> None:
     async with ScriptedModel() as taken:
         port = taken.base_url.rsplit(":", 1)[1].split("/")[0]
-        code, _, stderr = await finish(await spawn(
-            [sys.executable, "-m", "eog_core", "serve-model", "--port", port]))
+        code, _, stderr = await finish(
+            await spawn([sys.executable, "-m", "eog_core", "serve-model", "--port", port])
+        )
     assert code == 3 and "cannot listen on 127.0.0.1" in one_line(stderr)

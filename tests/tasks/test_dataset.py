@@ -59,8 +59,11 @@ def test_parquet_rows_read_as_the_task_files_and_keep_mode_and_domain(downloaded
     tasks = load_tasks(downloaded)
     assert len(tasks) == 2 * REAL_SET.upstream_files
     assert Counter((t.mode, t.domain) for t in tasks) == {
-        ("oracle", "csm"): 12, ("oracle", "itsm"): 1,
-        ("plus_5_tools", "csm"): 12, ("plus_5_tools", "itsm"): 1}
+        ("oracle", "csm"): 12,
+        ("oracle", "itsm"): 1,
+        ("plus_5_tools", "csm"): 12,
+        ("plus_5_tools", "itsm"): 1,
+    }
     originals = {p.stem: load_task(p) for p in upstream_files(require_eog_data())}
     for task in tasks:
         original = originals[task.task_id or ""]
@@ -83,19 +86,46 @@ def test_selection_by_domain_and_mode(downloaded: Path) -> None:
 
 
 def test_validate_and_convert_read_parquet_with_domain_mode_and_limit(
-        downloaded: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["validate", str(downloaded), "--domain", "csm", "--mode", "plus_5_tools", "--json"])
+    downloaded: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        ["validate", str(downloaded), "--domain", "csm", "--mode", "plus_5_tools", "--json"]
+    )
     report = json.loads(capsys.readouterr().out)
     assert report["valid"] == 12 and report["invalid"] == 0, report["errors"]
     assert report["by_domain_mode"] == [{"domain": "csm", "mode": "plus_5_tools", "tasks": 12}]
     assert code in (0, 1)  # 1 when a finding says verify would reject a real task
-    main(["validate", str(downloaded), "--mode", "oracle", "--limit", "6", "--shuffle-seed", "3",
-          "--json"])
+    main(
+        [
+            "validate",
+            str(downloaded),
+            "--mode",
+            "oracle",
+            "--limit",
+            "6",
+            "--shuffle-seed",
+            "3",
+            "--json",
+        ]
+    )
     sample = json.loads(capsys.readouterr().out)["by_domain_mode"]
     assert sample == [{"domain": "csm", "mode": "oracle", "tasks": 6}]  # 12:1 -> 5.5:0.5 -> 6:0
     out = tmp_path / "rows.jsonl"
-    assert main(["convert", str(downloaded), "--tools", str(require_eog_data() / "tools"),
-                 "--domain", "itsm", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "convert",
+                str(downloaded),
+                "--tools",
+                str(require_eog_data() / "tools"),
+                "--domain",
+                "itsm",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert sorted(r["verifier_metadata"]["mode"] for r in rows) == ["oracle", "plus_5_tools"]
 
@@ -116,9 +146,11 @@ def test_rows_without_mode_or_domain_take_them_from_the_hub_file_name(tmp_path: 
     row = {key: value for key, value in dataset_row(source).items() if key != "domain"}
     from_gyms = load_task(source).domain  # a plain file's domain comes from its gym names
     assert from_gyms == "csm"
-    for name, expected in (("hr-00000-of-00001.parquet", ("hr", None)),
-                           ("plus_10_tools-itsm-00000.parquet", ("itsm", "plus_10_tools")),
-                           ("train-00000-of-00001.parquet", (from_gyms, None))):
+    for name, expected in (
+        ("hr-00000-of-00001.parquet", ("hr", None)),
+        ("plus_10_tools-itsm-00000.parquet", ("itsm", "plus_10_tools")),
+        ("train-00000-of-00001.parquet", (from_gyms, None)),
+    ):
         [task] = load_tasks(write_parquet(tmp_path / "data" / name, [row]))
         assert (task.domain, task.mode) == expected, name
 
@@ -132,8 +164,11 @@ def test_the_mode_comes_from_the_innermost_folder_or_file_name() -> None:
 
 def tasks_of(counts: dict[str, int]) -> list[Task]:
     demo = load_task(demo_paths().task)
-    return [attrs.evolve(demo, task_id=f"{domain}-{n}", domain=domain)
-            for domain, count in counts.items() for n in range(count)]
+    return [
+        attrs.evolve(demo, task_id=f"{domain}-{n}", domain=domain)
+        for domain, count in counts.items()
+        for n in range(count)
+    ]
 
 
 def test_the_limit_sample_is_stratified_seeded_and_in_file_order() -> None:
@@ -151,5 +186,9 @@ def test_the_limit_sample_is_stratified_seeded_and_in_file_order() -> None:
 def test_rounding_goes_to_the_largest_remainders() -> None:
     tasks = tasks_of({"a": 5, "b": 3, "c": 2})
     # shares 1.5, 0.9, 0.6: floors 1, 0, 0; the two left go to b (.9) and c (.6)
-    assert Counter(t.domain for t in sample_stratified(tasks, 3, seed=0)) == {"a": 1, "b": 1, "c": 1}
+    assert Counter(t.domain for t in sample_stratified(tasks, 3, seed=0)) == {
+        "a": 1,
+        "b": 1,
+        "c": 1,
+    }
     assert len(sample_stratified(tasks, 7, seed=0)) == 7

@@ -19,8 +19,10 @@ from eog_core import load_task
 from eog_core.errors import SchemaError
 from eog_core.tasks import to_upstream
 
-GOLDEN = Path(os.environ.get("EOG_TASK_LOADER_GOLDEN_FILE")
-              or Path(__file__).parent.parent / "golden" / "task_loader.json")
+GOLDEN = Path(
+    os.environ.get("EOG_TASK_LOADER_GOLDEN_FILE")
+    or Path(__file__).parent.parent / "golden" / "task_loader.json"
+)
 CASES: list[dict[str, Any]] = json.loads(GOLDEN.read_text(encoding="utf-8"))["cases"]
 #: Upstream refuses, we load: dataset rows carry task_id/domain/mode; a missing
 #: system prompt reads as "" (and is written back, as upstream requires it); a task
@@ -34,7 +36,10 @@ WE_REFUSE = {"dup_gym", "verifiers_null"}
 
 def test_golden_file_is_complete() -> None:
     assert len(CASES) >= 500 or "EOG_TASK_LOADER_GOLDEN_FILE" in os.environ
-    assert {c["origin"] for c in CASES} == {"real", "synthetic"} or "EOG_TASK_LOADER_GOLDEN_FILE" in os.environ
+    assert {c["origin"] for c in CASES} == {
+        "real",
+        "synthetic",
+    } or "EOG_TASK_LOADER_GOLDEN_FILE" in os.environ
 
 
 @pytest.mark.parametrize("index", range(len(CASES)))

@@ -49,7 +49,9 @@ def test_all_nemo_rows_and_rollouts_load(dataset: DataSet) -> None:
 def test_round_trip_is_identity_on_every_file(dataset: DataSet) -> None:
     tasks = load_tasks(dataset.root / "tasks") + load_tasks(dataset.root / "nemo-rows")
     for task in tasks:  # an upstream task file has no task_id, domain or mode
-        assert task_from_mapping(to_upstream(task)) == attrs.evolve(task, task_id=None, domain=None, mode=None)
+        assert task_from_mapping(to_upstream(task)) == attrs.evolve(
+            task, task_id=None, domain=None, mode=None
+        )
 
 
 def test_upstream_files_dump_back_unchanged(dataset: DataSet) -> None:
@@ -61,21 +63,38 @@ def test_upstream_files_dump_back_unchanged(dataset: DataSet) -> None:
 
 def test_dataset_row_with_json_string_fields(dataset: DataSet) -> None:
     raw = json.loads(upstream_files(dataset.root)[0].read_text())
-    row = dict(raw, task_id="t1", domain="csm", mode="plus_5_tools",
-               verifiers=json.dumps(raw["verifiers"]), gym_servers_config=json.dumps(raw["gym_servers_config"]))
+    row = dict(
+        raw,
+        task_id="t1",
+        domain="csm",
+        mode="plus_5_tools",
+        verifiers=json.dumps(raw["verifiers"]),
+        gym_servers_config=json.dumps(raw["gym_servers_config"]),
+    )
     task = load_task(row)
     assert (task.task_id, task.domain, task.mode) == ("t1", "csm", "plus_5_tools")
     assert task.verifiers == load_task(raw).verifiers
 
 
 def test_private_legacy_and_dead_keys_are_accepted() -> None:
-    task = load_task({
-        "_comment": "ignored", "user_prompt": "do it", "mcp_server_url": "http://localhost:8001",
-        "database_id": "db_1", "context": {"x-user-email": "a@b.c"}, "temperature": 0.2,
-        "max_tokens": 100,
-        "verifiers": [{"verifier_type": "database_state", "_note": "x",
-                       "validation_config": {"query": "SELECT 1", "expected_value": 1}}],
-    })
+    task = load_task(
+        {
+            "_comment": "ignored",
+            "user_prompt": "do it",
+            "mcp_server_url": "http://localhost:8001",
+            "database_id": "db_1",
+            "context": {"x-user-email": "a@b.c"},
+            "temperature": 0.2,
+            "max_tokens": 100,
+            "verifiers": [
+                {
+                    "verifier_type": "database_state",
+                    "_note": "x",
+                    "validation_config": {"query": "SELECT 1", "expected_value": 1},
+                }
+            ],
+        }
+    )
     assert task.gym_servers[0].name == "default_gym"
     assert task.gym_servers[0].url == "http://localhost:8001"
     assert task.legacy["database_id"] == "db_1"
@@ -83,12 +102,23 @@ def test_private_legacy_and_dead_keys_are_accepted() -> None:
 
 
 def test_verifier_kinds_form_a_tagged_union() -> None:
-    task = load_task({"user_prompt": "u", "gym_servers_config": [{"mcp_server_name": "g", "mcp_server_url": "http://g"}],
-                      "verifiers": [
-        {"verifier_type": "response_check", "validation_config": {"sql_query": "SELECT 1", "comparison_prompt": "p"}},
-        {"verifier_type": "tool_execution", "validation_config": {"selected_tools": ["a"], "minimum_tool_calls": 2}},
-        {"verifier_type": "llm_vibes", "validation_config": {"anything": 1}},
-    ]})
+    task = load_task(
+        {
+            "user_prompt": "u",
+            "gym_servers_config": [{"mcp_server_name": "g", "mcp_server_url": "http://g"}],
+            "verifiers": [
+                {
+                    "verifier_type": "response_check",
+                    "validation_config": {"sql_query": "SELECT 1", "comparison_prompt": "p"},
+                },
+                {
+                    "verifier_type": "tool_execution",
+                    "validation_config": {"selected_tools": ["a"], "minimum_tool_calls": 2},
+                },
+                {"verifier_type": "llm_vibes", "validation_config": {"anything": 1}},
+            ],
+        }
+    )
     kinds = [type(v) for v in task.verifiers]
     assert kinds == [ResponseCheckVerifier, ToolExecutionVerifier, UnknownVerifier]
     assert task.verifiers[0].validation_config.minimum_comparison_value == 7
@@ -107,22 +137,50 @@ def _mutated(raw: dict[str, Any], path: list[Any], value: Any) -> dict[str, Any]
     return data
 
 
-@pytest.mark.parametrize(("path", "value", "json_path", "reason"), [
-    (["verifiers", 3, "validation_config", "query"], 5, "$.verifiers[3].validation_config.query", "expected a string"),
-    (["verifiers", 2, "validation_config", "surprise"], 1, "$.verifiers[2].validation_config", "extra fields"),
-    (["verifiers", 1, "verifier_type"], KeyError, "$.verifiers[1]", "verifier_type"),
-    (["gym_servers_config", 0, "mcp_server_url"], KeyError, "$.gym_servers_config[0].mcp_server_url", "required"),
-    (["gym_servers_config", 0, "context"], "x", "$.gym_servers_config[0].context", "expected an object"),
-    (["gym_servers_config", 0, "auth_config"], {"type": "magic", "token": "t"},
-     "$.gym_servers_config[0].auth_config.type", "expected one of"),
-    (["selected_tools"], "find_user", "$.selected_tools", "array of strings"),
-    (["number_of_runs"], True, "$.number_of_runs", "got a boolean"),
-    (["user_prompt"], KeyError, "$.user_prompt", "required field missing"),
-    (["surprise"], 1, "$.surprise", "unknown key"),
-    (["verifiers"], "[1,", "$.verifiers", "not a valid JSON string"),
-])
-def test_schema_errors_name_the_json_path_and_file(dataset: DataSet, path: list[Any], value: Any,
-                                                    json_path: str, reason: str) -> None:
+@pytest.mark.parametrize(
+    ("path", "value", "json_path", "reason"),
+    [
+        (
+            ["verifiers", 3, "validation_config", "query"],
+            5,
+            "$.verifiers[3].validation_config.query",
+            "expected a string",
+        ),
+        (
+            ["verifiers", 2, "validation_config", "surprise"],
+            1,
+            "$.verifiers[2].validation_config",
+            "extra fields",
+        ),
+        (["verifiers", 1, "verifier_type"], KeyError, "$.verifiers[1]", "verifier_type"),
+        (
+            ["gym_servers_config", 0, "mcp_server_url"],
+            KeyError,
+            "$.gym_servers_config[0].mcp_server_url",
+            "required",
+        ),
+        (
+            ["gym_servers_config", 0, "context"],
+            "x",
+            "$.gym_servers_config[0].context",
+            "expected an object",
+        ),
+        (
+            ["gym_servers_config", 0, "auth_config"],
+            {"type": "magic", "token": "t"},
+            "$.gym_servers_config[0].auth_config.type",
+            "expected one of",
+        ),
+        (["selected_tools"], "find_user", "$.selected_tools", "array of strings"),
+        (["number_of_runs"], True, "$.number_of_runs", "got a boolean"),
+        (["user_prompt"], KeyError, "$.user_prompt", "required field missing"),
+        (["surprise"], 1, "$.surprise", "unknown key"),
+        (["verifiers"], "[1,", "$.verifiers", "not a valid JSON string"),
+    ],
+)
+def test_schema_errors_name_the_json_path_and_file(
+    dataset: DataSet, path: list[Any], value: Any, json_path: str, reason: str
+) -> None:
     source = upstream_files(dataset.root)[0]
     raw = json.loads(source.read_text())
     with pytest.raises(SchemaError) as info:
@@ -133,7 +191,9 @@ def test_schema_errors_name_the_json_path_and_file(dataset: DataSet, path: list[
 
 
 def test_nemo_row_errors_point_into_verifier_metadata(dataset: DataSet) -> None:
-    row = json.loads((dataset.root / "nemo-rows" / dataset.itsm_rows_file).read_text().splitlines()[0])
+    row = json.loads(
+        (dataset.root / "nemo-rows" / dataset.itsm_rows_file).read_text().splitlines()[0]
+    )
     row["verifier_metadata"]["verifiers"][1]["validation_config"]["comparison_type"] = 3
     with pytest.raises(SchemaError) as info:
         load_task(row)
@@ -146,8 +206,10 @@ def test_bad_files_raise_schema_errors(tmp_path: Path) -> None:
     with pytest.raises(SchemaError, match="invalid JSON at line 1"):
         load_task(broken)
     rows = tmp_path / "rows.jsonl"
-    rows.write_text('{"user_prompt": "ok", "gym_servers_config": [{"mcp_server_name": "g", "mcp_server_url": "u"}]}\n'
-                    '[1]\n')
+    rows.write_text(
+        '{"user_prompt": "ok", "gym_servers_config": [{"mcp_server_name": "g", "mcp_server_url": "u"}]}\n'
+        "[1]\n"
+    )
     with pytest.raises(SchemaError, match=r"rows\.jsonl:2"):
         load_tasks(rows)
     with pytest.raises(SchemaError, match="cannot read"):
@@ -160,20 +222,38 @@ def test_bad_files_raise_schema_errors(tmp_path: Path) -> None:
 def test_tool_snapshots_merge_in_gym_order(dataset: DataSet) -> None:
     snapshots = load_tool_snapshots(dataset.root / "tools")
     assert sum(len(s.tools) for s in snapshots.values()) == dataset.tools_total
-    owners = [name for name, snap in snapshots.items() if "list_users" in {t.name for t in snap.tools}]
+    owners = [
+        name for name, snap in snapshots.items() if "list_users" in {t.name for t in snap.tools}
+    ]
     assert len(owners) == 4
-    task = load_task({"user_prompt": "u", "gym_servers_config": [
-        {"mcp_server_name": owners[2], "mcp_server_url": "http://a"},
-        {"mcp_server_name": owners[0], "mcp_server_url": "http://b"}]})
+    task = load_task(
+        {
+            "user_prompt": "u",
+            "gym_servers_config": [
+                {"mcp_server_name": owners[2], "mcp_server_url": "http://a"},
+                {"mcp_server_name": owners[0], "mcp_server_url": "http://b"},
+            ],
+        }
+    )
     merged = merge_tools(task, snapshots)
     assert merged.owner("list_users") == owners[2]  # first gym of the task wins
     assert len(merged.names) == len(set(merged.names))
-    selected = merge_tools(task_from_mapping(dict(to_upstream(task), selected_tools=["list_users", "nope"],
-                                                   restricted_tools=["nope"])), snapshots)
+    selected = merge_tools(
+        task_from_mapping(
+            dict(
+                to_upstream(task), selected_tools=["list_users", "nope"], restricted_tools=["nope"]
+            )
+        ),
+        snapshots,
+    )
     assert selected.names == ("list_users",)
     assert selected.missing == ("nope",)
     tool = selected.responses_tools()[0]
-    assert tool["type"] == "function" and tool["strict"] is False and tool["parameters"]["type"] == "object"
+    assert (
+        tool["type"] == "function"
+        and tool["strict"] is False
+        and tool["parameters"]["type"] == "object"
+    )
     assert selected.chat_tools()[0]["function"]["name"] == "list_users"
 
 
@@ -187,17 +267,32 @@ def test_nemo_tool_lists_match_snapshot_merge(dataset: DataSet) -> None:
         assert set(merge_tools(task, snapshots).names) == offered
 
 
-@pytest.mark.parametrize(("raw", "json_path"), [
-    ({"user_prompt": "u", "mcp_server_url": 5}, "$.mcp_server_url"),
-    ({"user_prompt": "u", "mcp_server_url": "http://x", "database_id": "", "context": "zz"}, "$.context"),
-    ({"verifier_metadata": {"verifiers": []}, "responses_create_params": {
-        "input": [{"role": "user", "content": [{"type": "input_text", "text": 5}]}]}},
-     "$.responses_create_params.input[0].content"),
-    ({"user_prompt": "u", "verifiers": "[{\"verifier_type\": 3}]"}, "$.verifiers[0]"),
-    ({"user_prompt": "u", "gym_servers_config": "{\"a\": 1}"}, "$.gym_servers_config"),
-    ({"verifier_metadata": [], "responses_create_params": {}}, "$.verifier_metadata"),
-    ({"verifier_metadata": {}, "responses_create_params": {"input": "hi"}}, "$.responses_create_params.input"),
-])
+@pytest.mark.parametrize(
+    ("raw", "json_path"),
+    [
+        ({"user_prompt": "u", "mcp_server_url": 5}, "$.mcp_server_url"),
+        (
+            {"user_prompt": "u", "mcp_server_url": "http://x", "database_id": "", "context": "zz"},
+            "$.context",
+        ),
+        (
+            {
+                "verifier_metadata": {"verifiers": []},
+                "responses_create_params": {
+                    "input": [{"role": "user", "content": [{"type": "input_text", "text": 5}]}]
+                },
+            },
+            "$.responses_create_params.input[0].content",
+        ),
+        ({"user_prompt": "u", "verifiers": '[{"verifier_type": 3}]'}, "$.verifiers[0]"),
+        ({"user_prompt": "u", "gym_servers_config": '{"a": 1}'}, "$.gym_servers_config"),
+        ({"verifier_metadata": [], "responses_create_params": {}}, "$.verifier_metadata"),
+        (
+            {"verifier_metadata": {}, "responses_create_params": {"input": "hi"}},
+            "$.responses_create_params.input",
+        ),
+    ],
+)
 def test_odd_shapes_are_schema_errors_with_paths(raw: dict[str, Any], json_path: str) -> None:
     with pytest.raises(SchemaError) as info:
         load_task(raw)

@@ -48,7 +48,7 @@ def test_binary_file_is_a_schema_error(tmp_path: Path) -> None:
 
 def test_non_utf8_row_names_the_line_and_the_file_offset(tmp_path: Path) -> None:
     path = tmp_path / "rows.jsonl"
-    first = b'{"user_prompt": "fine", "gym_servers_config": ' + json.dumps(GYMS).encode() + b'}\n'
+    first = b'{"user_prompt": "fine", "gym_servers_config": ' + json.dumps(GYMS).encode() + b"}\n"
     path.write_bytes(first + b'{"user_prompt": "\xff"}\n')
     with pytest.raises(SchemaError) as caught:
         load_tasks(path)
@@ -76,17 +76,23 @@ def test_deeply_nested_string_field_is_a_schema_error(tmp_path: Path, key: str) 
 
 def test_moderately_deep_values_below_recursion_but_over_the_cap_are_refused() -> None:
     # Deep enough for json.loads, too deep for comparison and repr to be safe everywhere.
-    verifier = {"verifier_type": "database_state",
-                "validation_config": {"query": "SELECT 1", "expected_value": nested_list(MAX_DEPTH)}}
+    verifier = {
+        "verifier_type": "database_state",
+        "validation_config": {"query": "SELECT 1", "expected_value": nested_list(MAX_DEPTH)},
+    }
     with pytest.raises(SchemaError, match="nested deeper"):
         load_task({"user_prompt": "x", "verifiers": [verifier], "gym_servers_config": GYMS})
     verifier["validation_config"]["expected_value"] = nested_list(MAX_DEPTH - 10)
-    assert load_task({"user_prompt": "x", "verifiers": [verifier], "gym_servers_config": GYMS}).verifiers
+    assert load_task(
+        {"user_prompt": "x", "verifiers": [verifier], "gym_servers_config": GYMS}
+    ).verifiers
 
 
 def test_deep_mapping_given_directly_is_a_schema_error() -> None:
-    verifier = {"verifier_type": "database_state",
-                "validation_config": {"query": "SELECT 1", "expected_value": nested_list(100_000)}}
+    verifier = {
+        "verifier_type": "database_state",
+        "validation_config": {"query": "SELECT 1", "expected_value": nested_list(100_000)},
+    }
     with pytest.raises(SchemaError, match="nested deeper"):
         load_task({"user_prompt": "x", "verifiers": [verifier]})
 
@@ -101,16 +107,24 @@ def test_integer_over_the_digit_limit_is_a_schema_error(tmp_path: Path) -> None:
 
 
 def test_integer_in_a_string_field_is_a_schema_error() -> None:
-    verifiers = '[{"verifier_type": "database_state", "validation_config": {"expected_value": ' + "1" * 5000 + "}}]"
+    verifiers = (
+        '[{"verifier_type": "database_state", "validation_config": {"expected_value": '
+        + "1" * 5000
+        + "}}]"
+    )
     with pytest.raises(SchemaError, match="more than 4300 digits") as caught:
         load_task({"user_prompt": "x", "verifiers": verifiers})
     assert caught.value.path == "$.verifiers"
 
 
 def test_a_5000_digit_string_value_loads() -> None:
-    verifier = {"verifier_type": "database_state",
-                "validation_config": {"query": "SELECT 1", "expected_value": "9" * 5000}}
-    assert load_task({"user_prompt": "x", "verifiers": [verifier], "gym_servers_config": GYMS}).verifiers
+    verifier = {
+        "verifier_type": "database_state",
+        "validation_config": {"query": "SELECT 1", "expected_value": "9" * 5000},
+    }
+    assert load_task(
+        {"user_prompt": "x", "verifiers": [verifier], "gym_servers_config": GYMS}
+    ).verifiers
 
 
 def test_lone_surrogate_escape_is_refused_but_a_pair_loads(tmp_path: Path) -> None:
@@ -118,7 +132,9 @@ def test_lone_surrogate_escape_is_refused_but_a_pair_loads(tmp_path: Path) -> No
     path.write_text('{"user_prompt": "a\\ud800b"}')
     with pytest.raises(SchemaError, match="unpaired surrogate"):
         load_task(path)
-    path.write_text('{"user_prompt": "a\\ud83d\\ude00b", "gym_servers_config": ' + json.dumps(GYMS) + "}")
+    path.write_text(
+        '{"user_prompt": "a\\ud83d\\ude00b", "gym_servers_config": ' + json.dumps(GYMS) + "}"
+    )
     assert load_task(path).user_prompt == "a\U0001f600b"
 
 
@@ -133,13 +149,24 @@ def test_decode_json_reports_text_positions() -> None:
 
 
 def eog(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "eog_core", *map(str, args)], capture_output=True,
-                          text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "eog_core", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
-@pytest.mark.parametrize("content", [b'{"user_prompt": "\xff"}', DEEP.encode(),
-                                     b'{"user_prompt": "x", "number_of_runs": ' + b"7" * 5000 + b"}"],
-                         ids=["non-utf8", "deep", "huge-int"])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b'{"user_prompt": "\xff"}',
+        DEEP.encode(),
+        b'{"user_prompt": "x", "number_of_runs": ' + b"7" * 5000 + b"}",
+    ],
+    ids=["non-utf8", "deep", "huge-int"],
+)
 def test_cli_reports_a_hostile_task_file_in_one_line(tmp_path: Path, content: bytes) -> None:
     task = tmp_path / "task.json"
     task.write_bytes(content)
@@ -157,7 +184,9 @@ def test_cli_reports_a_hostile_task_file_in_one_line(tmp_path: Path, content: by
     }
     for name, done in runs.items():
         assert "Traceback" not in done.stderr, (name, done.stderr)
-        problems = [line for line in done.stderr.splitlines() if "SchemaError" in line or "invalid:" in line]
+        problems = [
+            line for line in done.stderr.splitlines() if "SchemaError" in line or "invalid:" in line
+        ]
         assert len(problems) == 1, (name, done.stderr)
         assert "task.json" in problems[0] or "rows.jsonl:1" in problems[0], (name, problems)
         expected = 1 if name.startswith("validate") else 3  # validate reports invalid tasks with 1
@@ -171,4 +200,6 @@ def test_cli_reports_a_non_utf8_tool_snapshot(tmp_path: Path) -> None:
     (tools / "t.json").write_bytes(b'{"gym_name": "\xfe"}')
     done = eog("convert", demo_paths().task, "--tools", tools, "-o", tmp_path / "out.jsonl")
     assert done.returncode == 3 and "Traceback" not in done.stderr
-    assert "not UTF-8: invalid byte 0xfe at byte offset 14" in done.stderr and "t.json" in done.stderr
+    assert (
+        "not UTF-8: invalid byte 0xfe at byte offset 14" in done.stderr and "t.json" in done.stderr
+    )

@@ -16,8 +16,13 @@ LEGACY: dict[str, Any] = {
     "mcp_server_url": "http://legacy.test:8001/mcp",
     "database_id": "db_1",
     "context": {"x-user-email": "a@b.c"},
-    "verifiers": [{"verifier_type": "database_state", "name": "v",
-                   "validation_config": {"query": "SELECT 1", "expected_value": 1}}],
+    "verifiers": [
+        {
+            "verifier_type": "database_state",
+            "name": "v",
+            "validation_config": {"query": "SELECT 1", "expected_value": 1},
+        }
+    ],
 }
 
 

@@ -18,8 +18,10 @@ import pytest
 from eog_core import clean_schema
 from eog_core.tasks import ToolSet, ToolSpec, load_tool_snapshots, raw_schema
 
-GOLDEN_PATH = Path(os.environ.get("EOG_TOOL_SCHEMAS_GOLDEN_FILE")
-                   or Path(__file__).parent.parent / "golden" / "tool_schemas.json")
+GOLDEN_PATH = Path(
+    os.environ.get("EOG_TOOL_SCHEMAS_GOLDEN_FILE")
+    or Path(__file__).parent.parent / "golden" / "tool_schemas.json"
+)
 GOLDEN: dict[str, Any] = json.loads(GOLDEN_PATH.read_text(encoding="utf-8"))
 OVERRIDDEN = "EOG_TOOL_SCHEMAS_GOLDEN_FILE" in os.environ
 
@@ -36,8 +38,11 @@ def test_golden_covers_every_real_tool_and_the_mutations() -> None:
 
 
 def test_clean_schema_matches_upstream() -> None:
-    wrong = [case["id"] for case in GOLDEN["schemas"]
-             if "expected" in case and shown(clean_schema(case["input"])) != shown(case["expected"])]
+    wrong = [
+        case["id"]
+        for case in GOLDEN["schemas"]
+        if "expected" in case and shown(clean_schema(case["input"])) != shown(case["expected"])
+    ]
     assert wrong == []
 
 
@@ -65,32 +70,53 @@ def test_tools_are_presented_as_upstream_binds_them() -> None:
             wrong.append(f"responses {tool.name}")
     assert wrong == []
     tools = ToolSet(tools=tuple(ToolSpec.from_mcp(case["tool"]) for case in GOLDEN["tools"]))
-    assert [shown(t) for t in tools.chat_tools()] == [shown(case["chat"]) for case in GOLDEN["tools"]]
+    assert [shown(t) for t in tools.chat_tools()] == [
+        shown(case["chat"]) for case in GOLDEN["tools"]
+    ]
 
 
 def test_the_golden_tools_are_the_shared_snapshots(eog_data: Path) -> None:
     """The fixture embeds the real tools; it must be regenerated when the snapshots change."""
     snapshots = load_tool_snapshots(eog_data / "tools")
-    current = {(gym, t.name): (t.description, dict(t.input_schema))
-               for gym, snap in snapshots.items() for t in snap.tools}
-    embedded = {(c["gym"], c["tool"]["name"]): (c["tool"].get("description") or "", c["tool"]["inputSchema"])
-                for c in GOLDEN["tools"]}
+    current = {
+        (gym, t.name): (t.description, dict(t.input_schema))
+        for gym, snap in snapshots.items()
+        for t in snap.tools
+    }
+    embedded = {
+        (c["gym"], c["tool"]["name"]): (
+            c["tool"].get("description") or "",
+            c["tool"]["inputSchema"],
+        )
+        for c in GOLDEN["tools"]
+    }
     assert embedded == current
 
 
-NULLABLE = {"type": "object", "title": "Args", "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "properties": {"note": {"type": ["string", "null"]}, "id": {"type": "integer"}},
-            "required": ["note", "id"]}
+NULLABLE = {
+    "type": "object",
+    "title": "Args",
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "properties": {"note": {"type": ["string", "null"]}, "id": {"type": "integer"}},
+    "required": ["note", "id"],
+}
 
 
 def test_raw_opt_in_keeps_nullable_types() -> None:
     tool = ToolSpec.from_mcp({"name": "t", "description": "d", "inputSchema": NULLABLE})
     assert tool.to_responses_tool()["parameters"] == {
-        "type": "object", "title": "Args", "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "properties": {"note": {"type": "string"}, "id": {"type": "integer"}}, "required": ["id"]}
+        "type": "object",
+        "title": "Args",
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "properties": {"note": {"type": "string"}, "id": {"type": "integer"}},
+        "required": ["id"],
+    }
     raw = tool.to_responses_tool(raw=True)
-    assert raw["parameters"] == {"type": "object", "properties": NULLABLE["properties"],
-                                 "required": ["note", "id"]}
+    assert raw["parameters"] == {
+        "type": "object",
+        "properties": NULLABLE["properties"],
+        "required": ["note", "id"],
+    }
     assert raw["strict"] is False
     assert tool.to_chat_tool(raw=True)["function"]["parameters"] == raw_schema(NULLABLE)
     assert "strict" not in tool.to_chat_tool()["function"]
@@ -101,9 +127,14 @@ def test_raw_opt_in_keeps_nullable_types() -> None:
 
 def test_a_tool_without_a_schema_gets_upstreams_default() -> None:
     tool = ToolSpec.from_mcp({"name": "bare"})
-    assert tool.to_chat_tool() == {"type": "function", "function": {
-        "name": "bare", "description": "",
-        "parameters": {"type": "object", "properties": {}, "required": []}}}
+    assert tool.to_chat_tool() == {
+        "type": "function",
+        "function": {
+            "name": "bare",
+            "description": "",
+            "parameters": {"type": "object", "properties": {}, "required": []},
+        },
+    }
 
 
 @pytest.mark.parametrize("schema", [None, [], "object", 5])

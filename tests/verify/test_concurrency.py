@@ -29,8 +29,9 @@ class GateRunner:
         self.expected_in_flight = expected_in_flight
         self.active = self.peak = self.cancelled = 0
 
-    async def run_sql(self, gym_name: str, database_id: str | None, query: str,
-                      context: Mapping[str, str]) -> SqlOutcome:
+    async def run_sql(
+        self, gym_name: str, database_id: str | None, query: str, context: Mapping[str, str]
+    ) -> SqlOutcome:
         word = query.split()[1]
         if word == "raise_eog":
             raise GymError("the gym hung up")
@@ -51,8 +52,12 @@ class GateRunner:
 
 
 def checks(*words: str) -> Any:
-    return task_with(*[check(f"SELECT {word}", int(word) if word.isdigit() else 0, name=f"v{i}")
-                       for i, word in enumerate(words)])
+    return task_with(
+        *[
+            check(f"SELECT {word}", int(word) if word.isdigit() else 0, name=f"v{i}")
+            for i, word in enumerate(words)
+        ]
+    )
 
 
 async def test_all_queries_are_in_flight_at_once_within_the_bound() -> None:
@@ -70,10 +75,19 @@ async def test_all_queries_are_in_flight_at_once_within_the_bound() -> None:
 async def test_a_runner_raising_eog_error_fails_only_its_verifiers() -> None:
     runner = GateRunner(expected_in_flight=2)
     runner.gate.set()
-    verdict = await verify_task(checks("raise_eog", "1", "raise_eog", "3"), sql=runner, policy=STRICT)
+    verdict = await verify_task(
+        checks("raise_eog", "1", "raise_eog", "3"), sql=runner, policy=STRICT
+    )
     assert [r.passed for r in verdict.results] == [False, True, False, True]
-    assert [r.failure_kind for r in verdict.results] == ["gym_unreachable", None, "gym_unreachable", None]
-    assert verdict.results[0].error == verdict.results[2].error == "SQL query failed: the gym hung up"
+    assert [r.failure_kind for r in verdict.results] == [
+        "gym_unreachable",
+        None,
+        "gym_unreachable",
+        None,
+    ]
+    assert (
+        verdict.results[0].error == verdict.results[2].error == "SQL query failed: the gym hung up"
+    )
     assert verdict.failure_kind == "gym_unreachable"
 
 
@@ -113,7 +127,9 @@ async def test_no_failure_is_left_unretrieved() -> None:
     loop.set_exception_handler(lambda _, context: reported.append(context))
     try:
         runner = GateRunner(expected_in_flight=1)
-        verifying = asyncio.create_task(verify_task(checks("0", "raise_bug", "raise_bug"), sql=runner))
+        verifying = asyncio.create_task(
+            verify_task(checks("0", "raise_bug", "raise_bug"), sql=runner)
+        )
         async with asyncio.timeout(60):
             await runner.all_started.wait()
             runner.gate.set()

@@ -24,7 +24,11 @@ async def test_runaway_query_is_a_verifier_error(tmp_path: Path) -> None:
         strict = await verify_task(task, sql=runner, policy=STRICT)
         parity = await verify_task(task, sql=runner, policy=PARITY)
     runaway, fine = strict.results
-    assert (strict.success, strict.evaluation_completed, strict.failure_kind) == (False, False, "verifier_error")
+    assert (strict.success, strict.evaluation_completed, strict.failure_kind) == (
+        False,
+        False,
+        "verifier_error",
+    )
     assert runaway.failure_kind == "verifier_error"
     assert runaway.error == "SQL query failed: query interrupted: it ran past its 0.2s deadline"
     assert fine.passed
@@ -42,7 +46,9 @@ async def test_query_runs_off_the_loop_and_stops_when_cancelled(tmp_path: Path) 
     connection.create_function("mark", 1, mark)
     query = "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT mark(n) + 1 FROM c) SELECT count(*) FROM c"
     with SqliteSqlRunner({"gym-a": connection}, timeout=120) as runner:
-        verifying = asyncio.create_task(verify_task(task_with(check(query, 1)), sql=runner, policy=STRICT))
+        verifying = asyncio.create_task(
+            verify_task(task_with(check(query, 1)), sql=runner, policy=STRICT)
+        )
         assert await asyncio.to_thread(started.wait, 60)  # the loop runs while the query does
         assert not verifying.done()
         verifying.cancel()
@@ -82,10 +88,14 @@ async def test_one_heavy_call_fails_and_cannot_build_a_huge_value(tmp_path: Path
     with SqliteSqlRunner({"gym-a": make_db(tmp_path / "a.sqlite")}, timeout=0.2) as runner:
         heavy = await runner.run_sql("gym-a", None, HEAVY, {})
         blob = await runner.run_sql("gym-a", None, "SELECT length(zeroblob(900000000)) AS n", {})
-        fine = await runner.run_sql("gym-a", None, "SELECT length(printf('%.*c', 1000, 'x')) AS n", {})
+        fine = await runner.run_sql(
+            "gym-a", None, "SELECT length(printf('%.*c', 1000, 'x')) AS n", {}
+        )
     assert not heavy.success
-    assert heavy.error in {"query interrupted: it ran past its 0.2s deadline",
-                           "SQLite rejected the query: string or blob too big"}
+    assert heavy.error in {
+        "query interrupted: it ran past its 0.2s deadline",
+        "SQLite rejected the query: string or blob too big",
+    }
     assert blob.error == "SQLite rejected the query: string or blob too big"
     assert fine.body == {"data": [{"n": 1000}]}
 
@@ -103,5 +113,7 @@ def test_a_statement_that_returns_past_its_deadline_fails(tmp_path: Path) -> Non
     connection.create_function("slow", 1, slow)
     with pytest.raises(QueryInterrupted, match="deadline"):
         execute_guarded(connection, "SELECT slow(1)", timeout=0.05)
-    assert connection.getlimit(sqlite3.SQLITE_LIMIT_LENGTH) == 1_000_000_000  # handed back as it came
+    assert (
+        connection.getlimit(sqlite3.SQLITE_LIMIT_LENGTH) == 1_000_000_000
+    )  # handed back as it came
     assert execute_guarded(connection, "SELECT slow(2)", timeout=30) == (["slow(2)"], [(2,)])

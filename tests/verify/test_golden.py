@@ -17,7 +17,10 @@ import pytest
 from eog_core import PARITY, compare_values, extract_value
 from eog_core.verify import score_database_state
 
-GOLDEN = Path(os.environ.get("EOG_GOLDEN_FILE") or Path(__file__).parent.parent / "golden" / "verifier_parity.json")
+GOLDEN = Path(
+    os.environ.get("EOG_GOLDEN_FILE")
+    or Path(__file__).parent.parent / "golden" / "verifier_parity.json"
+)
 CASES: list[dict[str, Any]] = json.loads(GOLDEN.read_text(encoding="utf-8"))["cases"]
 
 
@@ -30,7 +33,9 @@ def replay(case: dict[str, Any]) -> tuple[Any, Any]:
         result = compare_values(case["actual"], case["expected"], case["comparison_type"], PARITY)
         return {"passed": result.passed, "details": result.details}, case["result"]
     if kind == "verify":
-        return score_database_state(case["validation_config"], case["sql_outcome"], PARITY), case["result"]
+        return score_database_state(case["validation_config"], case["sql_outcome"], PARITY), case[
+            "result"
+        ]
     raise AssertionError(f"unknown golden case kind {kind!r}")
 
 

@@ -31,8 +31,10 @@ from eog_core.gym._sql_answer import sql_answer, sql_error_text
 from eog_core.verify import JudgeRequest
 from tests.verify.sql_gym import serve_sql_answers
 
-GOLDEN = Path(os.environ.get("EOG_TASK_PARITY_GOLDEN_FILE")
-              or Path(__file__).parent.parent / "golden" / "task_parity.json")
+GOLDEN = Path(
+    os.environ.get("EOG_TASK_PARITY_GOLDEN_FILE")
+    or Path(__file__).parent.parent / "golden" / "task_parity.json"
+)
 DATA: dict[str, Any] = json.loads(GOLDEN.read_text(encoding="utf-8"))
 CASES: list[dict[str, Any]] = DATA["cases"]
 #: Mutations our loader refuses on purpose (docs/parity.md, "Deliberate differences").
@@ -49,7 +51,10 @@ def task_mapping(key: str) -> dict[str, Any]:
 
 def answers_of(case: dict[str, Any]) -> dict[tuple[str, str], tuple[int, str]]:
     asked = [DATA["queries"][i] for i in DATA["tasks"][case["task"]]["queries"]]
-    return {(url, query): (status, body) for (url, query), (status, body) in zip(asked, case["answers"], strict=True)}
+    return {
+        (url, query): (status, body)
+        for (url, query), (status, body) in zip(asked, case["answers"], strict=True)
+    }
 
 
 class ReplayRunner:
@@ -61,8 +66,9 @@ class ReplayRunner:
         self.answers = answers
         self.requests: list[list[Any]] = []
 
-    async def run_sql(self, gym_name: str, database_id: str | None, query: str,
-                      context: Mapping[str, str]) -> SqlOutcome:
+    async def run_sql(
+        self, gym_name: str, database_id: str | None, query: str, context: Mapping[str, str]
+    ) -> SqlOutcome:
         headers = auth_headers(self.auth[gym_name]) | context_headers(context, mode="upstream")
         headers["x-database-id"] = str(database_id)
         self.requests.append([self.urls[gym_name], query, database_id, headers])
@@ -78,6 +84,7 @@ def judge_for(case: dict[str, Any]) -> Any:
         if isinstance(reply, dict):
             raise RuntimeError(reply["raise"])
         return str(reply)
+
     return judge
 
 
@@ -90,17 +97,24 @@ def same_outcome(record: dict[str, Any], stored: dict[str, Any]) -> bool:
 
 def upstream_requests(case: dict[str, Any]) -> list[str]:
     asked = [DATA["queries"][i] for i in DATA["tasks"][case["task"]]["queries"]]
-    return sorted(json.dumps([*asked[q], database_id, DATA["headers"][h]], sort_keys=True)
-                  for q, database_id, h in case["requests"])
+    return sorted(
+        json.dumps([*asked[q], database_id, DATA["headers"][h]], sort_keys=True)
+        for q, database_id, h in case["requests"]
+    )
 
 
 async def replay(case: dict[str, Any], sql: Any = None) -> tuple[dict[str, Any], ReplayRunner]:
     task = load_task(task_mapping(case["task"]))
     runner = ReplayRunner(task, answers_of(case))
     verdict = await verify_task(
-        task, sql=sql or runner, policy=PARITY,
+        task,
+        sql=sql or runner,
+        policy=PARITY,
         database_ids={gym.name: f"db-{i}" for i, gym in enumerate(task.gym_servers)},
-        final_response=case["final_response"], tool_calls=case["tools"], judge=judge_for(case))
+        final_response=case["final_response"],
+        tool_calls=case["tools"],
+        judge=judge_for(case),
+    )
     return verdict.to_dict(), runner
 
 
@@ -108,9 +122,11 @@ def test_golden_file_is_complete() -> None:
     assert len(CASES) >= 5000 or "EOG_TASK_PARITY_GOLDEN_FILE" in os.environ
     kinds = {case["mutation"].split(":")[0] for case in CASES}
     assert kinds == {"real", "synthetic"} or "EOG_TASK_PARITY_GOLDEN_FILE" in os.environ
-    assert all(set(case["outcome"]) - {"sha256", "summary"} <= {"error", "verification_results",
-                                                                "verification_summary", "overall_success"}
-               for case in CASES)
+    assert all(
+        set(case["outcome"]) - {"sha256", "summary"}
+        <= {"error", "verification_results", "verification_summary", "overall_success"}
+        for case in CASES
+    )
 
 
 @pytest.mark.parametrize("chunk", range(0, len(CASES), 250), ids=lambda start: f"cases{start}")
@@ -127,8 +143,10 @@ async def test_parity_run_record_is_upstreams(chunk: int) -> None:
         if not same_outcome(record, case["outcome"]):
             failures.append((index, case["mutation"], record, case["outcome"]))
             continue
-        ours = sorted(json.dumps([url, query, database_id, headers], sort_keys=True)
-                      for url, query, database_id, headers in runner.requests)
+        ours = sorted(
+            json.dumps([url, query, database_id, headers], sort_keys=True)
+            for url, query, database_id, headers in runner.requests
+        )
         theirs = upstream_requests(case)
         if "error" in record:  # upstream's run stopped at the failing verifier: a prefix of ours
             unmatched = Counter(theirs) - Counter(ours)
@@ -148,7 +166,9 @@ async def recorded_gym() -> AsyncIterator[tuple[str, dict[str, tuple[int, str]]]
         yield url, answers
 
 
-async def test_first_cases_over_a_real_gym(recorded_gym: tuple[str, dict[str, tuple[int, str]]]) -> None:
+async def test_first_cases_over_a_real_gym(
+    recorded_gym: tuple[str, dict[str, tuple[int, str]]],
+) -> None:
     """The same records when the answers travel over HTTP through GymClient and HttpSqlRunner."""
     url, served = recorded_gym
     checked = 0

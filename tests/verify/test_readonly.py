@@ -118,8 +118,11 @@ async def test_big_valid_queries_verify_in_strict(tmp_path: Path) -> None:
     in_list = "SELECT count(*) FROM ticket WHERE id IN (" + ", ".join(map(str, range(6000))) + ")"
     nested = "SELECT " + "(" * 90 + "2" + ")" * 90  # SQLite's own parser stops near 100
     with SqliteSqlRunner({"gym-a": make_db(tmp_path / "a.sqlite")}) as runner:
-        verdict = await verify_task(task_with(check(in_list, 2, name="a"), check(nested, 2, name="b")),
-                                    sql=runner, policy=STRICT)
+        verdict = await verify_task(
+            task_with(check(in_list, 2, name="a"), check(nested, 2, name="b")),
+            sql=runner,
+            policy=STRICT,
+        )
     assert verdict.success, verdict.results
 
 
@@ -132,20 +135,26 @@ def writes_that_sqlite_runs() -> list[str]:
     return [q for q in WRITES[:7] + WRITES[11:17] if "$" not in q]
 
 
-async def test_strict_refuses_writes_before_they_reach_a_writable_connection(tmp_path: Path) -> None:
+async def test_strict_refuses_writes_before_they_reach_a_writable_connection(
+    tmp_path: Path,
+) -> None:
     path = make_db(tmp_path / "w.sqlite")
     before = ticket_rows(path)
     connection = sqlite3.connect(path, check_same_thread=False)
     task = task_with(*(check(q, 1, name=f"w{i}") for i, q in enumerate(writes_that_sqlite_runs())))
     with SqliteSqlRunner({"gym-a": connection}, read_only=False) as runner:  # would write if asked
         verdict = await verify_task(task, sql=runner, policy=STRICT)
-    assert all(r.failure_kind == "config_error" and "refused" in (r.error or "") for r in verdict.results)
+    assert all(
+        r.failure_kind == "config_error" and "refused" in (r.error or "") for r in verdict.results
+    )
     connection.commit()
     assert ticket_rows(path) == before
 
 
 @pytest.mark.parametrize("lent", [False, True], ids=["file", "lent-connection"])
-async def test_the_authorizer_stops_writes_the_text_check_never_sees(tmp_path: Path, lent: bool) -> None:
+async def test_the_authorizer_stops_writes_the_text_check_never_sees(
+    tmp_path: Path, lent: bool
+) -> None:
     # PARITY skips the text check; our runner still refuses every write.
     path = make_db(tmp_path / "w.sqlite")
     before = ticket_rows(path)
@@ -171,8 +180,12 @@ def writes_again(connection: sqlite3.Connection) -> None:
 
 def test_every_real_verifier_query_is_accepted(eog_data: Path) -> None:
     tasks = load_tasks(eog_data / "tasks") + load_tasks(eog_data / "nemo-rows")
-    queries = {v.validation_config.query for t in tasks for v in t.verifiers
-               if isinstance(v, DatabaseStateVerifier) and v.validation_config.query}
+    queries = {
+        v.validation_config.query
+        for t in tasks
+        for v in t.verifiers
+        if isinstance(v, DatabaseStateVerifier) and v.validation_config.query
+    }
     assert len(queries) > 90
     refused = {q: read_only_problem(q) for q in queries if read_only_problem(q)}
     assert refused == {}
@@ -182,5 +195,8 @@ def test_demo_task_queries_are_accepted() -> None:
     from eog_core.local import demo_paths
 
     task = load_task(demo_paths().task)
-    assert all(read_only_problem(v.validation_config.query or "") is None
-               for v in task.verifiers if isinstance(v, DatabaseStateVerifier))
+    assert all(
+        read_only_problem(v.validation_config.query or "") is None
+        for v in task.verifiers
+        if isinstance(v, DatabaseStateVerifier)
+    )

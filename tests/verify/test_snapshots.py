@@ -54,8 +54,6 @@ TASK_IDS = (
 )
 
 
-
-
 def tasks_of(root: Path) -> dict[str, Task]:
     """Every task of a data folder by id: the upstream files plus the rows whose id no file has."""
     tasks = {t.task_id: t for t in load_tasks(root / "tasks")}
@@ -87,9 +85,14 @@ def parsed_form(task: Task) -> dict[str, Any]:
 
 def databases_for(task: Task, folder: Path) -> dict[str, Path]:
     return {
-        gym.name: build_database(folder / f"{gym.name}.sqlite", [
-            v.validation_config.query for v in task.verifiers
-            if (v.gym_name or task.gym_servers[0].name) == gym.name])
+        gym.name: build_database(
+            folder / f"{gym.name}.sqlite",
+            [
+                v.validation_config.query
+                for v in task.verifiers
+                if (v.gym_name or task.gym_servers[0].name) == gym.name
+            ],
+        )
         for gym in task.gym_servers
     }
 
@@ -100,17 +103,25 @@ def test_real_tasks_are_present() -> None:
 
 
 @pytest.mark.parametrize("task_id", [*TASK_IDS, *sorted(EXAMPLE_TASKS)])
-async def test_parsed_form_and_verdicts(task_id: str, tmp_path: Path, snapshot_json: SnapshotAssertion) -> None:
+async def test_parsed_form_and_verdicts(
+    task_id: str, tmp_path: Path, snapshot_json: SnapshotAssertion
+) -> None:
     task = EXAMPLE_TASKS[task_id] if task_id in EXAMPLE_TASKS else real_tasks()[task_id]
     with SqliteSqlRunner(databases_for(task, tmp_path)) as runner:
         parity = await verify_task(task, sql=runner, policy=PARITY)
         strict = await verify_task(task, sql=runner, policy=STRICT)
     assert strict.num_scored == len(task.verifiers)
     assert parity.num_scored == len({v.name for v in task.verifiers})
-    assert snapshot_json == {"parsed": parsed_form(task), "parity": parity.to_dict(repeat=0), "strict": strict.to_dict()}
+    assert snapshot_json == {
+        "parsed": parsed_form(task),
+        "parity": parity.to_dict(repeat=0),
+        "strict": strict.to_dict(),
+    }
 
 
-async def test_entitlement_task_on_its_seed_fixture(tmp_path: Path, snapshot_json: SnapshotAssertion) -> None:
+async def test_entitlement_task_on_its_seed_fixture(
+    tmp_path: Path, snapshot_json: SnapshotAssertion
+) -> None:
     data = require_eog_data()
     task = load_task(next((data / "tasks").rglob(f"{ENTITLEMENT_TASK}.json")))
     database = tmp_path / "final.sqlite"
@@ -118,8 +129,10 @@ async def test_entitlement_task_on_its_seed_fixture(tmp_path: Path, snapshot_jso
         connection.executescript((data / "fixtures" / "seed_entitlement.sql").read_text())
     build_database(database, [v.validation_config.query for v in task.verifiers])
     with sqlite3.connect(database) as connection:  # what a correct agent does to entitlement 73
-        connection.execute("UPDATE entitlement SET coverage_hours = 'h24x7', max_cases_per_month = 0, "
-                           "sys_updated_on = '2026-01-02 10:00:00' WHERE entitlement_id = 73")
+        connection.execute(
+            "UPDATE entitlement SET coverage_hours = 'h24x7', max_cases_per_month = 0, "
+            "sys_updated_on = '2026-01-02 10:00:00' WHERE entitlement_id = 73"
+        )
     with SqliteSqlRunner({"sn-csm-server": database}) as runner:
         parity = await verify_task(task, sql=runner, policy=PARITY)
         strict = await verify_task(task, sql=runner, policy=STRICT)
@@ -129,15 +142,19 @@ async def test_entitlement_task_on_its_seed_fixture(tmp_path: Path, snapshot_jso
     assert snapshot_json == {"parity": parity.to_dict(), "strict": strict.to_dict()}
 
 
-async def test_example_entitlement_task_on_its_seed_fixture(tmp_path: Path, snapshot_json: SnapshotAssertion) -> None:
+async def test_example_entitlement_task_on_its_seed_fixture(
+    tmp_path: Path, snapshot_json: SnapshotAssertion
+) -> None:
     """The same scoring on our own example task and seed: runs without the real data."""
     task = EXAMPLE_TASKS[EXAMPLE_ENTITLEMENT_TASK]
     database = tmp_path / "final.sqlite"
     with sqlite3.connect(database) as connection:
         connection.executescript((EXAMPLES / "fixtures" / "seed_entitlement.sql").read_text())
         # what a correct agent does to entitlement 41
-        connection.execute("UPDATE entitlement SET coverage_hours = 'h24x7', max_cases_per_month = 0 "
-                           "WHERE entitlement_id = 41")
+        connection.execute(
+            "UPDATE entitlement SET coverage_hours = 'h24x7', max_cases_per_month = 0 "
+            "WHERE entitlement_id = 41"
+        )
     with SqliteSqlRunner({"sn-csm-server": database}) as runner:
         parity = await verify_task(task, sql=runner, policy=PARITY)
         strict = await verify_task(task, sql=runner, policy=STRICT)

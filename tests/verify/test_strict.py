@@ -35,18 +35,35 @@ def make_db(path: Path) -> Path:
 
 
 def task_with(*verifiers: Mapping[str, Any], gyms: tuple[str, ...] = ("gym-a",)) -> Task:
-    return load_task({
-        "user_prompt": "close ticket 1",
-        "gym_servers_config": [{"mcp_server_name": g, "mcp_server_url": f"http://localhost:{8100 + i}"}
-                               for i, g in enumerate(gyms)],
-        "verifiers": [dict(v) for v in verifiers],
-    })
+    return load_task(
+        {
+            "user_prompt": "close ticket 1",
+            "gym_servers_config": [
+                {"mcp_server_name": g, "mcp_server_url": f"http://localhost:{8100 + i}"}
+                for i, g in enumerate(gyms)
+            ],
+            "verifiers": [dict(v) for v in verifiers],
+        }
+    )
 
 
-def check(query: str, expected: Any, name: str = "check", gym: str | None = "gym-a",
-          comparison: str = "equals") -> dict[str, Any]:
-    return {"verifier_type": "database_state", "name": name, "gym_name": gym,
-            "validation_config": {"query": query, "expected_value": expected, "comparison_type": comparison}}
+def check(
+    query: str,
+    expected: Any,
+    name: str = "check",
+    gym: str | None = "gym-a",
+    comparison: str = "equals",
+) -> dict[str, Any]:
+    return {
+        "verifier_type": "database_state",
+        "name": name,
+        "gym_name": gym,
+        "validation_config": {
+            "query": query,
+            "expected_value": expected,
+            "comparison_type": comparison,
+        },
+    }
 
 
 @pytest.fixture
@@ -56,13 +73,17 @@ def runner(tmp_path: Path) -> Iterator[SqliteSqlRunner]:
 
 
 async def both(task: Task, runner: Any, **kwargs: Any) -> tuple[Any, Any]:
-    return (await verify_task(task, sql=runner, policy=PARITY, **kwargs),
-            await verify_task(task, sql=runner, policy=STRICT, **kwargs))
+    return (
+        await verify_task(task, sql=runner, policy=PARITY, **kwargs),
+        await verify_task(task, sql=runner, policy=STRICT, **kwargs),
+    )
 
 
 async def test_every_verifier_counts(runner: SqliteSqlRunner) -> None:
-    task = task_with(check("SELECT state FROM ticket WHERE id = 2", "closed", name="same"),
-                     check("SELECT state FROM ticket WHERE id = 1", "closed", name="same"))
+    task = task_with(
+        check("SELECT state FROM ticket WHERE id = 2", "closed", name="same"),
+        check("SELECT state FROM ticket WHERE id = 1", "closed", name="same"),
+    )
     parity, strict = await both(task, runner)
     assert (parity.success, parity.num_scored, parity.pass_rate) == (True, 1, 1.0)
     assert (strict.success, strict.num_scored, strict.pass_rate) == (False, 2, 0.5)
@@ -78,8 +99,10 @@ async def test_numbers_equal_their_numeric_strings(runner: SqliteSqlRunner, expe
     assert strict.success is True
 
 
-@pytest.mark.parametrize(("actual", "expected", "kind"), [
-    ("10", 9, "greater_than"), (3, "4", "less_than"), (1, "1.0", "equals")])
+@pytest.mark.parametrize(
+    ("actual", "expected", "kind"),
+    [("10", 9, "greater_than"), (3, "4", "less_than"), (1, "1.0", "equals")],
+)
 def test_numeric_strings_in_ordering_comparisons(actual: Any, expected: Any, kind: str) -> None:
     assert compare_values(actual, expected, kind, STRICT).passed is True
     assert compare_values(actual, expected, kind, PARITY).passed is False
@@ -91,10 +114,13 @@ def test_non_numeric_strings_stay_strings() -> None:
     assert compare_values(True, 1, "equals", STRICT).passed is True  # SQLite booleans are integers
 
 
-@pytest.mark.parametrize(("actual", "expected"), [
-    ("2025-01-01T10:00:00Z", "2025-01-01 10:00:00"),
-    ("2025-01-01T12:00:00+02:00", "2025-01-01T10:00:00Z"),
-])
+@pytest.mark.parametrize(
+    ("actual", "expected"),
+    [
+        ("2025-01-01T10:00:00Z", "2025-01-01 10:00:00"),
+        ("2025-01-01T12:00:00+02:00", "2025-01-01T10:00:00Z"),
+    ],
+)
 def test_iso_timestamps_compare_as_instants(actual: str, expected: str) -> None:
     assert compare_values(actual, expected, "equals", STRICT).passed is True
     assert compare_values(actual, expected, "equals", PARITY).passed is False
@@ -102,29 +128,49 @@ def test_iso_timestamps_compare_as_instants(actual: str, expected: str) -> None:
 
 
 def test_later_instant_is_greater() -> None:
-    assert compare_values("2025-01-01T11:00:00+00:00", "2025-01-01 10:30:00", "greater_than", STRICT).passed
+    assert compare_values(
+        "2025-01-01T11:00:00+00:00", "2025-01-01 10:30:00", "greater_than", STRICT
+    ).passed
 
 
-async def test_unknown_gym_fails_in_strict_and_is_skipped_in_parity(runner: SqliteSqlRunner) -> None:
-    task = task_with(check("SELECT state FROM ticket WHERE id = 1", "closed"),
-                     check("SELECT 1", 1, name="elsewhere", gym="gym-nowhere"))
+async def test_unknown_gym_fails_in_strict_and_is_skipped_in_parity(
+    runner: SqliteSqlRunner,
+) -> None:
+    task = task_with(
+        check("SELECT state FROM ticket WHERE id = 1", "closed"),
+        check("SELECT 1", 1, name="elsewhere", gym="gym-nowhere"),
+    )
     parity, strict = await both(task, runner)
     assert (parity.success, parity.num_scored, parity.evaluation_completed) == (True, 1, True)
-    assert (strict.success, strict.evaluation_completed, strict.failure_kind) == (False, False, "config_error")
+    assert (strict.success, strict.evaluation_completed, strict.failure_kind) == (
+        False,
+        False,
+        "config_error",
+    )
     assert "gym-nowhere" in (strict.results[1].error or "")
 
 
 async def test_rejected_query_is_a_verifier_error(runner: SqliteSqlRunner) -> None:
     task = task_with(check("SELECT nope FROM ticket", 1))
     parity, strict = await both(task, runner)
-    assert parity.results[0].error == "SQL query failed: SQLite rejected the query: no such column: nope"
+    assert (
+        parity.results[0].error
+        == "SQL query failed: SQLite rejected the query: no such column: nope"
+    )
     assert (parity.evaluation_completed, parity.failure_kind) == (True, None)
-    assert (strict.success, strict.evaluation_completed, strict.failure_kind) == (False, False, "verifier_error")
+    assert (strict.success, strict.evaluation_completed, strict.failure_kind) == (
+        False,
+        False,
+        "verifier_error",
+    )
 
 
 async def test_empty_verifier_set_is_not_a_success(runner: SqliteSqlRunner) -> None:
     parity, strict = await both(task_with(), runner)
-    assert parity.to_dict() == {"error": "division by zero", "overall_success": False}  # upstream's run error
+    assert parity.to_dict() == {
+        "error": "division by zero",
+        "overall_success": False,
+    }  # upstream's run error
     assert (parity.success, parity.reward, parity.failure_kind) == (False, 0.0, "run_error")
     assert (strict.success, strict.failure_kind, strict.reward) == (False, "no_verifiers", 0.0)
 
@@ -141,7 +187,9 @@ async def test_write_queries_are_refused_before_they_run(tmp_path: Path) -> None
     assert "read-only" in (parity.results[0].error or "")
     assert connection.execute("SELECT COUNT(*) FROM ticket WHERE state = 'gone'").fetchone() == (0,)
     writable = SqliteSqlRunner({"gym-a": connection}, read_only=False)
-    parity = await verify_task(task, sql=writable, policy=PARITY)  # upstream runs whatever it is given
+    parity = await verify_task(
+        task, sql=writable, policy=PARITY
+    )  # upstream runs whatever it is given
     assert parity.results[0].passed is True
     assert connection.execute("SELECT COUNT(*) FROM ticket WHERE state = 'gone'").fetchone() == (1,)
 
@@ -159,16 +207,19 @@ async def test_unknown_comparison_type_is_a_config_error(runner: SqliteSqlRunner
 
 
 async def test_fractional_reward_is_the_pass_rate(runner: SqliteSqlRunner) -> None:
-    task = task_with(check("SELECT state FROM ticket WHERE id = 1", "closed", name="a"),
-                     check("SELECT state FROM ticket WHERE id = 2", "closed", name="b"))
+    task = task_with(
+        check("SELECT state FROM ticket WHERE id = 1", "closed", name="a"),
+        check("SELECT state FROM ticket WHERE id = 2", "closed", name="b"),
+    )
     binary = await verify_task(task, sql=runner, policy=STRICT)
     fractional = await verify_task(task, sql=runner, policy=STRICT.with_reward("fractional"))
     assert (binary.reward, fractional.reward) == (0.0, 0.5)
 
 
 class Unreachable:
-    async def run_sql(self, gym_name: str, database_id: str | None, query: str,
-                      context: Mapping[str, str]) -> SqlOutcome:
+    async def run_sql(
+        self, gym_name: str, database_id: str | None, query: str, context: Mapping[str, str]
+    ) -> SqlOutcome:
         return SqlOutcome.failed("Cannot connect to host localhost:8100", kind="transport")
 
 
@@ -179,7 +230,13 @@ async def test_unreachable_gym_is_reported_not_scored() -> None:
 
 
 async def test_missing_query_is_reported(runner: SqliteSqlRunner) -> None:
-    task = task_with({"verifier_type": "database_state", "gym_name": "gym-a", "validation_config": {"expected_value": 1}})
+    task = task_with(
+        {
+            "verifier_type": "database_state",
+            "gym_name": "gym-a",
+            "validation_config": {"expected_value": 1},
+        }
+    )
     parity, strict = await both(task, runner)
     assert parity.results[0].upstream == {"passed": False, "error": "No SQL query provided"}
     assert parity.results[0].name == "verifier_1"
@@ -187,8 +244,12 @@ async def test_missing_query_is_reported(runner: SqliteSqlRunner) -> None:
 
 
 async def test_gymless_verifier_uses_the_first_gym(tmp_path: Path) -> None:
-    runner = SqliteSqlRunner({"gym-a": make_db(tmp_path / "a.sqlite"), "gym-b": tmp_path / "a.sqlite"})
-    task = task_with(check("SELECT state FROM ticket WHERE id = 1", "closed", gym=None), gyms=("gym-a", "gym-b"))
+    runner = SqliteSqlRunner(
+        {"gym-a": make_db(tmp_path / "a.sqlite"), "gym-b": tmp_path / "a.sqlite"}
+    )
+    task = task_with(
+        check("SELECT state FROM ticket WHERE id = 1", "closed", gym=None), gyms=("gym-a", "gym-b")
+    )
     verdict = await verify_task(task, sql=runner, policy=STRICT)
     assert verdict.success and verdict.results[0].gym is None
 
@@ -213,16 +274,22 @@ async def test_snapshot_files_are_read_only(tmp_path: Path) -> None:
 
 async def test_now_can_be_pinned(tmp_path: Path) -> None:
     runner = SqliteSqlRunner({"gym-a": make_db(tmp_path / "a.sqlite")}, now="2030-06-01 12:00:00")
-    outcome = await runner.run_sql("gym-a", None, "SELECT datetime('now', '-1 day') AS d, date('now') AS e", {})
+    outcome = await runner.run_sql(
+        "gym-a", None, "SELECT datetime('now', '-1 day') AS d, date('now') AS e", {}
+    )
     assert outcome.body == {"data": [{"d": "2030-05-31 12:00:00", "e": "2030-06-01"}]}
 
 
 async def test_the_clock_keywords_are_pinned_too(tmp_path: Path) -> None:
     runner = SqliteSqlRunner({"gym-a": make_db(tmp_path / "a.sqlite")}, now="2030-06-01 12:00:00")
-    query = ("SELECT CURRENT_TIMESTAMP AS ts, CURRENT_DATE AS d, CURRENT_TIME AS t, "
-             "julianday(CURRENT_TIMESTAMP) - julianday('now') AS drift")
+    query = (
+        "SELECT CURRENT_TIMESTAMP AS ts, CURRENT_DATE AS d, CURRENT_TIME AS t, "
+        "julianday(CURRENT_TIMESTAMP) - julianday('now') AS drift"
+    )
     outcome = await runner.run_sql("gym-a", None, query, {})
-    assert outcome.body == {"data": [{"ts": "2030-06-01 12:00:00", "d": "2030-06-01", "t": "12:00:00", "drift": 0.0}]}
+    assert outcome.body == {
+        "data": [{"ts": "2030-06-01 12:00:00", "d": "2030-06-01", "t": "12:00:00", "drift": 0.0}]
+    }
 
 
 class ScriptedJudge:
@@ -236,16 +303,30 @@ class ScriptedJudge:
 
 
 def response_check(minimum: int = 7) -> dict[str, Any]:
-    return {"verifier_type": "response_check", "name": "answer", "gym_name": "gym-a", "validation_config": {
-        "sql_query": "SELECT state FROM ticket WHERE id = 1", "comparison_prompt": "Is the state reported?",
-        "minimum_comparison_value": minimum}}
+    return {
+        "verifier_type": "response_check",
+        "name": "answer",
+        "gym_name": "gym-a",
+        "validation_config": {
+            "sql_query": "SELECT state FROM ticket WHERE id = 1",
+            "comparison_prompt": "Is the state reported?",
+            "minimum_comparison_value": minimum,
+        },
+    }
 
 
 @pytest.mark.parametrize("policy", [PARITY, STRICT], ids=["parity", "strict"])
-async def test_response_check_parses_fenced_judge_replies(runner: SqliteSqlRunner, policy: Policy) -> None:
+async def test_response_check_parses_fenced_judge_replies(
+    runner: SqliteSqlRunner, policy: Policy
+) -> None:
     judge = ScriptedJudge('Sure.\n```json\n{"score": 8, "reasoning": "states closed"}\n```')
-    verdict = await verify_task(task_with(response_check()), sql=runner, policy=policy,
-                                final_response="Ticket 1 is closed.", judge=judge)
+    verdict = await verify_task(
+        task_with(response_check()),
+        sql=runner,
+        policy=policy,
+        final_response="Ticket 1 is closed.",
+        judge=judge,
+    )
     assert verdict.success
     assert verdict.results[0].upstream["score"] == 8
     request = judge.requests[0]
@@ -260,13 +341,23 @@ async def test_response_check_without_judge_or_with_nonsense(runner: SqliteSqlRu
     assert verdict.failure_kind == "config_error" and "No judge" in (verdict.results[0].error or "")
     verdict = await verify_task(task, sql=runner, policy=STRICT, judge=ScriptedJudge("I think 9"))
     assert verdict.failure_kind == "judge_error" and "not JSON" in (verdict.results[0].error or "")
-    parity = await verify_task(task, sql=runner, policy=PARITY, judge=ScriptedJudge('{"score": "high"}'))
+    parity = await verify_task(
+        task, sql=runner, policy=PARITY, judge=ScriptedJudge('{"score": "high"}')
+    )
     assert parity.results[0].error and parity.results[0].error.startswith("Judge comparison failed")
 
 
 async def test_tool_execution_verifier(runner: SqliteSqlRunner) -> None:
-    task = task_with({"verifier_type": "tool_execution", "name": "tools", "validation_config": {
-        "selected_tools": ["find_ticket", "close_ticket"], "minimum_tool_calls": 2}})
+    task = task_with(
+        {
+            "verifier_type": "tool_execution",
+            "name": "tools",
+            "validation_config": {
+                "selected_tools": ["find_ticket", "close_ticket"],
+                "minimum_tool_calls": 2,
+            },
+        }
+    )
     ok = await verify_task(task, sql=runner, tool_calls=["find_ticket", {"name": "close_ticket"}])
     short = await verify_task(task, sql=runner, tool_calls=["find_ticket"])
     assert ok.success and not short.success
@@ -287,8 +378,9 @@ class SlowRunner:
         self.active = 0
         self.peak = 0
 
-    async def run_sql(self, gym_name: str, database_id: str | None, query: str,
-                      context: Mapping[str, str]) -> SqlOutcome:
+    async def run_sql(
+        self, gym_name: str, database_id: str | None, query: str, context: Mapping[str, str]
+    ) -> SqlOutcome:
         self.active += 1
         self.peak = max(self.peak, self.active)
         value = int(query.split()[1])
@@ -312,8 +404,18 @@ def test_large_integer_strings_stay_exact() -> None:
 
 
 async def test_null_comparison_type_is_reported_as_upstream_does(runner: SqliteSqlRunner) -> None:
-    task = task_with({"verifier_type": "database_state", "name": "n", "gym_name": "gym-a",
-                      "validation_config": {"query": "SELECT 1", "expected_value": 1, "comparison_type": None}})
+    task = task_with(
+        {
+            "verifier_type": "database_state",
+            "name": "n",
+            "gym_name": "gym-a",
+            "validation_config": {
+                "query": "SELECT 1",
+                "expected_value": 1,
+                "comparison_type": None,
+            },
+        }
+    )
     parity, strict = await both(task, runner)
     assert parity.results[0].details == "Unknown comparison type: None"
     assert strict.failure_kind == "config_error"
@@ -323,7 +425,9 @@ async def test_null_comparison_type_is_reported_as_upstream_does(runner: SqliteS
 def test_pinned_now_is_removed_from_lent_connections(tmp_path: Path) -> None:
     connection = sqlite3.connect(make_db(tmp_path / "lent.sqlite"))
     with SqliteSqlRunner({"gym-a": connection}, now="2030-06-01 12:00:00") as runner:
-        assert runner.query("gym-a", "SELECT date('now') AS d").body == {"data": [{"d": "2030-06-01"}]}
+        assert runner.query("gym-a", "SELECT date('now') AS d").body == {
+            "data": [{"d": "2030-06-01"}]
+        }
     today = connection.execute("SELECT date('now')").fetchone()[0]
     connection.close()
     assert today != "2030-06-01"
@@ -335,7 +439,9 @@ async def test_bad_max_concurrency_is_a_usage_error(runner: SqliteSqlRunner) -> 
 
 
 def test_pinned_now_covers_date_functions_without_a_time_value(tmp_path: Path) -> None:
-    with SqliteSqlRunner({"gym-a": make_db(tmp_path / "a.sqlite")}, now="2030-06-01 12:00:00") as runner:
+    with SqliteSqlRunner(
+        {"gym-a": make_db(tmp_path / "a.sqlite")}, now="2030-06-01 12:00:00"
+    ) as runner:
         outcome = runner.query("gym-a", "SELECT date() AS a, datetime() AS b, strftime('%Y') AS c")
     assert outcome.body == {"data": [{"a": "2030-06-01", "b": "2030-06-01 12:00:00", "c": "2030"}]}
 

@@ -28,8 +28,9 @@ LABEL = "io.eog-core.managed=1"
 
 
 def podman(*args: str, check: bool = True) -> str:
-    done = subprocess.run(["podman", *ENGINE_ARGS, *args], capture_output=True, text=True,
-                          check=False, timeout=300)
+    done = subprocess.run(
+        ["podman", *ENGINE_ARGS, *args], capture_output=True, text=True, check=False, timeout=300
+    )
     if check and done.returncode != 0:
         raise AssertionError(f"podman {' '.join(args)} failed: {done.stderr.strip()}")
     return done.stdout
@@ -40,8 +41,7 @@ def our_containers() -> list[str]:
 
 
 def _mounts() -> list[str]:
-    paths = {Path("/usr"), Path("/lib"), Path(sys.base_prefix).resolve(), Path(sys.prefix),
-             REPO}
+    paths = {Path("/usr"), Path("/lib"), Path(sys.base_prefix).resolve(), Path(sys.prefix), REPO}
     if Path("/lib64").is_dir():
         paths.add(Path("/lib64"))
     args: list[str] = []
@@ -67,14 +67,21 @@ def _build_image(work: Path) -> None:
 def fleet_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """The environment under which ``eog-core`` runs the test image on Podman."""
     if shutil.which("podman") is None:
-        message = "podman is not installed (nox -s containers installs it: apt-get install podman runc)"
+        message = (
+            "podman is not installed (nox -s containers installs it: apt-get install podman runc)"
+        )
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(message)
         pytest.skip(message)
     _build_image(tmp_path_factory.mktemp("image"))
-    env = {**os.environ, "EOG_ENGINE": "podman", "EOG_FLEET_ENGINE_ARGS": " ".join(ENGINE_ARGS),
-           "EOG_FLEET_IMAGE": IMAGE, "EOG_FLEET_RUN_ARGS": " ".join(_mounts()),
-           "OPENAI_API_KEY": ""}
+    env = {
+        **os.environ,
+        "EOG_ENGINE": "podman",
+        "EOG_FLEET_ENGINE_ARGS": " ".join(ENGINE_ARGS),
+        "EOG_FLEET_IMAGE": IMAGE,
+        "EOG_FLEET_RUN_ARGS": " ".join(_mounts()),
+        "OPENAI_API_KEY": "",
+    }
     try:
         yield env
     finally:

@@ -25,8 +25,14 @@ DEADLINE = 300.0
 
 async def eog(env: dict[str, str], *args: str) -> tuple[int, str, str]:
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "eog_core", *args, env=env, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE)
+        sys.executable,
+        "-m",
+        "eog_core",
+        *args,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     out, err = await asyncio.wait_for(process.communicate(), DEADLINE)
     assert process.returncode is not None
     return process.returncode, out.decode(), err.decode()
@@ -38,10 +44,21 @@ async def lists_tools(url: str) -> bool:
 
 
 async def test_gyms_up_two_domains_two_replicas_status_logs_down(
-        fleet_env: dict[str, str], tmp_path: Path) -> None:
+    fleet_env: dict[str, str], tmp_path: Path
+) -> None:
     directory = tmp_path / "gyms.json"
-    code, out, err = await eog(fleet_env, "gyms", "up", "--domains", "csm,itsm", "--replicas", "2",
-                               "--write-directory", str(directory), "--json")
+    code, out, err = await eog(
+        fleet_env,
+        "gyms",
+        "up",
+        "--domains",
+        "csm,itsm",
+        "--replicas",
+        "2",
+        "--write-directory",
+        str(directory),
+        "--json",
+    )
     assert code == 0, err
     started = json.loads(out)
     table = json.loads(directory.read_text())
@@ -56,8 +73,11 @@ async def test_gyms_up_two_domains_two_replicas_status_logs_down(
     assert code == 0, err
     rows = json.loads(out)["containers"]
     assert sorted((r["domain"], r["replica"], r["owner"]) for r in rows) == [
-        ("csm", 0, "detached"), ("csm", 1, "detached"), ("itsm", 0, "detached"),
-        ("itsm", 1, "detached")]
+        ("csm", 0, "detached"),
+        ("csm", 1, "detached"),
+        ("itsm", 0, "detached"),
+        ("itsm", 1, "detached"),
+    ]
     assert sorted(r["url"] for r in rows) == sorted(urls)
 
     code, out, err = await eog(fleet_env, "gyms", "logs", "itsm", "--replica", "1")
@@ -78,14 +98,33 @@ def csm_demo_task(folder: Path) -> Path:
 
 
 async def test_run_launch_restarts_at_the_lifecycle_cap_and_evaluates_every_rollout(
-        fleet_env: dict[str, str], tmp_path: Path) -> None:
+    fleet_env: dict[str, str], tmp_path: Path
+) -> None:
     out = tmp_path / "run"
     async with ScriptedModel() as model:
         code, _, stderr = await eog(
-            fleet_env, "-v", "run", str(csm_demo_task(tmp_path)), "--launch", "podman",
-            "--max-lifecycles", "3", "--repeats", "8", "--concurrency", "2",
-            "--base-url", model.base_url, "--model", "demo-correct",
-            "--seed-root", str(demo_paths().directory), "--out", str(out), "--json")
+            fleet_env,
+            "-v",
+            "run",
+            str(csm_demo_task(tmp_path)),
+            "--launch",
+            "podman",
+            "--max-lifecycles",
+            "3",
+            "--repeats",
+            "8",
+            "--concurrency",
+            "2",
+            "--base-url",
+            model.base_url,
+            "--model",
+            "demo-correct",
+            "--seed-root",
+            str(demo_paths().directory),
+            "--out",
+            str(out),
+            "--json",
+        )
     assert code == 0, stderr
     records = [json.loads(line) for line in (out / "rollouts.jsonl").read_text().splitlines()]
     assert len(records) == 8
@@ -99,8 +138,19 @@ async def test_run_launch_restarts_at_the_lifecycle_cap_and_evaluates_every_roll
 async def foreground(env: dict[str, str], domain: str) -> AsyncIterator[asyncio.subprocess.Process]:
     """``gyms up --foreground`` once its gyms answer (its one JSON line); killed at the end."""
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "eog_core", "gyms", "up", "--foreground", "--domains", domain,
-        "--json", env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        sys.executable,
+        "-m",
+        "eog_core",
+        "gyms",
+        "up",
+        "--foreground",
+        "--domains",
+        domain,
+        "--json",
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     assert process.stdout is not None and process.stderr is not None
     try:
         line = await asyncio.wait_for(process.stdout.readline(), DEADLINE)
@@ -114,7 +164,8 @@ async def foreground(env: dict[str, str], domain: str) -> AsyncIterator[asyncio.
 
 
 async def test_sigterm_of_a_foreground_fleet_removes_its_containers(
-        fleet_env: dict[str, str]) -> None:
+    fleet_env: dict[str, str],
+) -> None:
     async with foreground(fleet_env, "csm") as process:
         assert len(our_containers()) == 1
         process.send_signal(signal.SIGTERM)
@@ -123,7 +174,8 @@ async def test_sigterm_of_a_foreground_fleet_removes_its_containers(
 
 
 async def test_after_a_sigkill_the_next_gyms_up_reaps_the_orphans(
-        fleet_env: dict[str, str]) -> None:
+    fleet_env: dict[str, str],
+) -> None:
     async with foreground(fleet_env, "csm") as process:
         process.kill()
         await asyncio.wait_for(process.wait(), DEADLINE)
@@ -164,7 +216,8 @@ async def test_a_container_that_dies_is_replaced_on_the_same_url(fleet_env: dict
 
 
 async def test_the_docker_path_is_the_same_code_through_a_docker_command(
-        fleet_env: dict[str, str], tmp_path: Path) -> None:
+    fleet_env: dict[str, str], tmp_path: Path
+) -> None:
     """``--engine docker`` with a ``docker`` command that is Podman (as the podman-docker
     package installs it: a script that runs podman with the same arguments)."""
     docker = tmp_path / "bin" / "docker"
@@ -187,15 +240,20 @@ async def test_the_docker_path_is_the_same_code_through_a_docker_command(
 def with_entrypoint(env: dict[str, str], code: str) -> dict[str, str]:
     """The test image with another command: ``code`` run by this Python."""
     entrypoint = json.dumps([sys.executable, "-u", "-c", code], separators=(",", ":"))
-    return {**env, "EOG_FLEET_RUN_ARGS": f"{env['EOG_FLEET_RUN_ARGS']} --entrypoint "
-                                         f"{shlex.quote(entrypoint)}"}
+    return {
+        **env,
+        "EOG_FLEET_RUN_ARGS": f"{env['EOG_FLEET_RUN_ARGS']} --entrypoint {shlex.quote(entrypoint)}",
+    }
 
 
 @pytest.mark.parametrize("pause", [0, 1], ids=["before-its-port-is-read", "while-waited-for"])
-async def test_a_gym_that_exits_fails_up_with_its_log_tail(fleet_env: dict[str, str],
-                                                          pause: int) -> None:
-    env = with_entrypoint(fleet_env, "import sys, time; print('fatal: no database here'); "
-                                     f"time.sleep({pause}); sys.exit(1)")
+async def test_a_gym_that_exits_fails_up_with_its_log_tail(
+    fleet_env: dict[str, str], pause: int
+) -> None:
+    env = with_entrypoint(
+        fleet_env,
+        f"import sys, time; print('fatal: no database here'); time.sleep({pause}); sys.exit(1)",
+    )
     code, _, err = await eog(env, "gyms", "up", "--domains", "email")
     assert code == 3
     assert "gym container for email" in err and "exited before answering" in err
@@ -204,7 +262,8 @@ async def test_a_gym_that_exits_fails_up_with_its_log_tail(fleet_env: dict[str, 
 
 
 async def test_a_gym_that_never_answers_times_out_with_its_log_tail(
-        fleet_env: dict[str, str]) -> None:
+    fleet_env: dict[str, str],
+) -> None:
     env = with_entrypoint(fleet_env, "import time; print('still booting'); time.sleep(600)")
     code, _, err = await eog(env, "gyms", "up", "--domains", "teams", "--health-timeout", "6")
     assert code == 3
@@ -214,11 +273,21 @@ async def test_a_gym_that_never_answers_times_out_with_its_log_tail(
 
 
 async def test_sigterm_while_starting_removes_what_started_and_exits_130(
-        fleet_env: dict[str, str]) -> None:
+    fleet_env: dict[str, str],
+) -> None:
     env = with_entrypoint(fleet_env, "import time; time.sleep(600)")
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "eog_core", "gyms", "up", "--domains", "csm,itsm", env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        sys.executable,
+        "-m",
+        "eog_core",
+        "gyms",
+        "up",
+        "--domains",
+        "csm,itsm",
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     try:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + DEADLINE

@@ -17,12 +17,16 @@ def gyms_commands() -> list[list[str]]:
     section = text.split("## 2. The gyms", 1)[1].split("\n## ", 1)[0]
     block = re.search(r"```sh\n(.*?)```", section, re.DOTALL)
     assert block is not None
-    return [shlex.split(line) for line in block.group(1).splitlines()
-            if line.startswith("eog-core gyms ")]
+    return [
+        shlex.split(line)
+        for line in block.group(1).splitlines()
+        if line.startswith("eog-core gyms ")
+    ]
 
 
-async def test_the_pages_gyms_commands_run_as_written(fleet_env: dict[str, str],
-                                                      tmp_path: Path) -> None:
+async def test_the_pages_gyms_commands_run_as_written(
+    fleet_env: dict[str, str], tmp_path: Path
+) -> None:
     commands = gyms_commands()
     assert [c[2] for c in commands] == ["up", "status", "logs", "down"]
     outputs = []

@@ -26,8 +26,9 @@ from eog_core.local import LocalGym, demo_paths, load_demo_trajectory
 set_tracing_disabled(True)  # nothing leaves the machine
 
 
-async def rollout_with_agents_sdk(gateway: Gateway, model: ScriptedModel, script: str,
-                                  token: str | None = None) -> tuple[dict[str, Any], set[str]]:
+async def rollout_with_agents_sdk(
+    gateway: Gateway, model: ScriptedModel, script: str, token: str | None = None
+) -> tuple[dict[str, Any], set[str]]:
     """One whole rollout; returns its record and the tools of the task's session."""
     auth = {"Authorization": f"Bearer {token}"} if token else {}
     async with aiohttp.ClientSession(headers=auth) as http:
@@ -37,28 +38,40 @@ async def rollout_with_agents_sdk(gateway: Gateway, model: ScriptedModel, script
         [live] = gateway.rollouts()
         task_tools = set(live.session.tools.names)
         async with MCPServerStreamableHttp(
-                params={"url": rollout["mcp_url"], "headers": auth, "timeout": 30},
-                name="eog-task", cache_tools_list=True) as server:
+            params={"url": rollout["mcp_url"], "headers": auth, "timeout": 30},
+            name="eog-task",
+            cache_tools_list=True,
+        ) as server:
             client = AsyncOpenAI(base_url=model.base_url, api_key="sk-scripted")
-            agent = Agent(name="eog-agent", instructions=rollout["system_prompt"],
-                          mcp_servers=[server],
-                          model=OpenAIChatCompletionsModel(model=script, openai_client=client))
+            agent = Agent(
+                name="eog-agent",
+                instructions=rollout["system_prompt"],
+                mcp_servers=[server],
+                model=OpenAIChatCompletionsModel(model=script, openai_client=client),
+            )
             result = await Runner.run(agent, rollout["user_prompt"], max_turns=20)
             await client.close()
-        async with http.post(f"{gateway.url}/rollouts/{rollout['rollout_id']}/finish",
-                             json={"final_answer": str(result.final_output)}) as response:
+        async with http.post(
+            f"{gateway.url}/rollouts/{rollout['rollout_id']}/finish",
+            json={"final_answer": str(result.final_output)},
+        ) as response:
             assert response.status == 200, await response.text()
             record: dict[str, Any] = await response.json()
     return record, task_tools
 
 
-async def test_agents_sdk_solves_the_demo_task(gym: LocalGym, model: ScriptedModel,
-                                              tmp_path: Path) -> None:
+async def test_agents_sdk_solves_the_demo_task(
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
     token = "agents-sdk-token-123"
-    async with Gateway([load_task(demo_paths().task)], tmp_path / "out",
-                       directory=GymDirectory({gym.name: gym.url}),
-                       seed_root=demo_paths().directory, token=token,
-                       model="openai-agents-sdk") as gateway:
+    async with Gateway(
+        [load_task(demo_paths().task)],
+        tmp_path / "out",
+        directory=GymDirectory({gym.name: gym.url}),
+        seed_root=demo_paths().directory,
+        token=token,
+        model="openai-agents-sdk",
+    ) as gateway:
         record, task_tools = await rollout_with_agents_sdk(gateway, model, "demo-correct", token)
     assert (record["status"], record["success"], record["reward"]) == ("evaluated", True, 1.0)
     assert record["parity"]["success"] is True
@@ -74,11 +87,15 @@ async def test_agents_sdk_solves_the_demo_task(gym: LocalGym, model: ScriptedMod
     assert gym.database_ids() == []
 
 
-async def test_agents_sdk_do_nothing_scores_zero(gym: LocalGym, model: ScriptedModel,
-                                                 tmp_path: Path) -> None:
-    async with Gateway([load_task(demo_paths().task)], tmp_path / "out",
-                       directory=GymDirectory({gym.name: gym.url}),
-                       seed_root=demo_paths().directory) as gateway:
+async def test_agents_sdk_do_nothing_scores_zero(
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
+    async with Gateway(
+        [load_task(demo_paths().task)],
+        tmp_path / "out",
+        directory=GymDirectory({gym.name: gym.url}),
+        seed_root=demo_paths().directory,
+    ) as gateway:
         record, _ = await rollout_with_agents_sdk(gateway, model, "demo-answer")
     assert (record["status"], record["success"], record["reward"]) == ("evaluated", False, 0.0)
     assert record["num_tool_calls"] == 0 and record["final_answer"] == "Nothing to do."

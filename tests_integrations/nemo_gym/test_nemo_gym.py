@@ -5,7 +5,6 @@ resources server, and a replaying Responses-API model server; plus LocalGym.
 ``POST /run`` on the agent seeds, loops model -> tool -> model, verifies.
 """
 
-
 import json
 from pathlib import Path
 
@@ -52,16 +51,25 @@ def test_a_gym_fault_reaches_the_model_as_a_tool_error_and_masks_the_sample(stac
     first = json.loads(stack.model.observations()[0])
     assert first["isError"] is True and first["content"][0]["text"].startswith("Error: ")
     assert result["mask_sample"] is True
-    assert result["failure_kind"] == "transport_peer_drop" and "failed on the gym" in result["failure_reason"]
+    assert (
+        result["failure_kind"] == "transport_peer_drop"
+        and "failed on the gym" in result["failure_reason"]
+    )
     assert result["num_tool_errors"] == 1
     assert stack.gym.database_ids() == []
 
 
 def test_aggregate_metrics_per_domain_and_pass_at_k(stack: Stack) -> None:
     rows = [stack.run("solve"), stack.run("idle")]
-    answer = requests.post(f"{stack.agent_url}/aggregate_metrics",
-                           json={"verify_responses": [r | {"_ng_task_index": 0, "_ng_rollout_index": i}
-                                                      for i, r in enumerate(rows)]}, timeout=60)
+    answer = requests.post(
+        f"{stack.agent_url}/aggregate_metrics",
+        json={
+            "verify_responses": [
+                r | {"_ng_task_index": 0, "_ng_rollout_index": i} for i, r in enumerate(rows)
+            ]
+        },
+        timeout=60,
+    )
     assert answer.status_code == 200, answer.text
     metrics = answer.json()["agent_metrics"]
     assert metrics["success_rate"] == 0.5 and metrics["pass@1"] == 0.5 and metrics["pass@2"] == 1.0
@@ -72,22 +80,31 @@ def test_aggregate_metrics_per_domain_and_pass_at_k(stack: Stack) -> None:
 def test_the_resources_session_contract(stack: Stack) -> None:
     row = to_nemo_row(load_task(PATHS.task), {stack.gym.name: demo_tool_snapshot()})
     app = stack.resources.setup_webserver()
-    seed = ResourcesSeedSessionRequest(resources_session_id="contract-1",
-                                       episode_id=EpisodeId(rollout_id="r1"),
-                                       task_id=TaskId(taskset="eog", task_id="t1"), task_data=row)
+    seed = ResourcesSeedSessionRequest(
+        resources_session_id="contract-1",
+        episode_id=EpisodeId(rollout_id="r1"),
+        task_id=TaskId(taskset="eog", task_id="t1"),
+        task_data=row,
+    )
     check_resources_session_contract(app, seed, keeps_state=True)
     assert stack.gym.database_ids() == []
     with TestClient(app) as client:
-        seeded = client.post("/seed_session", json=seed.model_copy(
-            update={"resources_session_id": "contract-2"}).model_dump(mode="json"))
+        seeded = client.post(
+            "/seed_session",
+            json=seed.model_copy(update={"resources_session_id": "contract-2"}).model_dump(
+                mode="json"
+            ),
+        )
         assert seeded.status_code == 200, seeded.text
         step = script("solve")[0]
         called = client.post(f"/{step['name']}", json=step["arguments"])
         assert json.loads(called.text)["isError"] is False
         refused = client.post("/no_such_tool", json={})
         assert "not available in this task" in refused.text
-        closed = client.post("/close_session", json={"resources_session_id": "contract-2",
-                                                     "episode_id": {"rollout_id": "r1"}})
+        closed = client.post(
+            "/close_session",
+            json={"resources_session_id": "contract-2", "episode_id": {"rollout_id": "r1"}},
+        )
         assert closed.status_code == 200
     assert stack.gym.database_ids() == []
 
@@ -95,10 +112,16 @@ def test_the_resources_session_contract(stack: Stack) -> None:
 def test_an_unreachable_gym_fails_the_seed_for_a_retry(stack: Stack) -> None:
     row = to_nemo_row(load_task(PATHS.task), {stack.gym.name: demo_tool_snapshot()})
     dead = EogResourcesServer(
-        config=EogResourcesServerConfig(host="127.0.0.1", port=0, entrypoint="", name="dead",
-                                        gym_url_pools={stack.gym.name: [f"http://127.0.0.1:{free_port()}"]},
-                                        seed_sql_root=str(PATHS.directory)),
-        server_client=stack.resources.server_client)
+        config=EogResourcesServerConfig(
+            host="127.0.0.1",
+            port=0,
+            entrypoint="",
+            name="dead",
+            gym_url_pools={stack.gym.name: [f"http://127.0.0.1:{free_port()}"]},
+            seed_sql_root=str(PATHS.directory),
+        ),
+        server_client=stack.resources.server_client,
+    )
     with TestClient(dead.setup_webserver()) as client:
         answer = client.post("/seed_session", json=row)
     assert answer.status_code == 503 and "seeding failed" in answer.text
@@ -106,7 +129,7 @@ def test_an_unreachable_gym_fails_the_seed_for_a_retry(stack: Stack) -> None:
 
 @pytest.mark.parametrize("code", doc_examples("nemo-gym"))
 def test_the_documented_example_runs(code: str, tmp_path: Path) -> None:
-    assert 'NeMo Gym resources server: reward 1.0' in run_example(code, tmp_path)
+    assert "NeMo Gym resources server: reward 1.0" in run_example(code, tmp_path)
 
 
 def test_our_failure_kinds_are_in_nemo_gyms_vocabulary() -> None:
@@ -115,27 +138,59 @@ def test_our_failure_kinds_are_in_nemo_gyms_vocabulary() -> None:
     from eog_core.integrations import NEMO_GYM_FAILURE_KINDS, nemo_gym_failure_kind
 
     for ours, theirs in NEMO_GYM_FAILURE_KINDS.items():
-        assert is_registered(theirs) or (is_namespaced(theirs) and theirs.startswith("enterpriseops:")), ours
+        assert is_registered(theirs) or (
+            is_namespaced(theirs) and theirs.startswith("enterpriseops:")
+        ), ours
     assert nemo_gym_failure_kind("something_new") == "enterpriseops:something_new"
     assert nemo_gym_failure_kind(None) is None
 
 
-def test_fail_mode_answers_503_from_verify_and_snapshots_come_from_files(stack: Stack, tmp_path: Path) -> None:
+def test_fail_mode_answers_503_from_verify_and_snapshots_come_from_files(
+    stack: Stack, tmp_path: Path
+) -> None:
     snapshot = demo_tool_snapshot()
-    (tmp_path / "demo.json").write_text(json.dumps({
-        "gym_name": snapshot.gym_name,
-        "tools": [{"name": t.name, "description": t.description, "inputSchema": dict(t.input_schema)}
-                  for t in snapshot.tools]}), encoding="utf-8")
+    (tmp_path / "demo.json").write_text(
+        json.dumps(
+            {
+                "gym_name": snapshot.gym_name,
+                "tools": [
+                    {
+                        "name": t.name,
+                        "description": t.description,
+                        "inputSchema": dict(t.input_schema),
+                    }
+                    for t in snapshot.tools
+                ],
+            }
+        ),
+        encoding="utf-8",
+    )
     server = EogResourcesServer(
-        config=EogResourcesServerConfig(host="127.0.0.1", port=0, entrypoint="", name="strict-infra",
-                                        gym_url_pools={stack.gym.name: [stack.gym.url]},
-                                        seed_sql_root=str(PATHS.directory), tool_snapshots=str(tmp_path),
-                                        on_infrastructure_failure="fail", fractional_reward=True),
-        server_client=stack.resources.server_client)
+        config=EogResourcesServerConfig(
+            host="127.0.0.1",
+            port=0,
+            entrypoint="",
+            name="strict-infra",
+            gym_url_pools={stack.gym.name: [stack.gym.url]},
+            seed_sql_root=str(PATHS.directory),
+            tool_snapshots=str(tmp_path),
+            on_infrastructure_failure="fail",
+            fractional_reward=True,
+        ),
+        server_client=stack.resources.server_client,
+    )
     row = to_nemo_row(load_task(PATHS.task), {stack.gym.name: snapshot})
     listed = stack.gym.method_counts.get("tools/list", 0)
-    response = {"id": "r", "object": "response", "created_at": 0, "model": "m", "output": [],
-                "parallel_tool_calls": False, "tool_choice": "auto", "tools": []}
+    response = {
+        "id": "r",
+        "object": "response",
+        "created_at": 0,
+        "model": "m",
+        "output": [],
+        "parallel_tool_calls": False,
+        "tool_choice": "auto",
+        "tools": [],
+    }
     with TestClient(server.setup_webserver()) as client:  # half the work: a fractional reward
         assert client.post("/seed_session", json=row).status_code == 200
         for step in script("solve")[:4]:
@@ -161,13 +216,27 @@ def test_a_retried_verify_answers_the_first_verdict(stack: Stack) -> None:
     """NeMo Gym may resend /verify when its answer was lost: the databases are gone by
     then, so the server answers the verdict it gave (it used to answer 400)."""
     server = EogResourcesServer(
-        config=EogResourcesServerConfig(host="127.0.0.1", port=0, entrypoint="", name="retry",
-                                        gym_url_pools={stack.gym.name: [stack.gym.url]},
-                                        seed_sql_root=str(PATHS.directory)),
-        server_client=stack.resources.server_client)
+        config=EogResourcesServerConfig(
+            host="127.0.0.1",
+            port=0,
+            entrypoint="",
+            name="retry",
+            gym_url_pools={stack.gym.name: [stack.gym.url]},
+            seed_sql_root=str(PATHS.directory),
+        ),
+        server_client=stack.resources.server_client,
+    )
     row = to_nemo_row(load_task(PATHS.task), {stack.gym.name: demo_tool_snapshot()})
-    response = {"id": "r", "object": "response", "created_at": 0, "model": "m", "output": [],
-                "parallel_tool_calls": False, "tool_choice": "auto", "tools": []}
+    response = {
+        "id": "r",
+        "object": "response",
+        "created_at": 0,
+        "model": "m",
+        "output": [],
+        "parallel_tool_calls": False,
+        "tool_choice": "auto",
+        "tools": [],
+    }
     with TestClient(server.setup_webserver()) as client:
         assert client.post("/seed_session", json=row).status_code == 200
         for step in script("solve"):
@@ -185,8 +254,15 @@ def test_several_uvicorn_workers_are_refused_at_startup(stack: Stack) -> None:
     from eog_core.errors import UsageError
 
     server = EogResourcesServer(
-        config=EogResourcesServerConfig(host="127.0.0.1", port=0, entrypoint="", name="workers",
-                                        num_workers=2, gym_url_pools={stack.gym.name: [stack.gym.url]}),
-        server_client=stack.resources.server_client)
+        config=EogResourcesServerConfig(
+            host="127.0.0.1",
+            port=0,
+            entrypoint="",
+            name="workers",
+            num_workers=2,
+            gym_url_pools={stack.gym.name: [stack.gym.url]},
+        ),
+        server_client=stack.resources.server_client,
+    )
     with pytest.raises(UsageError, match="num_workers must be 1, not 2"):
         server.setup_webserver()

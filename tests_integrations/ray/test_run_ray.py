@@ -15,39 +15,74 @@ from eog_core.local import LocalGym
 from eog_core.run import ROLLOUTS_FILE, UPSTREAM_DIR
 
 #: What a rollout's record says about the rollout (clocks, ids and latencies vary by run).
-_OUTCOME = ("task_id", "domain", "mode", "repeat", "status", "success", "reward", "num_passed",
-            "num_scored", "failure_kind", "stop_reason", "final_answer", "tools_used",
-            "num_turns", "num_tool_calls", "model")
+_OUTCOME = (
+    "task_id",
+    "domain",
+    "mode",
+    "repeat",
+    "status",
+    "success",
+    "reward",
+    "num_passed",
+    "num_scored",
+    "failure_kind",
+    "stop_reason",
+    "final_answer",
+    "tools_used",
+    "num_turns",
+    "num_tool_calls",
+    "model",
+)
 
 
 def _outcome(record: dict[str, Any]) -> dict[str, Any]:
     parity = record["parity"]
     return {k: record.get(k) for k in _OUTCOME} | {
         "parity": {k: parity.get(k) for k in ("success", "reward", "num_passed")},
-        "verifiers": [(r.get("name"), r.get("passed")) for r in record.get("results") or ()]}
+        "verifiers": [(r.get("name"), r.get("passed")) for r in record.get("results") or ()],
+    }
 
 
 def _upstream(out: Path) -> dict[str, Any]:
     """Each upstream result file's name and what compute_score.py reads of it."""
     root = out / UPSTREAM_DIR
     files = {str(p.relative_to(root)): json.loads(p.read_text()) for p in root.rglob("*.json")}
-    return {name: ([(run["overall_success"], run["verification_results"]) for run in data["runs"]],
-                   {k: v for k, v in data["statistics"].items() if "time" not in k})
-            for name, data in sorted(files.items())}
+    return {
+        name: (
+            [(run["overall_success"], run["verification_results"]) for run in data["runs"]],
+            {k: v for k, v in data["statistics"].items() if "time" not in k},
+        )
+        for name, data in sorted(files.items())
+    }
 
 
 async def test_sharded_run_matches_a_local_run(tmp_path: Path) -> None:
     async with LocalGym.demo() as gym, ScriptedModel() as model:
-        code, _, err = await finish(await spawn(command(gym, model, tmp_path / "local",
-                                                        "--repeats", "3")))
+        code, _, err = await finish(
+            await spawn(command(gym, model, tmp_path / "local", "--repeats", "3"))
+        )
         assert code == 0, err
-        code, _, err = await finish(await spawn(command(
-            gym, model, tmp_path / "ray", "--repeats", "3", "--ray", "local", "--ray-actors", "2")))
+        code, _, err = await finish(
+            await spawn(
+                command(
+                    gym,
+                    model,
+                    tmp_path / "ray",
+                    "--repeats",
+                    "3",
+                    "--ray",
+                    "local",
+                    "--ray-actors",
+                    "2",
+                )
+            )
+        )
         assert code == 0, err
         assert "sharding 3 rollouts over 2 Ray actors" in err
         assert gym.database_ids() == []
 
     local, sharded = records(tmp_path / "local"), records(tmp_path / "ray")
+
     def by_repeat(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return sorted(map(_outcome, rows), key=lambda r: r["repeat"])
 
@@ -59,8 +94,9 @@ async def test_sharded_run_matches_a_local_run(tmp_path: Path) -> None:
 
 async def test_sharded_run_resumes_and_the_wrong_trajectory_scores_zero(tmp_path: Path) -> None:
     async with LocalGym.demo() as gym, ScriptedModel() as model:
-        argv = command(gym, model, tmp_path / "out", "--ray", "local", "--ray-actors", "2",
-                       name="demo-wrong")
+        argv = command(
+            gym, model, tmp_path / "out", "--ray", "local", "--ray-actors", "2", name="demo-wrong"
+        )
         code, _, err = await finish(await spawn(argv))
         assert code == 0, err
         first = records(tmp_path / "out")

@@ -9,14 +9,23 @@ from typing import Any
 
 import attrs
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def chromium_path() -> str:
     path = shutil.which("chromium")
     if path is None:
-        raise RuntimeError("chromium is not installed (apt-get install -y chromium; nox -s report_browser does it)")
+        raise RuntimeError(
+            "chromium is not installed (apt-get install -y chromium; nox -s report_browser does it)"
+        )
     return path
 
 
@@ -29,7 +38,10 @@ class Recorder:
 
     def attach(self, page: Any) -> None:
         page.on("request", lambda request: self.requests.append(request.url))
-        page.on("console", lambda message: self.errors.append(message.text) if message.type == "error" else None)
+        page.on(
+            "console",
+            lambda message: self.errors.append(message.text) if message.type == "error" else None,
+        )
         page.on("pageerror", lambda error: self.errors.append(f"page error: {error}"))
 
 

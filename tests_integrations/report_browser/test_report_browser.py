@@ -24,13 +24,20 @@ from eog_core.metrics import percent
 from tests_integrations.report_browser.browser import Recorder, browser
 
 DEADLINE = 120.0
-SCREENSHOTS = Path(os.environ.get("EOG_SCREENSHOT_DIR", Path(__file__).parents[2] / "build" / "report_browser"))
+SCREENSHOTS = Path(
+    os.environ.get("EOG_SCREENSHOT_DIR", Path(__file__).parents[2] / "build" / "report_browser")
+)
 METRICS = ("run_success_rate", "task_success_rate", "macro_success_rate", "verifier_pass_rate")
 
 
 def cli(*argv: str | Path) -> str:
-    done = subprocess.run([sys.executable, "-m", "eog_core", *map(str, argv)], capture_output=True, text=True,
-                          timeout=DEADLINE, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "eog_core", *map(str, argv)],
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -45,8 +52,19 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def report(runs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
     page = tmp_path_factory.mktemp("report") / "report.html"
-    cli("report", runs["correct"], runs["nothing"], "-o", page, "--title", "Demo task, k = 3",
-        "--price", "demo-correct=2,8,0.5", "--tasks", demo_paths().task)
+    cli(
+        "report",
+        runs["correct"],
+        runs["nothing"],
+        "-o",
+        page,
+        "--title",
+        "Demo task, k = 3",
+        "--price",
+        "demo-correct=2,8,0.5",
+        "--tasks",
+        demo_paths().task,
+    )
     return page
 
 
@@ -72,7 +90,9 @@ def count_is(page: Any, text: str) -> None:
     expect(page.locator("#rollout-count")).to_have_text(re.compile(f"^{text} "))
 
 
-def test_loads_offline_with_no_console_error_and_no_request_but_the_file(chromium: Any, report: Path) -> None:
+def test_loads_offline_with_no_console_error_and_no_request_but_the_file(
+    chromium: Any, report: Path
+) -> None:
     page, recorder = open_page(chromium, report)
     for tab in ("tasks", "rollouts", "compare", "bands", "overview"):
         page.click(f'#tabs a[data-tab="{tab}"]')
@@ -84,16 +104,22 @@ def test_loads_offline_with_no_console_error_and_no_request_but_the_file(chromiu
 
 
 @pytest.mark.parametrize(("run", "label"), [("0", "correct"), ("1", "nothing")])
-def test_overview_numbers_equal_score_json(chromium: Any, report: Path, runs: dict[str, Path],
-                                           run: str, label: str) -> None:
+def test_overview_numbers_equal_score_json(
+    chromium: Any, report: Path, runs: dict[str, Path], run: str, label: str
+) -> None:
     corrected = json.loads(cli("score", runs[label] / "rollouts.jsonl", "--json"))["corrected"]
     page, _ = open_page(chromium, report)
     for policy in ("strict", "parity"):
-        row = page.locator(f'article[data-run="{run}"] table.overview[data-policy="{policy}"] '
-                           'tr[data-group="overall:all"]')
+        row = page.locator(
+            f'article[data-run="{run}"] table.overview[data-policy="{policy}"] '
+            'tr[data-group="overall:all"]'
+        )
         stats = corrected["overall"][policy]
         for metric in METRICS:
-            assert row.locator(f'td[data-metric="{metric}"]').inner_text() == f"{percent(stats[metric])}%"
+            assert (
+                row.locator(f'td[data-metric="{metric}"]').inner_text()
+                == f"{percent(stats[metric])}%"
+            )
         for metric in ("runs_scored", "runs_errored", "tasks_scored"):
             assert row.locator(f'td[data-metric="{metric}"]').inner_text() == str(stats[metric])
         passk = page.locator(f'article[data-run="{run}"] table.passk[data-policy="{policy}"]')
@@ -104,7 +130,9 @@ def test_overview_numbers_equal_score_json(chromium: Any, report: Path, runs: di
 
 
 @pytest.mark.parametrize("policy", ["strict", "parity"])
-def test_filtering_to_failures_shows_only_failures(chromium: Any, report: Path, policy: str) -> None:
+def test_filtering_to_failures_shows_only_failures(
+    chromium: Any, report: Path, policy: str
+) -> None:
     page, recorder = open_page(chromium, report, "#rollouts")
     assert page.locator("#rollout-table tbody tr").count() == 6
     page.select_option('#rollout-filters [data-filter="policy"]', policy)
@@ -112,8 +140,12 @@ def test_filtering_to_failures_shows_only_failures(chromium: Any, report: Path, 
     count_is(page, "3 of 6")
     column = 5 if policy == "strict" else 6
     cells = page.locator(f"#rollout-table tbody tr td:nth-child({column})")
-    assert [cells.nth(i).get_attribute("data-outcome") for i in range(cells.count())] == ["fail"] * 3
-    assert set(page.locator("#rollout-table tbody tr td:nth-child(1)").all_inner_texts()) == {"nothing (demo-answer)"}
+    assert [cells.nth(i).get_attribute("data-outcome") for i in range(cells.count())] == [
+        "fail"
+    ] * 3
+    assert set(page.locator("#rollout-table tbody tr td:nth-child(1)").all_inner_texts()) == {
+        "nothing (demo-answer)"
+    }
     page.select_option('#rollout-filters [data-filter="outcome"]', "pass")
     count_is(page, "3 of 6")
     assert {cells.nth(i).get_attribute("data-outcome") for i in range(cells.count())} == {"pass"}
@@ -128,19 +160,30 @@ def test_search_finds_rollouts_by_transcript_text(chromium: Any, report: Path) -
     page, _ = open_page(chromium, report, "#rollouts")
     page.fill('#rollout-filters [data-filter="q"]', "update_entitlement")
     count_is(page, "3 of 6")
-    assert set(page.locator("#rollout-table tbody tr td:nth-child(1)").all_inner_texts()) == {"correct (demo-correct)"}
+    assert set(page.locator("#rollout-table tbody tr td:nth-child(1)").all_inner_texts()) == {
+        "correct (demo-correct)"
+    }
     page.close()
 
 
 def test_a_transcript_opens_and_shows_every_tool_call_and_both_verdicts(
-        chromium: Any, report: Path, runs: dict[str, Path]) -> None:
-    records = sorted((json.loads(line) for line in (runs["correct"] / "rollouts.jsonl").read_text().splitlines()),
-                     key=lambda r: r["repeat"])
+    chromium: Any, report: Path, runs: dict[str, Path]
+) -> None:
+    records = sorted(
+        (
+            json.loads(line)
+            for line in (runs["correct"] / "rollouts.jsonl").read_text().splitlines()
+        ),
+        key=lambda r: r["repeat"],
+    )
     calls = [c for t in records[0]["turns"] for c in t["tool_calls"]]
     page, recorder = open_page(chromium, report, "#rollouts")
     page.locator("#rollout-table tbody tr").first.click()
     page.wait_for_selector("#transcript:not([hidden]) .call")
-    assert page.evaluate("location.hash") == "#rollout=" + "0%2Foracle%2Fcsm%2Fdemo_csm_fleet_renewal%2F0"
+    assert (
+        page.evaluate("location.hash")
+        == "#rollout=" + "0%2Foracle%2Fcsm%2Fdemo_csm_fleet_renewal%2F0"
+    )
     shown = page.locator("#transcript .call .callhead b").all_inner_texts()
     assert shown == [c["name"] for c in calls] and len(shown) == 9
     arguments = page.locator("#transcript .call pre.args").all_inner_texts()
@@ -160,11 +203,14 @@ def test_a_transcript_opens_and_shows_every_tool_call_and_both_verdicts(
     page.close()
 
 
-def test_hostile_model_text_is_shown_as_text_and_never_runs(chromium: Any, runs: dict[str, Path],
-                                                            tmp_path: Path) -> None:
+def test_hostile_model_text_is_shown_as_text_and_never_runs(
+    chromium: Any, runs: dict[str, Path], tmp_path: Path
+) -> None:
     path = tmp_path / "hostile.html"
     cli("report", runs["hostile"], "-o", path)
-    page, recorder = open_page(chromium, path, "#rollout=" + "0%2Foracle%2Fcsm%2Fdemo_csm_fleet_renewal%2F0")
+    page, recorder = open_page(
+        chromium, path, "#rollout=" + "0%2Foracle%2Fcsm%2Fdemo_csm_fleet_renewal%2F0"
+    )
     page.wait_for_selector("#transcript:not([hidden]) .call")
     page.locator("#transcript details summary").first.click()
     assert page.evaluate("window.pwned") is None
@@ -185,6 +231,8 @@ def test_tasks_tab_deep_link_and_a_task_opens_its_rollouts(chromium: Any, report
     assert rows.first.locator(".dot.fail").count() == 3
     rows.first.click()
     count_is(page, "3 of 6")
-    assert set(page.locator("#rollout-table tbody tr td:nth-child(1)").all_inner_texts()) == {"nothing (demo-answer)"}
+    assert set(page.locator("#rollout-table tbody tr td:nth-child(1)").all_inner_texts()) == {
+        "nothing (demo-answer)"
+    }
     assert recorder.errors == []
     page.close()

@@ -35,25 +35,38 @@ class ReplayClient:
         self.tool_messages: list[ToolMessage] = []
         self.tool_names: list[str] = []
 
-    async def generate(self, messages: list[ChatMessage], tools: dict[str, Tool[Any, Any]]) -> AssistantMessage:
+    async def generate(
+        self, messages: list[ChatMessage], tools: dict[str, Tool[Any, Any]]
+    ) -> AssistantMessage:
         self.tool_messages = [m for m in messages if isinstance(m, ToolMessage)]
         self.tool_names = sorted(tools)
         done = len(self.tool_messages)
         if done < len(self.steps):
             step = self.steps[done]
-            call = ToolCall(name=step["name"], arguments=arguments_text(step), tool_call_id=f"call_{done}")
+            call = ToolCall(
+                name=step["name"], arguments=arguments_text(step), tool_call_id=f"call_{done}"
+            )
         else:
-            call = ToolCall(name="finish", arguments=json.dumps({"reason": FINAL_TEXT, "paths": []}),
-                            tool_call_id="call_finish")
+            call = ToolCall(
+                name="finish",
+                arguments=json.dumps({"reason": FINAL_TEXT, "paths": []}),
+                tool_call_id="call_finish",
+            )
         return AssistantMessage(blocks=[call])
 
 
 async def rollout(gym: LocalGym, kind: str) -> tuple[EogToolProvider, ReplayClient, Any]:
     client = ReplayClient(script(kind))
     async with Janitor() as janitor:
-        provider = EogToolProvider(load_task(PATHS.task), directory=GymDirectory({gym.name: gym.url}),
-                                   seed_root=PATHS.directory, janitor=janitor)
-        agent = Agent(client=client, name="eog", tools=[provider], max_turns=len(script("solve")) + 3)
+        provider = EogToolProvider(
+            load_task(PATHS.task),
+            directory=GymDirectory({gym.name: gym.url}),
+            seed_root=PATHS.directory,
+            janitor=janitor,
+        )
+        agent = Agent(
+            client=client, name="eog", tools=[provider], max_turns=len(script("solve")) + 3
+        )
         async with agent.session() as session:
             finish, _history, _metadata = await session.run("Solve the task.")
             assert provider.session.database_ids
@@ -97,8 +110,11 @@ async def test_a_gym_fault_reaches_the_model_as_a_failed_tool_result(gym: LocalG
 
 
 async def test_exit_verifies_and_deletes_when_the_harness_did_not(gym: LocalGym) -> None:
-    provider = EogToolProvider(load_task(PATHS.task), directory=GymDirectory({gym.name: gym.url}),
-                               seed_root=PATHS.directory)
+    provider = EogToolProvider(
+        load_task(PATHS.task),
+        directory=GymDirectory({gym.name: gym.url}),
+        seed_root=PATHS.directory,
+    )
     async with provider as tools:
         assert gym.database_ids() != []
         assert [t.name for t in tools] == list(provider.session.tools.names)
@@ -117,7 +133,6 @@ def test_parameter_models_show_the_task_schema_and_keep_the_model_arguments() ->
     assert params.model_dump(by_alias=True, exclude_unset=True) == given
 
 
-
 @pytest.mark.parametrize("code", doc_examples("stirrup"))
 def test_the_documented_example_runs(code: str, tmp_path: Path) -> None:
-    assert 'Stirrup tool provider: reward 1.0' in run_example(code, tmp_path)
+    assert "Stirrup tool provider: reward 1.0" in run_example(code, tmp_path)

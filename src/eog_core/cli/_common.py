@@ -56,25 +56,42 @@ def outcome_decided() -> None:
 def run_in_own_process() -> None:
     """Mark this process as the command's own (:func:`outcome_decided` then ignores Ctrl-C)."""
     _OWN_PROCESS.set()
+
+
 CELL_WIDTH = 60  # a longer cell is cut in tables; full_details() lists it whole
 
 
-def add_command(commands: Any, name: str, *, help: str, description: str,
-                epilog: str) -> argparse.ArgumentParser:
+def add_command(
+    commands: Any, name: str, *, help: str, description: str, epilog: str
+) -> argparse.ArgumentParser:
     """One command of ``eog-core``: its help line, description and example, shown as written."""
     parser: argparse.ArgumentParser = commands.add_parser(
-        name, help=help, description=description, epilog=epilog,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        name,
+        help=help,
+        description=description,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     return parser
 
 
 def add_common_options(parser: argparse.ArgumentParser) -> None:
     """-v/--verbose and -q/--quiet, accepted before and after the command's name."""
     top = parser.prog == "eog-core"
-    parser.add_argument("-v", "--verbose", action="count", default=0 if top else argparse.SUPPRESS,
-                        help="show the library's log on stderr (-vv: its debug log)")
-    parser.add_argument("-q", "--quiet", action="store_true", default=False if top else argparse.SUPPRESS,
-                        help="show only errors on stderr")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0 if top else argparse.SUPPRESS,
+        help="show the library's log on stderr (-vv: its debug log)",
+    )
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        default=False if top else argparse.SUPPRESS,
+        help="show only errors on stderr",
+    )
 
 
 def port_number(text: str) -> int:
@@ -90,6 +107,7 @@ def port_number(text: str) -> int:
 
 def whole_number(low: int, high: int) -> Callable[[str], int]:
     """An argparse type: a whole number from ``low`` to ``high`` (one line and exit 2 otherwise)."""
+
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -98,6 +116,7 @@ def whole_number(low: int, high: int) -> Callable[[str], int]:
         if not low <= value <= high:
             raise argparse.ArgumentTypeError(f"expected {low} to {high}, got {text}")
         return value
+
     parse.__name__ = "whole number"  # argparse names the type in its messages
     return parse
 
@@ -130,13 +149,16 @@ def _cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.2f}"
     text = _text(value)
-    return text if len(text) <= CELL_WIDTH else text[:CELL_WIDTH - 3] + "..."
+    return text if len(text) <= CELL_WIDTH else text[: CELL_WIDTH - 3] + "..."
 
 
 def full_details(labelled: Iterable[tuple[str, Any]]) -> str:
     """The values a table cut short, whole: one ``label: text`` line each ('' when none was cut)."""
-    lines = [f"  {label}: {_text(value)}" for label, value in labelled
-             if value is not None and not isinstance(value, float) and len(_text(value)) > CELL_WIDTH]
+    lines = [
+        f"  {label}: {_text(value)}"
+        for label, value in labelled
+        if value is not None and not isinstance(value, float) and len(_text(value)) > CELL_WIDTH
+    ]
     return "\n".join(["in full:", *lines]) if lines else ""
 
 
@@ -153,8 +175,9 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
 class Progress:
     """A one-line progress bar on stderr, shown only on a TTY and only after a second."""
 
-    def __init__(self, total: int | None, label: str, stream: TextIO | None = None,
-                 delay: float = 1.0) -> None:
+    def __init__(
+        self, total: int | None, label: str, stream: TextIO | None = None, delay: float = 1.0
+    ) -> None:
         self.total, self.label, self.done = total, label, 0
         self.stream = stream or sys.stderr
         self.enabled = self.stream.isatty()

@@ -44,43 +44,82 @@ __all__ = ["add_parser", "run_gateway"]
 
 def add_parser(commands: Any) -> None:
     parser = add_command(
-        commands, "gateway", help="serve tasks as scored MCP endpoints for any agent (Claude Code, Codex...)",
+        commands,
+        "gateway",
+        help="serve tasks as scored MCP endpoints for any agent (Claude Code, Codex...)",
         description="Hand out rollouts of TASK_PATH x --repeats through a control API (POST "
-                    "/rollouts, POST /rollouts/ID/finish, DELETE /rollouts/ID, GET /rollouts); "
-                    "each rollout has its own MCP endpoint (Streamable HTTP) with exactly the "
-                    "task's tools. Finishing verifies strict and parity and appends the record to "
-                    "OUT/rollouts.jsonl as `eog-core run` does (resumable). Exit 0 when every "
-                    "rollout is evaluated, 130 when stopped (Ctrl-C, SIGTERM), 2 on usage errors, "
-                    "3 on bad input. docs/gateway.md is the guide.",
+        "/rollouts, POST /rollouts/ID/finish, DELETE /rollouts/ID, GET /rollouts); "
+        "each rollout has its own MCP endpoint (Streamable HTTP) with exactly the "
+        "task's tools. Finishing verifies strict and parity and appends the record to "
+        "OUT/rollouts.jsonl as `eog-core run` does (resumable). Exit 0 when every "
+        "rollout is evaluated, 130 when stopped (Ctrl-C, SIGTERM), 2 on usage errors, "
+        "3 on bad input. docs/gateway.md is the guide.",
         epilog="example: eog-core gateway tasks/ --gym sn-csm-server=http://localhost:8101 "
-               "--seed-root seeds/ --out runs/claude-code --token-env EOG_GATEWAY_TOKEN")
-    parser.add_argument("tasks", nargs="+", type=Path, metavar="TASK_PATH",
-                        help="task files, folders of them, or .jsonl dataset / NeMo rows")
+        "--seed-root seeds/ --out runs/claude-code --token-env EOG_GATEWAY_TOKEN",
+    )
+    parser.add_argument(
+        "tasks",
+        nargs="+",
+        type=Path,
+        metavar="TASK_PATH",
+        help="task files, folders of them, or .jsonl dataset / NeMo rows",
+    )
     add_gym_options(parser)
     parser.add_argument("--out", type=Path, required=True, metavar="DIR")
     parser.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1 (loopback only)")
     parser.add_argument("--port", type=port_number, default=0, help="0 (default) picks a free port")
-    parser.add_argument("--allow-remote", action="store_true",
-                        help="allow a --host that is not loopback (set --token-env too)")
+    parser.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow a --host that is not loopback (set --token-env too)",
+    )
     parser.add_argument("--repeats", type=int, default=1, metavar="K")
-    parser.add_argument("--token-env", metavar="VAR",
-                        help="every request needs 'Authorization: Bearer $VAR' (never printed)")
-    parser.add_argument("--control-token-env", metavar="VAR",
-                        help="the control API needs 'Authorization: Bearer $VAR' instead (then "
-                             "--token-env guards the MCP endpoints only: give agents that one)")
-    parser.add_argument("--rollout-ttl", type=positive_seconds, metavar="SECONDS",
-                        help="abandon a rollout idle this long (recorded incomplete, databases deleted)")
-    parser.add_argument("--finish-tool", action="store_true",
-                        help="offer a finish(answer) MCP tool for agents that cannot call the control API")
-    parser.add_argument("--model", default="mcp-gateway", metavar="LABEL",
-                        help="the records' model field: the agent's name (default mcp-gateway)")
-    parser.add_argument("--judge-base-url", metavar="URL",
-                        help="OpenAI-compatible endpoint judging response_check verifiers")
-    parser.add_argument("--judge-model", metavar="NAME", help="the judge model (with --judge-base-url)")
-    parser.add_argument("--judge-api-key-env", metavar="VAR",
-                        help="environment variable holding the judge's API key (default OPENAI_API_KEY)")
-    parser.add_argument("--json", action="store_true",
-                        help="announce the gateway as one JSON line, and the summary as JSON")
+    parser.add_argument(
+        "--token-env",
+        metavar="VAR",
+        help="every request needs 'Authorization: Bearer $VAR' (never printed)",
+    )
+    parser.add_argument(
+        "--control-token-env",
+        metavar="VAR",
+        help="the control API needs 'Authorization: Bearer $VAR' instead (then "
+        "--token-env guards the MCP endpoints only: give agents that one)",
+    )
+    parser.add_argument(
+        "--rollout-ttl",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help="abandon a rollout idle this long (recorded incomplete, databases deleted)",
+    )
+    parser.add_argument(
+        "--finish-tool",
+        action="store_true",
+        help="offer a finish(answer) MCP tool for agents that cannot call the control API",
+    )
+    parser.add_argument(
+        "--model",
+        default="mcp-gateway",
+        metavar="LABEL",
+        help="the records' model field: the agent's name (default mcp-gateway)",
+    )
+    parser.add_argument(
+        "--judge-base-url",
+        metavar="URL",
+        help="OpenAI-compatible endpoint judging response_check verifiers",
+    )
+    parser.add_argument(
+        "--judge-model", metavar="NAME", help="the judge model (with --judge-base-url)"
+    )
+    parser.add_argument(
+        "--judge-api-key-env",
+        metavar="VAR",
+        help="environment variable holding the judge's API key (default OPENAI_API_KEY)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="announce the gateway as one JSON line, and the summary as JSON",
+    )
     parser.set_defaults(handler=run_gateway)
 
 
@@ -92,8 +131,9 @@ def _check(args: argparse.Namespace, environ: Mapping[str, str]) -> str | None:
     from eog_core.gateway import token_from_env
 
     if args.control_token_env is not None:
-        args.control_token = token_from_env(args.control_token_env, environ,
-                                            flag="--control-token-env")
+        args.control_token = token_from_env(
+            args.control_token_env, environ, flag="--control-token-env"
+        )
     return token_from_env(args.token_env, environ)
 
 
@@ -128,12 +168,23 @@ async def _serve(args: argparse.Namespace, token: str | None, environ: Mapping[s
 
     async with _judge(args, environ) as judge:
         gateway = Gateway(
-            tasks, args.out, directory=gym_directory(args), seed_root=args.seed_root,
-            repeats=args.repeats, host=args.host, port=args.port, token=token,
+            tasks,
+            args.out,
+            directory=gym_directory(args),
+            seed_root=args.seed_root,
+            repeats=args.repeats,
+            host=args.host,
+            port=args.port,
+            token=token,
             control_token=getattr(args, "control_token", None),
-            rollout_ttl=args.rollout_ttl, finish_tool=args.finish_tool, judge=judge,
+            rollout_ttl=args.rollout_ttl,
+            finish_tool=args.finish_tool,
+            judge=judge,
             tool_snapshots=load_tool_snapshots(args.tools) if args.tools else None,
-            timeouts=gym_timeouts(args.timeout), model=args.model, allow_remote=args.allow_remote)
+            timeouts=gym_timeouts(args.timeout),
+            model=args.model,
+            allow_remote=args.allow_remote,
+        )
         try:
             with on_signals(stop):
                 await _serve_until_done(gateway, args, token)
@@ -142,12 +193,21 @@ async def _serve(args: argparse.Namespace, token: str | None, environ: Mapping[s
                 raise
     evaluated, total = len(gateway.plan.evaluated), gateway.plan.total
     if args.json:
-        emit_json({"out": str(args.out), "interrupted": stopped, "planned": total,
-                   "evaluated": evaluated}, indent=None)
+        emit_json(
+            {
+                "out": str(args.out),
+                "interrupted": stopped,
+                "planned": total,
+                "evaluated": evaluated,
+            },
+            indent=None,
+        )
     else:
-        print(f"eog-core gateway: {evaluated} of {total} rollouts evaluated; records in "
-              f"{args.out / 'rollouts.jsonl'}" + ("" if not stopped else
-                                                  " (stopped: rerun the same command to resume)"))
+        print(
+            f"eog-core gateway: {evaluated} of {total} rollouts evaluated; records in "
+            f"{args.out / 'rollouts.jsonl'}"
+            + ("" if not stopped else " (stopped: rerun the same command to resume)")
+        )
     return EXIT_INTERRUPTED if stopped else EXIT_OK
 
 
@@ -155,16 +215,24 @@ async def _serve_until_done(gateway: Gateway, args: argparse.Namespace, token: s
     """Announce the gateway, then serve until every rollout is evaluated."""
     async with gateway:
         plan = gateway.plan
-        announce = {"url": gateway.url, "rollouts_url": f"{gateway.url}/rollouts",
-                    "planned": plan.total, "evaluated": len(plan.evaluated),
-                    "pending": plan.pending(), "out": str(args.out),
-                    "token_required": token is not None,
-                    "control_token_required": args.control_token_env is not None}
+        announce = {
+            "url": gateway.url,
+            "rollouts_url": f"{gateway.url}/rollouts",
+            "planned": plan.total,
+            "evaluated": len(plan.evaluated),
+            "pending": plan.pending(),
+            "out": str(args.out),
+            "token_required": token is not None,
+            "control_token_required": args.control_token_env is not None,
+        }
         if args.json:
             emit_json(announce, indent=None)
         else:
-            print(f"eog-core gateway: serving {plan.pending()} of {plan.total} rollouts on "
-                  f"{gateway.url}/rollouts (POST to start one); Ctrl-C stops it", flush=True)
+            print(
+                f"eog-core gateway: serving {plan.pending()} of {plan.total} rollouts on "
+                f"{gateway.url}/rollouts (POST to start one); Ctrl-C stops it",
+                flush=True,
+            )
         sys.stdout.flush()
         _tune_collector()
         await gateway.wait_done()

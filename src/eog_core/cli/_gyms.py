@@ -45,49 +45,90 @@ __all__ = ["add_parser", "default_engine"]
 
 EXIT_INTERRUPTED = 130
 
+
 def default_engine() -> str:
     """``$EOG_ENGINE``, else docker when installed, else podman."""
     return os.environ.get("EOG_ENGINE") or ("docker" if shutil.which("docker") else "podman")
 
 
 def _engine_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--engine", metavar="docker|podman",
-                        help="the container engine's client (default: $EOG_ENGINE, else docker "
-                             "when installed, else podman; a path works too)")
-    parser.add_argument("--engine-arg", action="append", default=[], metavar="ARG",
-                        help="an argument before every engine command, e.g. --engine-arg=--runtime "
-                             "--engine-arg=runc (also $EOG_FLEET_ENGINE_ARGS)")
+    parser.add_argument(
+        "--engine",
+        metavar="docker|podman",
+        help="the container engine's client (default: $EOG_ENGINE, else docker "
+        "when installed, else podman; a path works too)",
+    )
+    parser.add_argument(
+        "--engine-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="an argument before every engine command, e.g. --engine-arg=--runtime "
+        "--engine-arg=runc (also $EOG_FLEET_ENGINE_ARGS)",
+    )
 
 
 def _selection_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--domains", metavar="LIST", help=f"comma-separated: {','.join(CATALOGUE)} "
-                        "or all (default: all, or those --for needs)")
-    parser.add_argument("--for", dest="for_tasks", nargs="+", type=Path, metavar="TASK_PATH",
-                        help="start only the gyms these tasks name")
-    parser.add_argument("--image", action="append", default=[], metavar="DOMAIN=REF",
-                        help="run REF instead of the pinned image (DOMAIN '*' for every one)")
+    parser.add_argument(
+        "--domains",
+        metavar="LIST",
+        help=f"comma-separated: {','.join(CATALOGUE)} or all (default: all, or those --for needs)",
+    )
+    parser.add_argument(
+        "--for",
+        dest="for_tasks",
+        nargs="+",
+        type=Path,
+        metavar="TASK_PATH",
+        help="start only the gyms these tasks name",
+    )
+    parser.add_argument(
+        "--image",
+        action="append",
+        default=[],
+        metavar="DOMAIN=REF",
+        help="run REF instead of the pinned image (DOMAIN '*' for every one)",
+    )
     parser.add_argument("--registry", help="pull the pinned images from this registry/namespace")
 
 
 def add_parser(commands: Any) -> None:
     gyms = add_command(
-        commands, "gyms", help="start, list, and remove the EOG gym containers (Docker or Podman)",
+        commands,
+        "gyms",
+        help="start, list, and remove the EOG gym containers (Docker or Podman)",
         description="The seven EOG gym servers as containers, images pinned by digest.",
-        epilog="example: eog-core gyms up --domains csm,itsm --write-directory gyms.json")
+        epilog="example: eog-core gyms up --domains csm,itsm --write-directory gyms.json",
+    )
     sub = gyms.add_subparsers(dest="gyms_command", required=True, metavar="ACTION")
     up = sub.add_parser("up", help="start gym containers and wait until each answers MCP")
     _engine_options(up)
     _selection_options(up)
     up.add_argument("--replicas", type=int, default=1, metavar="N", help="containers per domain")
-    up.add_argument("--fixed-ports", action="store_true",
-                    help="upstream's host ports (8001...; +100 per further replica), not free ones")
-    up.add_argument("--run-arg", action="append", default=[], metavar="ARG",
-                    help="an argument added to each container run (also $EOG_FLEET_RUN_ARGS)")
+    up.add_argument(
+        "--fixed-ports",
+        action="store_true",
+        help="upstream's host ports (8001...; +100 per further replica), not free ones",
+    )
+    up.add_argument(
+        "--run-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="an argument added to each container run (also $EOG_FLEET_RUN_ARGS)",
+    )
     up.add_argument("--health-timeout", type=positive_seconds, default=120.0, metavar="SECONDS")
-    up.add_argument("--write-directory", type=Path, metavar="FILE",
-                    help="write the gym directory (JSON) for run --gyms FILE")
-    up.add_argument("--foreground", action="store_true",
-                    help="hold the containers until Ctrl-C/SIGTERM, then remove them")
+    up.add_argument(
+        "--write-directory",
+        type=Path,
+        metavar="FILE",
+        help="write the gym directory (JSON) for run --gyms FILE",
+    )
+    up.add_argument(
+        "--foreground",
+        action="store_true",
+        help="hold the containers until Ctrl-C/SIGTERM, then remove them",
+    )
     up.add_argument("--json", action="store_true")
     up.set_defaults(handler=_up)
     status = sub.add_parser("status", help="list the gym containers eog-core started")
@@ -134,8 +175,10 @@ def _engine(args: argparse.Namespace, **overrides: Any) -> FleetOptions:
     options = options_from_env(engine_executable=args.engine or default_engine(), **overrides)
     if args.engine_arg:
         engine = options.engine
-        options = attrs.evolve(options, engine=attrs.evolve(
-            engine, global_args=(*engine.global_args, *args.engine_arg)))
+        options = attrs.evolve(
+            options,
+            engine=attrs.evolve(engine, global_args=(*engine.global_args, *args.engine_arg)),
+        )
     return options
 
 
@@ -150,17 +193,26 @@ def _up(args: argparse.Namespace) -> int:
             raise UsageError(f"--replicas must be at least 1, got {args.replicas}")
         images = _images(args.image)
         domains = _domains(args)
-        options = _engine(args, domains=domains, replicas=args.replicas, fixed_ports=args.fixed_ports,
-                          health_timeout=args.health_timeout, detached=not args.foreground,
-                          registry=args.registry, max_lifecycles=None)
+        options = _engine(
+            args,
+            domains=domains,
+            replicas=args.replicas,
+            fixed_ports=args.fixed_ports,
+            health_timeout=args.health_timeout,
+            detached=not args.foreground,
+            registry=args.registry,
+            max_lifecycles=None,
+        )
     except UsageError as exc:
         return _usage("up", exc)
     if images:
         options = attrs.evolve(options, images={**options.images, **images})
     if args.run_arg:
         engine = options.engine
-        options = attrs.evolve(options, engine=attrs.evolve(
-            engine, extra_run_args=(*engine.extra_run_args, *args.run_arg)))
+        options = attrs.evolve(
+            options,
+            engine=attrs.evolve(engine, extra_run_args=(*engine.extra_run_args, *args.run_arg)),
+        )
     return asyncio.run(_hold(options, args))
 
 
@@ -184,8 +236,11 @@ async def _hold(options: FleetOptions, args: argparse.Namespace) -> int:
         try:
             await fleet.start()
         except asyncio.CancelledError:
-            print("eog-core gyms up: interrupted while starting; the containers it started are "
-                  "removed", file=sys.stderr)
+            print(
+                "eog-core gyms up: interrupted while starting; the containers it started are "
+                "removed",
+                file=sys.stderr,
+            )
             return EXIT_INTERRUPTED
         try:
             _report(fleet, args)
@@ -203,15 +258,27 @@ def _report(fleet: GymFleet, args: argparse.Namespace) -> None:
     if args.write_directory:
         fleet.write_directory(args.write_directory)
     if args.json:
-        emit_json({"fleet": fleet.fleet_id, "gyms": fleet.table(), "containers": fleet.containers(),
-                   "healthy_after_seconds": fleet.startup_seconds},
-                  indent=None if args.foreground else 2)  # one line: a reader waits on it
+        emit_json(
+            {
+                "fleet": fleet.fleet_id,
+                "gyms": fleet.table(),
+                "containers": fleet.containers(),
+                "healthy_after_seconds": fleet.startup_seconds,
+            },
+            indent=None if args.foreground else 2,
+        )  # one line: a reader waits on it
     else:
-        print(table(["domain", "replica", "container", "url"],
-                    [[c["domain"], c["replica"], c["name"], c["url"]] for c in fleet.containers()]))
+        print(
+            table(
+                ["domain", "replica", "container", "url"],
+                [[c["domain"], c["replica"], c["name"], c["url"]] for c in fleet.containers()],
+            )
+        )
         if args.write_directory:
-            print(f"gym directory: {args.write_directory} (eog-core run ... --gyms "
-                  f"{args.write_directory})")
+            print(
+                f"gym directory: {args.write_directory} (eog-core run ... --gyms "
+                f"{args.write_directory})"
+            )
         print("stop with Ctrl-C" if args.foreground else "remove with: eog-core gyms down")
     sys.stdout.flush()
 
@@ -225,21 +292,33 @@ async def _status_async(args: argparse.Namespace) -> int:
 
     engine = _engine(args).engine
     rows = []
-    for container in sorted(await engine.containers({LABEL_MANAGED: "1"}),
-                            key=lambda c: (c.domain, c.replica)):
+    for container in sorted(
+        await engine.containers({LABEL_MANAGED: "1"}), key=lambda c: (c.domain, c.replica)
+    ):
         url = ""
         service = CATALOGUE.get(container.domain)
         if container.running and service is not None:
             with contextlib.suppress(Exception):
                 url = f"http://127.0.0.1:{await engine.host_port(container.id, service.container_port)}"
-        rows.append({"domain": container.domain, "replica": container.replica,
-                     "name": container.name, "status": container.status, "url": url,
-                     "owner": container.owner})
+        rows.append(
+            {
+                "domain": container.domain,
+                "replica": container.replica,
+                "name": container.name,
+                "status": container.status,
+                "url": url,
+                "owner": container.owner,
+            }
+        )
     if args.json:
         emit_json({"containers": rows})
     elif rows:
-        print(table(["domain", "replica", "container", "status", "url", "owner"],
-                    [list(row.values()) for row in rows]))
+        print(
+            table(
+                ["domain", "replica", "container", "status", "url", "owner"],
+                [list(row.values()) for row in rows],
+            )
+        )
     else:
         print("no gym containers (start them with: eog-core gyms up)")
     return EXIT_OK
@@ -253,11 +332,14 @@ async def _logs_async(args: argparse.Namespace) -> int:
     from eog_core.fleet import LABEL_DOMAIN, LABEL_MANAGED, LABEL_REPLICA
 
     engine = _engine(args).engine
-    found = await engine.containers({LABEL_MANAGED: "1", LABEL_DOMAIN: args.domain,
-                                     LABEL_REPLICA: str(args.replica)})
+    found = await engine.containers(
+        {LABEL_MANAGED: "1", LABEL_DOMAIN: args.domain, LABEL_REPLICA: str(args.replica)}
+    )
     if not found:
-        print(f"eog-core gyms logs: no {args.domain} container (replica {args.replica}) is up",
-              file=sys.stderr)
+        print(
+            f"eog-core gyms logs: no {args.domain} container (replica {args.replica}) is up",
+            file=sys.stderr,
+        )
         return EXIT_INPUT
     sys.stdout.write(await engine.logs(found[0].id, tail=args.tail))
     return EXIT_OK

@@ -1,7 +1,6 @@
 """The command line itself: the parser of every command group, ``main`` and ``console``
 (the package docstring says what the exit codes mean)."""
 
-
 from __future__ import annotations
 
 import argparse
@@ -36,8 +35,11 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="eog-core", description="EnterpriseOps-Gym tasks, verification, gyms and scores.",
-        epilog="example: eog-core demo", formatter_class=argparse.RawDescriptionHelpFormatter)
+        prog="eog-core",
+        description="EnterpriseOps-Gym tasks, verification, gyms and scores.",
+        epilog="example: eog-core demo",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"eog-core {__version__}")
     add_common_options(parser)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -60,8 +62,11 @@ def _configure_logging(verbose: int, quiet: bool) -> None:
 
     Other libraries (aiohttp, ...) stay at WARNING (ERROR with -q).
     """
-    logging.basicConfig(level=logging.ERROR if quiet else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    logging.basicConfig(
+        level=logging.ERROR if quiet else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
     level = logging.DEBUG if verbose > 1 else logging.INFO if verbose else logging.WARNING
     logging.getLogger("eog_core").setLevel(logging.ERROR if quiet else level)
 
@@ -107,8 +112,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a defect of ours: still one line and exit 3, never 1 ("failed")
         if getattr(args, "verbose", 0):
             raise
-        print(f"eog-core {args.command}: internal error: {type(exc).__name__}: {exc} (rerun with "
-              "-v for the traceback, and please report it)", file=sys.stderr)
+        print(
+            f"eog-core {args.command}: internal error: {type(exc).__name__}: {exc} (rerun with "
+            "-v for the traceback, and please report it)",
+            file=sys.stderr,
+        )
         return EXIT_INPUT
     return code
 

@@ -25,29 +25,58 @@ def _price(text: str) -> Price:
 
 def add_parser(commands: Any) -> None:
     report = add_command(
-        commands, "report", help="a self-contained HTML report of one or more runs",
+        commands,
+        "report",
+        help="a self-contained HTML report of one or more runs",
         description="Read run folders (rollouts.jsonl from `eog-core run` or the gateway) or upstream "
-                    "result folders and write one HTML file that opens offline: overview with "
-                    "intervals, pass@k and pass^k, tasks, transcripts with verdict tables, paired "
-                    "tests between runs, RL task bands. The numbers are those of `eog-core score` "
-                    "and `compare`. Needs the report extra (pip install 'eog-core[report]'); "
-                    "exits 3 without it, or when a run cannot be read.",
-        epilog="example: eog-core report runs/gpt-4.1 runs/o3 -o report.html --price gpt-4.1=2,8,0.5")
-    report.add_argument("runs", nargs="+", type=Path, metavar="RUN",
-                        help="a run folder, a rollouts .jsonl file or an upstream result folder; the "
-                             "first is the baseline the others are compared with")
-    report.add_argument("-o", "--output", type=Path, required=True, metavar="FILE", help="the HTML file to write")
+        "result folders and write one HTML file that opens offline: overview with "
+        "intervals, pass@k and pass^k, tasks, transcripts with verdict tables, paired "
+        "tests between runs, RL task bands. The numbers are those of `eog-core score` "
+        "and `compare`. Needs the report extra (pip install 'eog-core[report]'); "
+        "exits 3 without it, or when a run cannot be read.",
+        epilog="example: eog-core report runs/gpt-4.1 runs/o3 -o report.html --price gpt-4.1=2,8,0.5",
+    )
+    report.add_argument(
+        "runs",
+        nargs="+",
+        type=Path,
+        metavar="RUN",
+        help="a run folder, a rollouts .jsonl file or an upstream result folder; the "
+        "first is the baseline the others are compared with",
+    )
+    report.add_argument(
+        "-o", "--output", type=Path, required=True, metavar="FILE", help="the HTML file to write"
+    )
     report.add_argument("--title", default="EOG evaluation report")
-    report.add_argument("--price", action="append", type=_price, default=[], metavar="MODEL=IN,OUT[,CACHED]",
-                        help="price per million input, output and cached input tokens of a model "
-                             "(repeatable); cached tokens cost the input price when CACHED is left out")
-    report.add_argument("--tasks", type=Path, help="the task files (or .jsonl rows), to show each rollout's prompts")
-    report.add_argument("--n-boot", type=int, default=10000, metavar="N",
-                        help="bootstrap resamples of the paired comparison, as `compare --n-boot` "
-                             "(default 10000; about 9 s per policy for two runs of 2,500 tasks)")
-    report.add_argument("--seed", type=int, default=0, help="the bootstrap's seed, as `compare --seed`")
-    report.add_argument("--bands-json", type=Path, metavar="FILE",
-                        help="also write the RL task bands (tasks by pass rate over repeats) as JSON")
+    report.add_argument(
+        "--price",
+        action="append",
+        type=_price,
+        default=[],
+        metavar="MODEL=IN,OUT[,CACHED]",
+        help="price per million input, output and cached input tokens of a model "
+        "(repeatable); cached tokens cost the input price when CACHED is left out",
+    )
+    report.add_argument(
+        "--tasks", type=Path, help="the task files (or .jsonl rows), to show each rollout's prompts"
+    )
+    report.add_argument(
+        "--n-boot",
+        type=int,
+        default=10000,
+        metavar="N",
+        help="bootstrap resamples of the paired comparison, as `compare --n-boot` "
+        "(default 10000; about 9 s per policy for two runs of 2,500 tasks)",
+    )
+    report.add_argument(
+        "--seed", type=int, default=0, help="the bootstrap's seed, as `compare --seed`"
+    )
+    report.add_argument(
+        "--bands-json",
+        type=Path,
+        metavar="FILE",
+        help="also write the RL task bands (tasks by pass rate over repeats) as JSON",
+    )
     report.set_defaults(handler=run_report)
 
 
@@ -62,15 +91,30 @@ def run_report(args: argparse.Namespace) -> int:
     )
 
     require_extra()
-    tasks = {task.task_id: task for task in load_tasks(args.tasks) if task.task_id} if args.tasks else None
+    tasks = (
+        {task.task_id: task for task in load_tasks(args.tasks) if task.task_id}
+        if args.tasks
+        else None
+    )
     with paused_gc(), busy("reading runs"):
         sources = [load_run(path) for path in args.runs]
     with paused_gc(), busy("building the report"):
-        content = build_content(sources, title=args.title, prices=args.price, tasks=tasks,
-                                n_boot=args.n_boot, seed=args.seed)
+        content = build_content(
+            sources,
+            title=args.title,
+            prices=args.price,
+            tasks=tasks,
+            n_boot=args.n_boot,
+            seed=args.seed,
+        )
         write_html(content, args.output)
     if args.bands_json:
-        args.bands_json.write_text(json.dumps(bands_document(content), indent=2, ensure_ascii=False) + "\n",
-                                   encoding="utf-8")
-    print(f"report: {args.output} ({len(content.rows)} rollouts of {len(sources)} run(s))", file=sys.stderr)
+        args.bands_json.write_text(
+            json.dumps(bands_document(content), indent=2, ensure_ascii=False) + "\n",
+            encoding="utf-8",
+        )
+    print(
+        f"report: {args.output} ({len(content.rows)} rollouts of {len(sources)} run(s))",
+        file=sys.stderr,
+    )
     return EXIT_OK

@@ -67,73 +67,161 @@ EXIT_INTERRUPTED = 130
 
 def add_parser(commands: Any) -> None:
     parser = add_command(
-        commands, "run", help="evaluate a model on tasks end to end (agent loop, verify, scores)",
+        commands,
+        "run",
+        help="evaluate a model on tasks end to end (agent loop, verify, scores)",
         description="Run every task x repeat as a rollout: seed the gyms, let the model act "
-                    "through the task's tools (OpenAI-compatible Chat Completions or Responses "
-                    "API), verify strict and parity, delete the databases. Writes "
-                    "OUT/rollouts.jsonl (one record per rollout, resumable) and OUT/upstream/ "
-                    "(upstream's result format). Exit 0 when every rollout was evaluated, 3 when "
-                    "some could not be, 2 on usage errors, 130 when interrupted.",
+        "through the task's tools (OpenAI-compatible Chat Completions or Responses "
+        "API), verify strict and parity, delete the databases. Writes "
+        "OUT/rollouts.jsonl (one record per rollout, resumable) and OUT/upstream/ "
+        "(upstream's result format). Exit 0 when every rollout was evaluated, 3 when "
+        "some could not be, 2 on usage errors, 130 when interrupted.",
         epilog="example: eog-core run tasks/ --base-url http://localhost:8000/v1 --model qwen3 "
-               "--repeats 3 --concurrency 16 --out runs/qwen3")
-    parser.add_argument("tasks", nargs="+", type=Path, metavar="TASK_PATH",
-                        help="task files, folders of them, or .jsonl dataset / NeMo rows")
+        "--repeats 3 --concurrency 16 --out runs/qwen3",
+    )
+    parser.add_argument(
+        "tasks",
+        nargs="+",
+        type=Path,
+        metavar="TASK_PATH",
+        help="task files, folders of them, or .jsonl dataset / NeMo rows",
+    )
     model = parser.add_argument_group("model")
-    model.add_argument("--base-url", required=True, help="OpenAI-style base URL, e.g. http://host:8000/v1")
+    model.add_argument(
+        "--base-url", required=True, help="OpenAI-style base URL, e.g. http://host:8000/v1"
+    )
     model.add_argument("--model", required=True)
     model.add_argument("--api", choices=["chat", "responses"], default="chat")
-    model.add_argument("--api-key-env", metavar="VAR",
-                       help="environment variable holding the API key (default: OPENAI_API_KEY "
-                            "when set); the key is never printed or written")
+    model.add_argument(
+        "--api-key-env",
+        metavar="VAR",
+        help="environment variable holding the API key (default: OPENAI_API_KEY "
+        "when set); the key is never printed or written",
+    )
     model.add_argument("--temperature", type=float, default=0.0, help="default 0.0, as upstream")
-    model.add_argument("--max-output-tokens", type=int, default=4096, help="default 4096, as upstream")
-    model.add_argument("--extra-body", metavar="JSON", default="{}",
-                       help='extra request fields, merged last; null removes one: \'{"temperature": null}\'')
-    model.add_argument("--request-timeout", type=positive_seconds, default=600.0, metavar="SECONDS",
-                       help="bound on one whole model request (default 600)")
-    model.add_argument("--idle-timeout", type=positive_seconds, default=120.0, metavar="SECONDS",
-                       help="a request that receives nothing this long is checked with GET /models; "
-                            "no answer to that either and it is given up as hung (default 120)")
-    model.add_argument("--unreachable-after", type=positive_seconds, default=60.0, metavar="SECONDS",
-                       help="stop retrying once every request has failed to connect (refused, "
-                            "reset, hung) for this long (default 60); a busy server keeps retrying")
-    model.add_argument("--no-preflight", dest="preflight", action="store_false",
-                       help="skip the check of the endpoint (URL, key, model) before the run")
-    model.add_argument("--token-ids", action="store_true",
-                       help="ask for and record token ids and logprobs per turn (vLLM's "
-                            "return_token_ids, logprobs): for RL"),
-    model.add_argument("--model-retries", type=int, default=8,
-                       help="retries of one model request on 429/5xx/timeouts (default 8)")
-    model.add_argument("--max-requests-per-second", type=float, metavar="RATE",
-                       help="bound the model request rate over the whole run")
-    model.add_argument("--judge-model", help="model for response_check verifiers (default: --model)")
+    model.add_argument(
+        "--max-output-tokens", type=int, default=4096, help="default 4096, as upstream"
+    )
+    model.add_argument(
+        "--extra-body",
+        metavar="JSON",
+        default="{}",
+        help="extra request fields, merged last; null removes one: '{\"temperature\": null}'",
+    )
+    model.add_argument(
+        "--request-timeout",
+        type=positive_seconds,
+        default=600.0,
+        metavar="SECONDS",
+        help="bound on one whole model request (default 600)",
+    )
+    model.add_argument(
+        "--idle-timeout",
+        type=positive_seconds,
+        default=120.0,
+        metavar="SECONDS",
+        help="a request that receives nothing this long is checked with GET /models; "
+        "no answer to that either and it is given up as hung (default 120)",
+    )
+    model.add_argument(
+        "--unreachable-after",
+        type=positive_seconds,
+        default=60.0,
+        metavar="SECONDS",
+        help="stop retrying once every request has failed to connect (refused, "
+        "reset, hung) for this long (default 60); a busy server keeps retrying",
+    )
+    model.add_argument(
+        "--no-preflight",
+        dest="preflight",
+        action="store_false",
+        help="skip the check of the endpoint (URL, key, model) before the run",
+    )
+    (
+        model.add_argument(
+            "--token-ids",
+            action="store_true",
+            help="ask for and record token ids and logprobs per turn (vLLM's "
+            "return_token_ids, logprobs): for RL",
+        ),
+    )
+    model.add_argument(
+        "--model-retries",
+        type=int,
+        default=8,
+        help="retries of one model request on 429/5xx/timeouts (default 8)",
+    )
+    model.add_argument(
+        "--max-requests-per-second",
+        type=float,
+        metavar="RATE",
+        help="bound the model request rate over the whole run",
+    )
+    model.add_argument(
+        "--judge-model", help="model for response_check verifiers (default: --model)"
+    )
     run = parser.add_argument_group("run")
     run.add_argument("--out", type=Path, required=True, metavar="DIR")
     run.add_argument("--repeats", type=int, default=1, metavar="K")
     run.add_argument("--concurrency", type=int, default=8, metavar="C", help="rollouts in flight")
-    run.add_argument("--max-turns", type=int, default=50, metavar="N",
-                     help="model answers per rollout (default 50, upstream's ReAct cap)")
-    run.add_argument("--rollout-retries", type=int, default=2, metavar="N",
-                     help="whole-rollout retries after an infrastructure failure (default 2)")
-    run.add_argument("--stop-after-unreachable", type=int, default=3, metavar="N",
-                     help="stop the run (exit 3) after N rollouts in a row found the model "
-                          "unreachable (default 3; 0 never stops)")
+    run.add_argument(
+        "--max-turns",
+        type=int,
+        default=50,
+        metavar="N",
+        help="model answers per rollout (default 50, upstream's ReAct cap)",
+    )
+    run.add_argument(
+        "--rollout-retries",
+        type=int,
+        default=2,
+        metavar="N",
+        help="whole-rollout retries after an infrastructure failure (default 2)",
+    )
+    run.add_argument(
+        "--stop-after-unreachable",
+        type=int,
+        default=3,
+        metavar="N",
+        help="stop the run (exit 3) after N rollouts in a row found the model "
+        "unreachable (default 3; 0 never stops)",
+    )
     add_gym_options(run)
-    run.add_argument("--launch", metavar="docker|podman",
-                     help="start the gym containers the tasks need on this engine, remove them at "
-                          "the end (eog_core.fleet; docs/real-benchmark.md)")
-    run.add_argument("--max-lifecycles", type=int, metavar="N",
-                     help="with --launch: restart a gym container after N task lifecycles "
-                          "(default 150; the images leak file descriptors)")
-    run.add_argument("--forward-any-tool", action="store_true",
-                     help="send calls of tools outside the task's set to the gym (upstream's way)")
-    run.add_argument("--raw-schemas", action="store_true",
-                     help="show the model the gyms' raw tool schemas, not upstream's cleaned ones")
-    run.add_argument("--ray", metavar="ADDRESS",
-                     help="shard rollouts over a Ray cluster (ray extra): 'auto', "
-                          "'ray://HOST:10001', or 'local' for a local ray.init()")
-    run.add_argument("--ray-actors", type=int, metavar="N",
-                     help="Ray actors to shard over (default: the cluster's CPU count)")
+    run.add_argument(
+        "--launch",
+        metavar="docker|podman",
+        help="start the gym containers the tasks need on this engine, remove them at "
+        "the end (eog_core.fleet; docs/real-benchmark.md)",
+    )
+    run.add_argument(
+        "--max-lifecycles",
+        type=int,
+        metavar="N",
+        help="with --launch: restart a gym container after N task lifecycles "
+        "(default 150; the images leak file descriptors)",
+    )
+    run.add_argument(
+        "--forward-any-tool",
+        action="store_true",
+        help="send calls of tools outside the task's set to the gym (upstream's way)",
+    )
+    run.add_argument(
+        "--raw-schemas",
+        action="store_true",
+        help="show the model the gyms' raw tool schemas, not upstream's cleaned ones",
+    )
+    run.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="shard rollouts over a Ray cluster (ray extra): 'auto', "
+        "'ray://HOST:10001', or 'local' for a local ray.init()",
+    )
+    run.add_argument(
+        "--ray-actors",
+        type=int,
+        metavar="N",
+        help="Ray actors to shard over (default: the cluster's CPU count)",
+    )
     run.add_argument("--json", action="store_true", help="print the summary as JSON")
     add_selection_options(parser)
     parser.set_defaults(handler=run_command)
@@ -150,29 +238,37 @@ def _settings(args: argparse.Namespace, environ: dict[str, str]) -> ModelSetting
     if args.api_key_env:
         key = environ.get(args.api_key_env)
         if not key:
-            raise UsageError(f"--api-key-env {args.api_key_env}: that environment variable is not set")
+            raise UsageError(
+                f"--api-key-env {args.api_key_env}: that environment variable is not set"
+            )
     else:
         key = environ.get("OPENAI_API_KEY") or None
     return ModelSettings(
-        model=args.model, base_url=args.base_url, api=args.api, api_key=key,
-        temperature=args.temperature, max_output_tokens=args.max_output_tokens, extra_body=extra,
-        timeout=args.request_timeout, max_retries=args.model_retries,
-        max_requests_per_second=args.max_requests_per_second, idle_timeout=args.idle_timeout,
-        unreachable_after=args.unreachable_after, token_ids=args.token_ids)
-
-
-
-
+        model=args.model,
+        base_url=args.base_url,
+        api=args.api,
+        api_key=key,
+        temperature=args.temperature,
+        max_output_tokens=args.max_output_tokens,
+        extra_body=extra,
+        timeout=args.request_timeout,
+        max_retries=args.model_retries,
+        max_requests_per_second=args.max_requests_per_second,
+        idle_timeout=args.idle_timeout,
+        unreachable_after=args.unreachable_after,
+        token_ids=args.token_ids,
+    )
 
 
 def _check(args: argparse.Namespace) -> None:
     for flag, value, least, most in (
-            ("--repeats", args.repeats, 1, MAX_REPEATS),
-            ("--concurrency", args.concurrency, 1, MAX_CONCURRENCY),
-            ("--max-turns", args.max_turns, 1, 100_000),
-            ("--rollout-retries", args.rollout_retries, 0, 100),
-            ("--model-retries", args.model_retries, 0, 100),
-            ("--stop-after-unreachable", args.stop_after_unreachable, 0, 1_000_000)):
+        ("--repeats", args.repeats, 1, MAX_REPEATS),
+        ("--concurrency", args.concurrency, 1, MAX_CONCURRENCY),
+        ("--max-turns", args.max_turns, 1, 100_000),
+        ("--rollout-retries", args.rollout_retries, 0, 100),
+        ("--model-retries", args.model_retries, 0, 100),
+        ("--stop-after-unreachable", args.stop_after_unreachable, 0, 1_000_000),
+    ):
         if not least <= value <= most:
             raise UsageError(f"{flag} must be between {least} and {most:,}, got {value}")
     if args.ray_actors is not None and args.ray_actors < 1:
@@ -184,15 +280,15 @@ def _check(args: argparse.Namespace) -> None:
     if args.max_lifecycles is not None and (not args.launch or args.max_lifecycles < 1):
         raise UsageError("--max-lifecycles takes a positive number and needs --launch")
     if args.launch and args.ray:
-        raise UsageError("--launch counts lifecycles in this process, not in Ray actors: start "
-                         "the gyms with eog-core gyms up and pass --gyms FILE")
+        raise UsageError(
+            "--launch counts lifecycles in this process, not in Ray actors: start "
+            "the gyms with eog-core gyms up and pass --gyms FILE"
+        )
     if args.ray:
         try:
             import ray  # type: ignore[import-not-found]  # noqa: F401
         except ImportError:
             raise UsageError("--ray requires the ray extra: pip install 'eog-core[ray]'") from None
-
-
 
 
 def _duration(seconds: float | None) -> str:
@@ -211,8 +307,10 @@ def progress_line(progress: RunProgress) -> str:
     rate = progress.pass_rate
     passed = "-" if rate is None else f"{100 * rate:.1f}%"
     extra = f"  incomplete {progress.incomplete}" if progress.incomplete else ""
-    return (f"[{'#' * filled}{'.' * (24 - filled)}] {done}/{progress.total}  pass {passed}  "
-            f"in flight {progress.in_flight}{extra}  ETA {_duration(progress.eta_seconds())}")
+    return (
+        f"[{'#' * filled}{'.' * (24 - filled)}] {done}/{progress.total}  pass {passed}  "
+        f"in flight {progress.in_flight}{extra}  ETA {_duration(progress.eta_seconds())}"
+    )
 
 
 async def _ticker(progress: RunProgress, stream: TextIO) -> None:
@@ -222,21 +320,30 @@ async def _ticker(progress: RunProgress, stream: TextIO) -> None:
         await asyncio.sleep(0.5)
 
 
-
-
-def _gyms_for(args: argparse.Namespace, tasks: list[Task],
-              directory: GymDirectory) -> contextlib.AbstractAsyncContextManager[GymDirectory]:
+def _gyms_for(
+    args: argparse.Namespace, tasks: list[Task], directory: GymDirectory
+) -> contextlib.AbstractAsyncContextManager[GymDirectory]:
     """The directory given, or (``--launch``) the fleet's for the length of the run."""
     if not args.launch:
         return contextlib.nullcontext(directory)
     from eog_core.fleet import DEFAULT_MAX_LIFECYCLES, launch, options_from_env
 
-    return launch(tasks, options_from_env(
-        engine_executable=args.launch, max_lifecycles=args.max_lifecycles or DEFAULT_MAX_LIFECYCLES))
+    return launch(
+        tasks,
+        options_from_env(
+            engine_executable=args.launch,
+            max_lifecycles=args.max_lifecycles or DEFAULT_MAX_LIFECYCLES,
+        ),
+    )
 
 
-async def _run(args: argparse.Namespace, tasks: list[Task], settings: ModelSettings,
-               directory: GymDirectory, options: RolloutOptions) -> tuple[RunReport | None, bool]:
+async def _run(
+    args: argparse.Namespace,
+    tasks: list[Task],
+    settings: ModelSettings,
+    directory: GymDirectory,
+    options: RolloutOptions,
+) -> tuple[RunReport | None, bool]:
     progress = RunProgress()
     main = asyncio.current_task()
     interrupted = False
@@ -245,8 +352,12 @@ async def _run(args: argparse.Namespace, tasks: list[Task], settings: ModelSetti
         nonlocal interrupted
         if not interrupted and main is not None:
             interrupted = True
-            print("\neog-core run: interrupted; cancelling rollouts in flight and deleting their "
-                  "databases (rerun the same command to resume)", file=sys.stderr, flush=True)
+            print(
+                "\neog-core run: interrupted; cancelling rollouts in flight and deleting their "
+                "databases (rerun the same command to resume)",
+                file=sys.stderr,
+                flush=True,
+            )
             main.cancel()
 
     ticker = asyncio.create_task(_ticker(progress, sys.stderr)) if sys.stderr.isatty() else None
@@ -257,11 +368,20 @@ async def _run(args: argparse.Namespace, tasks: list[Task], settings: ModelSetti
                     await probe.preflight()
             async with _gyms_for(args, tasks, directory) as gyms:
                 report = await run_evaluation(
-                    tasks, settings, args.out, repeats=args.repeats, concurrency=args.concurrency,
-                    directory=gyms, options=options, judge_model=args.judge_model,
-                    progress=progress, ray_address=args.ray, ray_actors=args.ray_actors,
+                    tasks,
+                    settings,
+                    args.out,
+                    repeats=args.repeats,
+                    concurrency=args.concurrency,
+                    directory=gyms,
+                    options=options,
+                    judge_model=args.judge_model,
+                    progress=progress,
+                    ray_address=args.ray,
+                    ray_actors=args.ray_actors,
                     preflight=args.preflight,
-                    max_consecutive_unreachable=args.stop_after_unreachable or None)
+                    max_consecutive_unreachable=args.stop_after_unreachable or None,
+                )
     except asyncio.CancelledError:
         if not interrupted:
             raise
@@ -283,20 +403,34 @@ def _summary(out: Path, repeats: int) -> CorrectedSummary | None:
 
 def _rows(group: GroupStats) -> list[Any]:
     strict, parity = group.strict, group.parity
+
     def pct(value: float | None) -> str:
         return "-" if value is None else f"{100 * value:.1f}"
-    return [group.name, group.tasks, strict.runs_scored if strict else 0,
-            strict.runs_errored if strict else 0,
-            pct(strict.task_success_rate if strict else None),
-            pct(strict.verifier_pass_rate if strict else None),
-            pct(parity.task_success_rate if parity else None),
-            pct(parity.verifier_pass_rate if parity else None)]
+
+    return [
+        group.name,
+        group.tasks,
+        strict.runs_scored if strict else 0,
+        strict.runs_errored if strict else 0,
+        pct(strict.task_success_rate if strict else None),
+        pct(strict.verifier_pass_rate if strict else None),
+        pct(parity.task_success_rate if parity else None),
+        pct(parity.verifier_pass_rate if parity else None),
+    ]
 
 
 def summary_table(summary: CorrectedSummary) -> str:
     """Strict pass@1 (avg of k), verifier pass rate, parity beside them: overall and per domain."""
-    headers = ["domain", "tasks", "evaluated", "incomplete", "strict pass@1 %",
-               "strict verifier pass %", "parity pass@1 %", "parity verifier pass %"]
+    headers = [
+        "domain",
+        "tasks",
+        "evaluated",
+        "incomplete",
+        "strict pass@1 %",
+        "strict verifier pass %",
+        "parity pass@1 %",
+        "parity verifier pass %",
+    ]
     return table(headers, [_rows(summary.overall), *(_rows(g) for g in summary.by_domain)])
 
 
@@ -310,10 +444,14 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"eog-core run: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     options = RolloutOptions.build(
-        seed_root=args.seed_root, max_turns=args.max_turns, rollout_retries=args.rollout_retries,
+        seed_root=args.seed_root,
+        max_turns=args.max_turns,
+        rollout_retries=args.rollout_retries,
         tool_snapshots=load_tool_snapshots(args.tools) if args.tools else None,
-        forward_any_tool=args.forward_any_tool, raw_schemas=args.raw_schemas,
-        timeouts=gym_timeouts(args.timeout))
+        forward_any_tool=args.forward_any_tool,
+        raw_schemas=args.raw_schemas,
+        timeouts=gym_timeouts(args.timeout),
+    )
     try:
         report, interrupted = asyncio.run(_run(args, tasks, settings, directory, options))
     except (UsageError, ModelPreflightError) as exc:
@@ -321,28 +459,42 @@ def run_command(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     summary = _summary(args.out, args.repeats)
     if args.json:
-        emit_json({"out": str(args.out), "interrupted": interrupted,
-                   "planned": report.planned if report else None,
-                   "ran": report.ran if report else None,
-                   "skipped": report.skipped if report else None,
-                   "incomplete": [{k: r[k] for k in ("task_id", "repeat", "failure_kind",
-                                                      "failure_reason")}
-                                  for r in report.incomplete] if report else None,
-                   "summary": attrs.asdict(summary) if summary else None})
+        emit_json(
+            {
+                "out": str(args.out),
+                "interrupted": interrupted,
+                "planned": report.planned if report else None,
+                "ran": report.ran if report else None,
+                "skipped": report.skipped if report else None,
+                "incomplete": [
+                    {k: r[k] for k in ("task_id", "repeat", "failure_kind", "failure_reason")}
+                    for r in report.incomplete
+                ]
+                if report
+                else None,
+                "summary": attrs.asdict(summary) if summary else None,
+            }
+        )
     else:
         if summary is not None:
             print(summary_table(summary))
         if (args.out / ROLLOUTS_FILE).exists():
             print(f"\nrollouts: {args.out / ROLLOUTS_FILE}")
         if (args.out / UPSTREAM_DIR).is_dir():
-            print(f"upstream format: {args.out / UPSTREAM_DIR} "
-                  f"(eog-core score {args.out / UPSTREAM_DIR})")
+            print(
+                f"upstream format: {args.out / UPSTREAM_DIR} "
+                f"(eog-core score {args.out / UPSTREAM_DIR})"
+            )
         if report is not None and report.incomplete:
-            print(f"{len(report.incomplete)} rollout(s) could not be evaluated; rerun the same "
-                  "command to retry them:")
+            print(
+                f"{len(report.incomplete)} rollout(s) could not be evaluated; rerun the same "
+                "command to retry them:"
+            )
             for record in report.incomplete[:10]:
-                print(f"  {record['task_id']} repeat {record['repeat']}: {record['failure_kind']}: "
-                      f"{record['failure_reason']}")
+                print(
+                    f"  {record['task_id']} repeat {record['repeat']}: {record['failure_kind']}: "
+                    f"{record['failure_reason']}"
+                )
     if interrupted:
         return EXIT_INTERRUPTED
     assert report is not None

@@ -65,61 +65,117 @@ def _pairs(values: Sequence[str] | None, flag: str) -> dict[str, str]:
 
 def add_parsers(commands: Any) -> None:
     verify = add_command(
-        commands, "verify", help="score a task on final database snapshots (or a live gym)",
+        commands,
+        "verify",
+        help="score a task on final database snapshots (or a live gym)",
         description="Run the task's verifiers on SQLite snapshots of the final databases, or on a "
-                    "live gym database. Exits 0 when the task succeeds, 1 when it fails, 3 when "
-                    "the evaluation could not complete (a gym unreachable, a verifier query the "
-                    "database rejects, a configuration error) or the input is bad.",
-        epilog="example: eog-core verify task.json --db sn-csm-server=final.sqlite --now '2026-01-05 12:00:00'")
+        "live gym database. Exits 0 when the task succeeds, 1 when it fails, 3 when "
+        "the evaluation could not complete (a gym unreachable, a verifier query the "
+        "database rejects, a configuration error) or the input is bad.",
+        epilog="example: eog-core verify task.json --db sn-csm-server=final.sqlite --now '2026-01-05 12:00:00'",
+    )
     verify.add_argument("task", type=Path, help="a task file (any of the three formats)")
-    verify.add_argument("--db", action="append", metavar="GYM=FILE", help="SQLite snapshot of a gym's final database")
-    verify.add_argument("--gym", action="append", metavar="GYM=URL", help="a live gym to query instead")
-    verify.add_argument("--database-id", action="append", metavar="GYM=ID", help="the rollout's database id on a live gym")
+    verify.add_argument(
+        "--db",
+        action="append",
+        metavar="GYM=FILE",
+        help="SQLite snapshot of a gym's final database",
+    )
+    verify.add_argument(
+        "--gym", action="append", metavar="GYM=URL", help="a live gym to query instead"
+    )
+    verify.add_argument(
+        "--database-id",
+        action="append",
+        metavar="GYM=ID",
+        help="the rollout's database id on a live gym",
+    )
     verify.add_argument("--policy", choices=["strict", "parity", "both"], default="both")
     verify.add_argument("--reward", choices=["binary", "fractional"], default="binary")
-    verify.add_argument("--now", help="pin SQLite's 'now' and CURRENT_TIMESTAMP/DATE/TIME (e.g. '2026-01-05 12:00:00') for reproducible scores of snapshots")
-    verify.add_argument("--timeout", type=positive_seconds, default=30.0, metavar="SECONDS",
-                        help="live gyms: seconds to wait for each answer (default 30); a gym that "
-                             "fails to answer is not asked again")
+    verify.add_argument(
+        "--now",
+        help="pin SQLite's 'now' and CURRENT_TIMESTAMP/DATE/TIME (e.g. '2026-01-05 12:00:00') for reproducible scores of snapshots",
+    )
+    verify.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="live gyms: seconds to wait for each answer (default 30); a gym that "
+        "fails to answer is not asked again",
+    )
     verify.add_argument("--json", action="store_true", help="machine output")
     verify.set_defaults(handler=run_verify)
 
     score = add_command(
-        commands, "score", help="upstream's numbers and corrected ones for a finished evaluation",
+        commands,
+        "score",
+        help="upstream's numbers and corrected ones for a finished evaluation",
         description="Read upstream result folders (run_<i>/results_*.json) or verdict JSONL files; "
-                    "print upstream's table exactly as upstream computes it, then corrected numbers. "
-                    "Exits 0, or 3 when no rollout completed its evaluation (every one incomplete: "
-                    "the table is printed, with '-' for the undefined rates).",
-        epilog="example: eog-core score results/gpt-x/ --tasks tasks/ --k 3")
+        "print upstream's table exactly as upstream computes it, then corrected numbers. "
+        "Exits 0, or 3 when no rollout completed its evaluation (every one incomplete: "
+        "the table is printed, with '-' for the undefined rates).",
+        epilog="example: eog-core score results/gpt-x/ --tasks tasks/ --k 3",
+    )
     score.add_argument("paths", nargs="+", type=Path, help="result folders or verdict .jsonl files")
-    score.add_argument("--tasks", type=Path, help="the expected task set (.jsonl rows or a directory of task files)")
-    score.add_argument("--k", type=whole_number(1, MAX_K), default=None,
-                       help=f"largest k for pass@k, 1 to {MAX_K} (default: the repeats present)")
+    score.add_argument(
+        "--tasks",
+        type=Path,
+        help="the expected task set (.jsonl rows or a directory of task files)",
+    )
+    score.add_argument(
+        "--k",
+        type=whole_number(1, MAX_K),
+        default=None,
+        help=f"largest k for pass@k, 1 to {MAX_K} (default: the repeats present)",
+    )
     score.add_argument("--json", action="store_true", help="machine output")
-    score.add_argument("--upstream-only", action="store_true",
-                       help="print only what upstream's compute_score.py prints for the result folder(s), "
-                            "byte for byte (colour only on a terminal)")
+    score.add_argument(
+        "--upstream-only",
+        action="store_true",
+        help="print only what upstream's compute_score.py prints for the result folder(s), "
+        "byte for byte (colour only on a terminal)",
+    )
     score.set_defaults(handler=run_score)
 
     compare = add_command(
-        commands, "compare", help="paired comparison of two evaluations over the same tasks",
+        commands,
+        "compare",
+        help="paired comparison of two evaluations over the same tasks",
         description="Per-task agreement, exact McNemar p-value, paired bootstrap 95% CI of the "
-                    "success-rate difference (B - A) and TOST equivalence at a margin (judged on "
-                    "--min-tasks paired tasks or more). Runs pair by mode, domain, task id and "
-                    "repeat; exits 3 when the two evaluations have no run in common.",
-        epilog="example: eog-core compare upstream_results/ our_verdicts.jsonl --margin 0.02")
+        "success-rate difference (B - A) and TOST equivalence at a margin (judged on "
+        "--min-tasks paired tasks or more). Runs pair by mode, domain, task id and "
+        "repeat; exits 3 when the two evaluations have no run in common.",
+        epilog="example: eog-core compare upstream_results/ our_verdicts.jsonl --margin 0.02",
+    )
     compare.add_argument("a", type=Path)
     compare.add_argument("b", type=Path)
-    compare.add_argument("--margin", type=float, default=0.02,
-                         help="equivalence margin as a fraction between 0 and 1 (default 0.02 = 2 pp)")
-    compare.add_argument("--min-tasks", type=int, default=10,
-                         help="fewest paired tasks on which equivalence is judged (default 10)")
-    compare.add_argument("--n-boot", type=whole_number(1, MAX_BOOTSTRAP), default=10000,
-                         help=f"bootstrap resamples, 1 to {MAX_BOOTSTRAP:,} (default 10,000)")
+    compare.add_argument(
+        "--margin",
+        type=float,
+        default=0.02,
+        help="equivalence margin as a fraction between 0 and 1 (default 0.02 = 2 pp)",
+    )
+    compare.add_argument(
+        "--min-tasks",
+        type=int,
+        default=10,
+        help="fewest paired tasks on which equivalence is judged (default 10)",
+    )
+    compare.add_argument(
+        "--n-boot",
+        type=whole_number(1, MAX_BOOTSTRAP),
+        default=10000,
+        help=f"bootstrap resamples, 1 to {MAX_BOOTSTRAP:,} (default 10,000)",
+    )
     compare.add_argument("--seed", type=int, default=0)
-    compare.add_argument("--policy", choices=["strict", "parity"], default=None,
-                         help="the outcome compared (default: each side's strict outcome where it "
-                              "has one, else parity)")
+    compare.add_argument(
+        "--policy",
+        choices=["strict", "parity"],
+        default=None,
+        help="the outcome compared (default: each side's strict outcome where it "
+        "has one, else parity)",
+    )
     compare.add_argument("--json", action="store_true", help="machine output")
     compare.set_defaults(handler=run_compare)
 
@@ -129,17 +185,23 @@ async def _verify(args: argparse.Namespace, policies: list[Policy]) -> list[Task
     gyms, database_ids = _pairs(args.gym, "--gym"), _pairs(args.database_id, "--database-id")
     snapshots = _pairs(args.db, "--db")
     if not gyms and not snapshots:
-        raise argparse.ArgumentTypeError("give --db GYM=FILE for offline scoring or --gym GYM=URL for a live gym")
+        raise argparse.ArgumentTypeError(
+            "give --db GYM=FILE for offline scoring or --gym GYM=URL for a live gym"
+        )
     if gyms and snapshots:
         raise argparse.ArgumentTypeError("give either --db (offline) or --gym (live), not both")
     if missing := sorted(set(gyms) - set(database_ids)):
         raise argparse.ArgumentTypeError(
-            f"--gym {missing[0]} needs --database-id {missing[0]}=ID (the rollout's database on that gym)")
-    needed = {v.gym_name or (task.default_gym.name if task.default_gym else "") for v in task.verifiers}
+            f"--gym {missing[0]} needs --database-id {missing[0]}=ID (the rollout's database on that gym)"
+        )
+    needed = {
+        v.gym_name or (task.default_gym.name if task.default_gym else "") for v in task.verifiers
+    }
     if missing_gyms := sorted(needed - set(gyms or snapshots) - {""}):
         flag = "--gym" if gyms else "--db"
         raise argparse.ArgumentTypeError(
-            f"the task's verifiers query gym(s) {', '.join(missing_gyms)}: give {flag} for each")
+            f"the task's verifiers query gym(s) {', '.join(missing_gyms)}: give {flag} for each"
+        )
     clients: dict[str, GymClient] = {}
     offline: SqliteSqlRunner | None = None
     try:
@@ -149,16 +211,30 @@ async def _verify(args: argparse.Namespace, policies: list[Policy]) -> list[Task
             limit = args.timeout
             outer = limit + 5.0
             timeouts = Timeouts(connect=outer, rpc=outer, sql=outer, admin=outer)
-            clients = {gym: GymClient(url, name=gym, timeouts=timeouts) for gym, url in gyms.items()}
+            clients = {
+                gym: GymClient(url, name=gym, timeouts=timeouts) for gym, url in gyms.items()
+            }
             asked = Asked()  # both policies share the answers and what is known to be down
-            return [await verify_task(
-                        task, sql=AskOnce(HttpSqlRunner(clients, read_only=policy.read_only_sql), timeout=limit,
-                                          urls=gyms, asked=asked, tag=policy.read_only_sql),
-                        policy=policy, database_ids=database_ids)
-                    for policy in policies]
+            return [
+                await verify_task(
+                    task,
+                    sql=AskOnce(
+                        HttpSqlRunner(clients, read_only=policy.read_only_sql),
+                        timeout=limit,
+                        urls=gyms,
+                        asked=asked,
+                        tag=policy.read_only_sql,
+                    ),
+                    policy=policy,
+                    database_ids=database_ids,
+                )
+                for policy in policies
+            ]
         runner = offline = SqliteSqlRunner(snapshots, now=args.now)
-        return [await verify_task(task, sql=runner, policy=policy, database_ids=database_ids)
-                for policy in policies]
+        return [
+            await verify_task(task, sql=runner, policy=policy, database_ids=database_ids)
+            for policy in policies
+        ]
     finally:
         if offline is not None:
             offline.close()
@@ -178,9 +254,14 @@ def run_verify(args: argparse.Namespace) -> int:
     first = verdicts[0]
     code = EXIT_OK if first.success else EXIT_FAILED if first.evaluation_completed else EXIT_INPUT
     if args.json:
-        emit_json(first.to_dict(detailed=True) if len(verdicts) == 1
-                  else {v.policy: v.to_dict(detailed=True) for v in verdicts})
-    elif (line := shared_failure(first, _pairs(args.gym, "--gym") or _pairs(args.db, "--db"))) is not None:
+        emit_json(
+            first.to_dict(detailed=True)
+            if len(verdicts) == 1
+            else {v.policy: v.to_dict(detailed=True) for v in verdicts}
+        )
+    elif (
+        line := shared_failure(first, _pairs(args.gym, "--gym") or _pairs(args.db, "--db"))
+    ) is not None:
         print(f"eog-core verify: {line}", file=sys.stderr)
     else:
         parity = next((v for v in verdicts if v.policy == "parity"), None)
@@ -199,7 +280,9 @@ def _read_inputs(paths: Sequence[Path]) -> list[MetricsInput]:
         elif path.suffix == ".jsonl":
             items.extend(read_verdicts(path))
         else:
-            raise MetricsError(f"expected a result folder or a verdict .jsonl file, got {path}", source=str(path))
+            raise MetricsError(
+                f"expected a result folder or a verdict .jsonl file, got {path}", source=str(path)
+            )
     return items
 
 
@@ -208,11 +291,17 @@ def run_score(args: argparse.Namespace) -> int:
         items = _read_inputs(args.paths)
     upstream_files = [i for i in items if not hasattr(i, "policy") and hasattr(i, "runs")]
     groups = [group for path in args.paths if path.is_dir() for group in upstream_groups(path)]
-    upstream = (upstream_summary(upstream_files, groups)  # type: ignore[arg-type]
-                if upstream_files or groups else None)
+    upstream = (
+        upstream_summary(upstream_files, groups)  # type: ignore[arg-type]
+        if upstream_files or groups
+        else None
+    )
     if args.upstream_only:
         if upstream is None:
-            raise MetricsError("--upstream-only takes upstream result folders", source=", ".join(map(str, args.paths)))
+            raise MetricsError(
+                "--upstream-only takes upstream result folders",
+                source=", ".join(map(str, args.paths)),
+            )
         sys.stdout.write(upstream_table(upstream, color=sys.stdout.isatty()))
         return EXIT_FAILED if upstream.unreadable else EXIT_OK
     expected = expected_task_ids(args.tasks) if args.tasks else None
@@ -225,8 +314,12 @@ def run_score(args: argparse.Namespace) -> int:
     summary = attrs.evolve(summary, skipped=tuple(skipped) + tuple(summary.skipped))
     code = _nothing_completed(summary)
     if args.json:
-        emit_json({"upstream": attrs.asdict(upstream) if upstream else None,
-                   "corrected": attrs.asdict(summary)})
+        emit_json(
+            {
+                "upstream": attrs.asdict(upstream) if upstream else None,
+                "corrected": attrs.asdict(summary),
+            }
+        )
         return code
     if upstream is not None:
         print("== Upstream's numbers (as compute_score.py computes and prints them) ==")
@@ -243,8 +336,11 @@ def _nothing_completed(summary: CorrectedSummary) -> int:
     if any(s.runs_scored for s in stats):
         return EXIT_OK
     errored = max((s.runs_errored for s in stats), default=0)
-    print(f"eog-core score: no rollout completed its evaluation ({errored} incomplete): "
-          "nothing could be scored", file=sys.stderr)
+    print(
+        f"eog-core score: no rollout completed its evaluation ({errored} incomplete): "
+        "nothing could be scored",
+        file=sys.stderr,
+    )
     return EXIT_INPUT
 
 
@@ -254,8 +350,15 @@ def run_compare(args: argparse.Namespace) -> int:
         if not as_run_records(items)[0]:
             raise MetricsError("no scored runs found", source=str(path))
     with busy("comparing (bootstrap)"):
-        comparison = compare_runs(sides[0], sides[1], margin=args.margin, n_boot=args.n_boot,
-                                  seed=args.seed, policy=args.policy, min_tasks=args.min_tasks)
+        comparison = compare_runs(
+            sides[0],
+            sides[1],
+            margin=args.margin,
+            n_boot=args.n_boot,
+            seed=args.seed,
+            policy=args.policy,
+            min_tasks=args.min_tasks,
+        )
     check_overlap(comparison, args.a, args.b)
     if args.json:
         emit_json(attrs.asdict(comparison) | {"tost_p": comparison.tost_p})

@@ -22,17 +22,39 @@ def _non_negative(text: str) -> int:
 
 def add_selection_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("selection")
-    group.add_argument("--domain", action="append", metavar="DOMAIN",
-                       help="only tasks of this domain (repeat for more; csm, itsm, hybrid, ...)")
-    group.add_argument("--mode", action="append", choices=MODES,
-                       help="only tasks of this mode (the dataset's configs; repeat for more)")
-    group.add_argument("--limit", type=_non_negative, metavar="N",
-                       help="a seeded random N of the tasks, stratified by domain (never the "
-                            "first N: the head of a file is not representative)")
-    group.add_argument("--shuffle-seed", type=int, default=0, metavar="S",
-                       help="the seed of --limit's sample (default 0: the same subset each time)")
+    group.add_argument(
+        "--domain",
+        action="append",
+        metavar="DOMAIN",
+        help="only tasks of this domain (repeat for more; csm, itsm, hybrid, ...)",
+    )
+    group.add_argument(
+        "--mode",
+        action="append",
+        choices=MODES,
+        help="only tasks of this mode (the dataset's configs; repeat for more)",
+    )
+    group.add_argument(
+        "--limit",
+        type=_non_negative,
+        metavar="N",
+        help="a seeded random N of the tasks, stratified by domain (never the "
+        "first N: the head of a file is not representative)",
+    )
+    group.add_argument(
+        "--shuffle-seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="the seed of --limit's sample (default 0: the same subset each time)",
+    )
 
 
 def selected(tasks: Sequence[Task], args: argparse.Namespace) -> list[Task]:
-    return select_tasks(tasks, domains=args.domain, modes=args.mode, limit=args.limit,
-                        shuffle_seed=args.shuffle_seed)
+    return select_tasks(
+        tasks,
+        domains=args.domain,
+        modes=args.mode,
+        limit=args.limit,
+        shuffle_seed=args.shuffle_seed,
+    )

@@ -20,16 +20,28 @@ __all__ = ["add_gym_options", "gym_directory", "gym_timeouts", "load_task_paths"
 
 def add_gym_options(group: Any) -> None:
     """``--gym NAME=URL`` (repeatable), ``--gyms FILE``, ``--timeout``, ``--seed-root``, ``--tools``."""
-    group.add_argument("--gym", action="append", metavar="NAME=URL",
-                       help="a gym replica (repeat for more replicas or gyms)")
-    group.add_argument("--gyms", type=Path, metavar="FILE", help="a gym directory file (JSON or TOML)")
-    group.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
-                       help="seconds to wait for each gym answer, seeding included (default: "
-                            "upstream's limits: tool calls 300, SQL 60, seeding 1200 or more)")
-    group.add_argument("--seed-root", type=Path, metavar="DIR",
-                       help="where the tasks' seed SQL files are")
-    group.add_argument("--tools", type=Path, metavar="DIR",
-                       help="tool snapshots instead of listing tools live")
+    group.add_argument(
+        "--gym",
+        action="append",
+        metavar="NAME=URL",
+        help="a gym replica (repeat for more replicas or gyms)",
+    )
+    group.add_argument(
+        "--gyms", type=Path, metavar="FILE", help="a gym directory file (JSON or TOML)"
+    )
+    group.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help="seconds to wait for each gym answer, seeding included (default: "
+        "upstream's limits: tool calls 300, SQL 60, seeding 1200 or more)",
+    )
+    group.add_argument(
+        "--seed-root", type=Path, metavar="DIR", help="where the tasks' seed SQL files are"
+    )
+    group.add_argument(
+        "--tools", type=Path, metavar="DIR", help="tool snapshots instead of listing tools live"
+    )
 
 
 def gym_directory(args: argparse.Namespace) -> GymDirectory:
@@ -51,15 +63,18 @@ def gym_timeouts(seconds: float | None) -> Timeouts | None:
     """``--timeout``: one limit for every gym request (connecting gets at most 10 s of it)."""
     if seconds is None:
         return None
-    return Timeouts(connect=min(10.0, seconds), rpc=seconds, sql=seconds, seed=seconds, admin=seconds)
+    return Timeouts(
+        connect=min(10.0, seconds), rpc=seconds, sql=seconds, seed=seconds, admin=seconds
+    )
 
 
 def load_task_paths(paths: Sequence[Path]) -> list[Task]:
     """The tasks of every path; a folder without task files is a usage error, as no tasks is."""
     tasks: list[Task] = []
     for path in paths:
-        if path.is_dir() and not any(p.suffix in TASK_SUFFIXES and p.is_file()
-                                     for p in path.rglob("*")):
+        if path.is_dir() and not any(
+            p.suffix in TASK_SUFFIXES and p.is_file() for p in path.rglob("*")
+        ):
             raise UsageError(f"no tasks in {path} (no {', '.join(TASK_SUFFIXES)} task files)")
         tasks.extend(load_tasks(path))
     if not tasks:

@@ -43,32 +43,60 @@ __all__ = ["add_parsers"]
 
 def add_parsers(commands: Any) -> None:
     validate = add_command(
-        commands, "validate", help="check task files, directories and .jsonl rows",
+        commands,
+        "validate",
+        help="check task files, directories and .jsonl rows",
         description="Parse tasks and report counts, verifier kinds, the data defects that score "
-                    "wrongly upstream, and what verify would reject (no verifiers, a verifier "
-                    "without a query, an unknown comparison or verifier type, a gym the task "
-                    "lacks). Each finding names its file (and line, for .jsonl) and JSON path. "
-                    "Exits 1 when a task is invalid or would be rejected.",
-        epilog="example: eog-core validate tasks/ rows.jsonl --tools tools/")
-    validate.add_argument("paths", nargs="+", type=Path, help="task .json files, directories, .jsonl files")
-    validate.add_argument("--tools", type=Path, help="directory of tool snapshots (*.json) to check tool names against")
-    validate.add_argument("--max-findings", type=int, default=50, metavar="N",
-                          help="print at most N findings and N invalid tasks (default 50; 0: all)")
-    validate.add_argument("--json", action="store_true", help="machine output, every finding in full")
-    validate.add_argument("--seed-root", type=Path, metavar="DIR",
-                          help="also check that each task's seed SQL file is under DIR")
+        "wrongly upstream, and what verify would reject (no verifiers, a verifier "
+        "without a query, an unknown comparison or verifier type, a gym the task "
+        "lacks). Each finding names its file (and line, for .jsonl) and JSON path. "
+        "Exits 1 when a task is invalid or would be rejected.",
+        epilog="example: eog-core validate tasks/ rows.jsonl --tools tools/",
+    )
+    validate.add_argument(
+        "paths", nargs="+", type=Path, help="task .json files, directories, .jsonl files"
+    )
+    validate.add_argument(
+        "--tools",
+        type=Path,
+        help="directory of tool snapshots (*.json) to check tool names against",
+    )
+    validate.add_argument(
+        "--max-findings",
+        type=int,
+        default=50,
+        metavar="N",
+        help="print at most N findings and N invalid tasks (default 50; 0: all)",
+    )
+    validate.add_argument(
+        "--json", action="store_true", help="machine output, every finding in full"
+    )
+    validate.add_argument(
+        "--seed-root",
+        type=Path,
+        metavar="DIR",
+        help="also check that each task's seed SQL file is under DIR",
+    )
     add_selection_options(validate)
     validate.set_defaults(handler=run_validate)
 
     convert = add_command(
-        commands, "convert", help="tasks -> Responses-API rows (the format harnesses consume)",
+        commands,
+        "convert",
+        help="tasks -> Responses-API rows (the format harnesses consume)",
         description="Write one row per task: system + user input, the task's tools with cleaned "
-                    "JSON schemas, and the verifier metadata.",
-        epilog="example: eog-core convert tasks/ --tools tools/ -o rows.jsonl")
+        "JSON schemas, and the verifier metadata.",
+        epilog="example: eog-core convert tasks/ --tools tools/ -o rows.jsonl",
+    )
     convert.add_argument("paths", nargs="+", type=Path)
     convert.add_argument("--tools", type=Path, required=True, help="directory of tool snapshots")
-    convert.add_argument("-o", "--output", type=Path, required=True,
-                         help="the .jsonl file to write ('-': standard output)")
+    convert.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        required=True,
+        help="the .jsonl file to write ('-': standard output)",
+    )
     convert.add_argument("--json", action="store_true", help="print a JSON summary")
     add_selection_options(convert)
     convert.set_defaults(handler=run_convert)
@@ -90,10 +118,18 @@ def _is_nemo_row(raw: object) -> bool:
 def _each_task(paths: list[Path]) -> Iterator[_Read]:
     """Every task of the paths; a malformed one is yielded as its error, and reading goes on."""
     for path in paths:
-        files = sorted(p for p in path.rglob("*") if p.suffix in TASK_SUFFIXES) if path.is_dir() else [path]
+        files = (
+            sorted(p for p in path.rglob("*") if p.suffix in TASK_SUFFIXES)
+            if path.is_dir()
+            else [path]
+        )
         if path.is_dir() and not files:
-            yield _Read(SchemaError("no .json, .jsonl or .parquet task files in directory",
-                                    source=str(path)), str(path))
+            yield _Read(
+                SchemaError(
+                    "no .json, .jsonl or .parquet task files in directory", source=str(path)
+                ),
+                str(path),
+            )
         for file in files:
             if file.suffix == ".jsonl":
                 yield from _each_row(file)
@@ -117,7 +153,9 @@ def _each_row(file: Path) -> Iterator[_Read]:
     try:
         lines = file.read_bytes().splitlines(keepends=True)
     except OSError as exc:
-        yield _Read(SchemaError(f"cannot read file: {exc.strerror or exc}", source=str(file)), str(file))
+        yield _Read(
+            SchemaError(f"cannot read file: {exc.strerror or exc}", source=str(file)), str(file)
+        )
         return
     offset = 0
     for number, line in enumerate(lines, start=1):
@@ -155,8 +193,11 @@ def _print_capped(lines: list[str], cap: int, *, stream: TextIO, what: str) -> N
     for line in shown:
         print(line, file=stream)
     if len(shown) < len(lines):
-        print(f"... {len(lines) - len(shown)} more {what} not shown (--max-findings 0 shows all; "
-              "--json gives every detail)", file=stream)
+        print(
+            f"... {len(lines) - len(shown)} more {what} not shown (--max-findings 0 shows all; "
+            "--json gives every detail)",
+            file=stream,
+        )
 
 
 def run_validate(args: argparse.Namespace) -> int:
@@ -169,7 +210,9 @@ def run_validate(args: argparse.Namespace) -> int:
             errors.append(read.item)
             continue
         tasks.append(read.item)
-        findings += findings_of(read.item, source=read.source, nemo_row=read.nemo_row, snapshots=snapshots)
+        findings += findings_of(
+            read.item, source=read.source, nemo_row=read.nemo_row, snapshots=snapshots
+        )
     per_group = Counter((t.domain or "?", t.mode or MISSING_MODE) for t in tasks)
     kinds = Counter(v.verifier_type for t in tasks for v in t.verifiers)
     totals = Counter(f.kind for f in findings)
@@ -177,28 +220,62 @@ def run_validate(args: argparse.Namespace) -> int:
     missing = missing_seed_files(tasks, args.seed_root) if args.seed_root else []
     code = EXIT_FAILED if errors or rejected or missing else EXIT_OK
     if args.json:
-        emit_json({"valid": len(tasks), "invalid": len(errors), "rejected_by_verify": len(rejected),
-                   "errors": [{"source": e.source, "path": e.path, "message": e.reason} for e in errors],
-                   "by_domain_mode": [{"domain": d, "mode": m, "tasks": n} for (d, m), n in sorted(per_group.items())],
-                   "verifier_kinds": dict(kinds), "finding_counts": dict(totals),
-                   "findings": [f.to_dict() for f in findings], "missing_seed_files": missing})
+        emit_json(
+            {
+                "valid": len(tasks),
+                "invalid": len(errors),
+                "rejected_by_verify": len(rejected),
+                "errors": [
+                    {"source": e.source, "path": e.path, "message": e.reason} for e in errors
+                ],
+                "by_domain_mode": [
+                    {"domain": d, "mode": m, "tasks": n} for (d, m), n in sorted(per_group.items())
+                ],
+                "verifier_kinds": dict(kinds),
+                "finding_counts": dict(totals),
+                "findings": [f.to_dict() for f in findings],
+                "missing_seed_files": missing,
+            }
+        )
         return code
-    print(f"{len(tasks)} valid task(s), {len(errors)} invalid"
-          + (f"; {len(rejected)} that verify would reject" if rejected else "") + "\n")
+    print(
+        f"{len(tasks)} valid task(s), {len(errors)} invalid"
+        + (f"; {len(rejected)} that verify would reject" if rejected else "")
+        + "\n"
+    )
     if per_group:
-        print(table(["domain", "mode", "tasks"], [(d, m, n) for (d, m), n in sorted(per_group.items())]))
+        print(
+            table(
+                ["domain", "mode", "tasks"], [(d, m, n) for (d, m), n in sorted(per_group.items())]
+            )
+        )
         print("\nverifier kinds: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
     if findings:
         print("\nfindings:")
-        _print_capped([f"  {f.line()}" for f in findings], args.max_findings, stream=sys.stdout, what="findings")
+        _print_capped(
+            [f"  {f.line()}" for f in findings],
+            args.max_findings,
+            stream=sys.stdout,
+            what="findings",
+        )
         print("totals: " + ", ".join(f"{k} {n}" for k, n in sorted(totals.items())))
-    _print_capped([f"invalid: {error}" for error in errors], args.max_findings, stream=sys.stderr,
-                  what="invalid tasks")
+    _print_capped(
+        [f"invalid: {error}" for error in errors],
+        args.max_findings,
+        stream=sys.stderr,
+        what="invalid tasks",
+    )
     if missing:
-        print(f"\n{len(missing)} seed file(s) missing under {args.seed_root} (eog-core seeds unpack "
-              f"gym_dbs.zip --to {args.seed_root} provides them):")
-        _print_capped([f"  {name}" for name in missing], args.max_findings, stream=sys.stdout,
-                      what="missing seed files")
+        print(
+            f"\n{len(missing)} seed file(s) missing under {args.seed_root} (eog-core seeds unpack "
+            f"gym_dbs.zip --to {args.seed_root} provides them):"
+        )
+        _print_capped(
+            [f"  {name}" for name in missing],
+            args.max_findings,
+            stream=sys.stdout,
+            what="missing seed files",
+        )
     return code
 
 
@@ -227,14 +304,21 @@ def run_convert(args: argparse.Namespace) -> int:
             _write_rows(rows, out)
     where = "standard output" if to_stdout else str(args.output)
     for source in toolless:  # a domain with no snapshot in --tools: the model would get no tools
-        print(f"warning: {source}: the row has no tools (no snapshot in {args.tools} "
-              "for its gyms, or none of its tools)", file=sys.stderr)
+        print(
+            f"warning: {source}: the row has no tools (no snapshot in {args.tools} "
+            "for its gyms, or none of its tools)",
+            file=sys.stderr,
+        )
     if args.json:
-        emit_json({"rows": len(rows), "rows_without_tools": len(toolless), "output": where},
-                  sys.stderr if to_stdout else None)
+        emit_json(
+            {"rows": len(rows), "rows_without_tools": len(toolless), "output": where},
+            sys.stderr if to_stdout else None,
+        )
     elif not to_stdout:
-        print(f"wrote {len(rows)} row(s) to {where}"
-              + (f", {len(toolless)} without tools" if toolless else ""))
+        print(
+            f"wrote {len(rows)} row(s) to {where}"
+            + (f", {len(toolless)} without tools" if toolless else "")
+        )
     return EXIT_OK
 
 

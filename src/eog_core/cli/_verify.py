@@ -19,6 +19,7 @@ class Asked:
         self.answers: dict[tuple[object, ...], asyncio.Future[SqlOutcome]] = {}
         self.down: dict[str, SqlOutcome] = {}
 
+
 log = logging.getLogger("eog_core.cli.verify")
 
 
@@ -34,16 +35,24 @@ class AskOnce:
     policy.
     """
 
-    def __init__(self, runner: SqlRunner, *, timeout: float, urls: Mapping[str, str],
-                 asked: Asked | None = None, tag: object = None) -> None:
+    def __init__(
+        self,
+        runner: SqlRunner,
+        *,
+        timeout: float,
+        urls: Mapping[str, str],
+        asked: Asked | None = None,
+        tag: object = None,
+    ) -> None:
         self._runner = runner
         self._timeout = timeout
         self._urls = urls
         self._state = asked or Asked()
         self._tag = tag
 
-    async def run_sql(self, gym_name: str, database_id: str | None, query: str,
-                      context: Mapping[str, str]) -> SqlOutcome:
+    async def run_sql(
+        self, gym_name: str, database_id: str | None, query: str, context: Mapping[str, str]
+    ) -> SqlOutcome:
         key = (self._tag, gym_name, database_id, query, tuple(sorted(context.items())))
         answers = self._state.answers
         if key not in answers:
@@ -52,8 +61,9 @@ class AskOnce:
             answers[key] = asyncio.ensure_future(self._ask(gym_name, database_id, query, context))
         return await asyncio.shield(answers[key])
 
-    async def _ask(self, gym_name: str, database_id: str | None, query: str,
-                   context: Mapping[str, str]) -> SqlOutcome:
+    async def _ask(
+        self, gym_name: str, database_id: str | None, query: str, context: Mapping[str, str]
+    ) -> SqlOutcome:
         try:
             async with asyncio.timeout(self._timeout):
                 outcome = await self._runner.run_sql(gym_name, database_id, query, context)
@@ -61,12 +71,20 @@ class AskOnce:
             where = self._urls.get(gym_name, "")
             outcome = SqlOutcome.failed(
                 f"gym {gym_name!r}{f' at {where}' if where else ''} gave no answer within "
-                f"{self._timeout:g}s (--timeout)", kind="transport")
+                f"{self._timeout:g}s (--timeout)",
+                kind="transport",
+            )
         if outcome.error_kind == "transport" and gym_name not in self._state.down:
             self._state.down[gym_name] = outcome
-            log.info("gym %s failed to answer (%s): its other queries are not sent", gym_name, outcome.error)
+            log.info(
+                "gym %s failed to answer (%s): its other queries are not sent",
+                gym_name,
+                outcome.error,
+            )
         else:
-            log.debug("gym %s answered a query: %s", gym_name, "ok" if outcome.success else outcome.error)
+            log.debug(
+                "gym %s answered a query: %s", gym_name, "ok" if outcome.success else outcome.error
+            )
         return outcome
 
 
@@ -76,7 +94,10 @@ _HINTS = (
     ("connect timed out", "nothing answered the connection; check the URL and the network"),
     ("cannot connect", "is a gym listening at that URL?"),
     ("no such table", "is this the right database (--db snapshot or --database-id)?"),
-    ("Database not found", "is the --database-id right? It names the rollout's database on that gym"),
+    (
+        "Database not found",
+        "is the --database-id right? It names the rollout's database on that gym",
+    ),
 )
 
 
@@ -94,5 +115,7 @@ def shared_failure(verdict: TaskVerdict, targets: Mapping[str, str]) -> str | No
     gyms = sorted({result.gym for result in verdict.results if result.gym})
     where = ", ".join(f"{gym} ({targets[gym]})" if gym in targets else gym for gym in gyms)
     hint = next((text for marker, text in _HINTS if marker in error), None)
-    return (f"nothing could be scored: all {len(verdict.results)} verifier(s) failed the same way"
-            f"{f' on {where}' if where else ''}: {error}{f' ({hint})' if hint else ''}")
+    return (
+        f"nothing could be scored: all {len(verdict.results)} verifier(s) failed the same way"
+        f"{f' on {where}' if where else ''}: {error}{f' ({hint})' if hint else ''}"
+    )

@@ -47,12 +47,19 @@ class GymService:
         return f"{base}/enterpriseops-gym-mcp-{self.domain}@{self.digest}"
 
 
-def _service(domain: str, gym: str, digest: str, container_port: int = 8005,
-             **environment: str) -> GymService:
+def _service(
+    domain: str, gym: str, digest: str, container_port: int = 8005, **environment: str
+) -> GymService:
     host_port = DEFAULT_GYMS[gym][1]
     env = {key: value.format(port=container_port) for key, value in environment.items()}
-    return GymService(domain=domain, gym=gym, host_port=host_port, container_port=container_port,
-                      digest=f"sha256:{digest}", environment=env)
+    return GymService(
+        domain=domain,
+        gym=gym,
+        host_port=host_port,
+        container_port=container_port,
+        digest=f"sha256:{digest}",
+        environment=env,
+    )
 
 
 _SELF = "http://127.0.0.1:{port}"
@@ -62,27 +69,51 @@ _SELF = "http://127.0.0.1:{port}"
 CATALOGUE: Mapping[str, GymService] = {
     service.domain: service
     for service in (
-        _service("csm", "sn-csm-server",
-                 "eaa456ac9aa85728426e7d3813a0bbca0949d6a8695be30e26f03894e6e6b189",
-                 API_BASE_URL=_SELF),
-        _service("teams", "gym-teams-mcp",
-                 "602655e46f6501885540c36dc9b12114cb173c75063d7f25c17ed0652695fa78",
-                 API_PORT="{port}"),
-        _service("calendar", "gym-calendar",
-                 "994c5421a6dd065861bc7f813a177f6d408875e9df60fe8d012959bc4510da02",
-                 container_port=8003, API_PORT="{port}"),
-        _service("email", "gym-email-mcp",
-                 "69c2081fe4ab0962b86233f9fb52b307b8ad0019f6746ba64ce75851036201cd",
-                 API_PORT="{port}"),
-        _service("itsm", "gym-itsm-mcp",
-                 "a234ae3fb7cee196ba25e6b9957969dea829919b6e8271dddae128f065aaf39f",
-                 ITSM_API_BASE_URL=_SELF),
-        _service("hr", "sn-hr-internal",
-                 "1ea1c1d64d4be35e8062e56f00b8318e9e6c09289cfa56bcfd0595bfa59ac64d",
-                 HR_API_BASE_URL=_SELF),
-        _service("drive", "gym-google-drive-mcp",
-                 "3475962fcf6da7675e194dbf138de01fa3e96134a302ad47316e4111a5e63f32",
-                 FASTAPI_BASE_URL=_SELF, MCP_SERVER_HOST="0.0.0.0", MCP_SERVER_PORT="{port}"),
+        _service(
+            "csm",
+            "sn-csm-server",
+            "eaa456ac9aa85728426e7d3813a0bbca0949d6a8695be30e26f03894e6e6b189",
+            API_BASE_URL=_SELF,
+        ),
+        _service(
+            "teams",
+            "gym-teams-mcp",
+            "602655e46f6501885540c36dc9b12114cb173c75063d7f25c17ed0652695fa78",
+            API_PORT="{port}",
+        ),
+        _service(
+            "calendar",
+            "gym-calendar",
+            "994c5421a6dd065861bc7f813a177f6d408875e9df60fe8d012959bc4510da02",
+            container_port=8003,
+            API_PORT="{port}",
+        ),
+        _service(
+            "email",
+            "gym-email-mcp",
+            "69c2081fe4ab0962b86233f9fb52b307b8ad0019f6746ba64ce75851036201cd",
+            API_PORT="{port}",
+        ),
+        _service(
+            "itsm",
+            "gym-itsm-mcp",
+            "a234ae3fb7cee196ba25e6b9957969dea829919b6e8271dddae128f065aaf39f",
+            ITSM_API_BASE_URL=_SELF,
+        ),
+        _service(
+            "hr",
+            "sn-hr-internal",
+            "1ea1c1d64d4be35e8062e56f00b8318e9e6c09289cfa56bcfd0595bfa59ac64d",
+            HR_API_BASE_URL=_SELF,
+        ),
+        _service(
+            "drive",
+            "gym-google-drive-mcp",
+            "3475962fcf6da7675e194dbf138de01fa3e96134a302ad47316e4111a5e63f32",
+            FASTAPI_BASE_URL=_SELF,
+            MCP_SERVER_HOST="0.0.0.0",
+            MCP_SERVER_PORT="{port}",
+        ),
     )
 }
 _BY_GYM = {service.gym: service for service in CATALOGUE.values()}
@@ -95,8 +126,9 @@ def services_for(domains: Iterable[str]) -> list[GymService]:
         return list(CATALOGUE.values())
     unknown = sorted(wanted - set(CATALOGUE))
     if unknown:
-        raise UsageError(f"unknown gym domain(s) {', '.join(unknown)}; the domains are "
-                         f"{', '.join(CATALOGUE)}")
+        raise UsageError(
+            f"unknown gym domain(s) {', '.join(unknown)}; the domains are {', '.join(CATALOGUE)}"
+        )
     if not wanted:
         raise UsageError("no gym domain asked for")
     return [service for domain, service in CATALOGUE.items() if domain in wanted]
@@ -109,7 +141,9 @@ def domains_for_tasks(tasks: Iterable[Task]) -> list[str]:
         for server in task.gym_servers:
             service = _BY_GYM.get(server.name)
             if service is None:
-                raise UsageError(f"task {task.task_id}: gym {server.name!r} is not one of the "
-                                 f"seven EOG gyms ({', '.join(_BY_GYM)}); it cannot be launched")
+                raise UsageError(
+                    f"task {task.task_id}: gym {server.name!r} is not one of the "
+                    f"seven EOG gyms ({', '.join(_BY_GYM)}); it cannot be launched"
+                )
             domains.add(service.domain)
     return [domain for domain in CATALOGUE if domain in domains]

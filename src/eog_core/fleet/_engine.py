@@ -87,15 +87,32 @@ class ContainerEngine:
     def argv(self, *args: str) -> list[str]:
         return [self.executable, *self.global_args, *args]
 
-    def run_args(self, *, image: str, name: str, labels: Mapping[str, str],
-                 container_port: int, host_port: int | None, bind_host: str = "127.0.0.1",
-                 environment: Mapping[str, str] | None = None) -> list[str]:
+    def run_args(
+        self,
+        *,
+        image: str,
+        name: str,
+        labels: Mapping[str, str],
+        container_port: int,
+        host_port: int | None,
+        bind_host: str = "127.0.0.1",
+        environment: Mapping[str, str] | None = None,
+    ) -> list[str]:
         """The client arguments of ``run -d`` for one gym: published on ``bind_host`` (a free port when ``host_port``
         is None), labelled, with raised ulimits."""
         published = f"{bind_host}:{'' if host_port is None else host_port}:{container_port}"
-        args = ["run", "-d", "--name", name, "-p", published,
-                "--ulimit", f"nofile={self.nofile}:{self.nofile}",
-                "--ulimit", f"nproc={self.nproc}:{self.nproc}"]
+        args = [
+            "run",
+            "-d",
+            "--name",
+            name,
+            "-p",
+            published,
+            "--ulimit",
+            f"nofile={self.nofile}:{self.nofile}",
+            "--ulimit",
+            f"nproc={self.nproc}:{self.nproc}",
+        ]
         for key, value in sorted(labels.items()):
             args += ["--label", f"{key}={value}"]
         for key, value in sorted((environment or {}).items()):
@@ -110,18 +127,24 @@ class ContainerEngine:
         """The executable's path; a missing engine is one clear error."""
         found = shutil.which(self.executable)
         if found is None:
-            raise FleetError(f"container engine {self.executable!r} not found on PATH (install "
-                             "Docker, or Podman: apt-get install podman runc)")
+            raise FleetError(
+                f"container engine {self.executable!r} not found on PATH (install "
+                "Docker, or Podman: apt-get install podman runc)"
+            )
         return found
 
-    async def call(self, *args: str, limit: float | None = COMMAND_TIMEOUT,
-                   check: bool = True) -> str:
+    async def call(
+        self, *args: str, limit: float | None = COMMAND_TIMEOUT, check: bool = True
+    ) -> str:
         """Run one client command; its stdout, or a FleetError with its stderr."""
         argv = self.argv(*args)
         self.find()
         process = await asyncio.create_subprocess_exec(
-            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE)
+            *argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
         try:
             out, err = await asyncio.wait_for(process.communicate(), limit)
         except BaseException:
@@ -131,9 +154,11 @@ class ContainerEngine:
             raise
         if check and process.returncode != 0:
             detail = err.decode(errors="replace").strip().splitlines()
-            raise FleetError(f"{self.executable} {args[0] if args else ''} failed (exit "
-                             f"{process.returncode}): "
-                             f"{detail[-1] if detail else 'no message'}")
+            raise FleetError(
+                f"{self.executable} {args[0] if args else ''} failed (exit "
+                f"{process.returncode}): "
+                f"{detail[-1] if detail else 'no message'}"
+            )
         return out.decode(errors="replace")
 
     async def is_podman(self) -> bool:
@@ -150,8 +175,9 @@ class ContainerEngine:
         try:
             found = json.loads(text or "[]")
         except ValueError as exc:
-            raise FleetError(f"{self.executable} inspect answered something other than JSON: "
-                             f"{exc}") from exc
+            raise FleetError(
+                f"{self.executable} inspect answered something other than JSON: {exc}"
+            ) from exc
         return [_container(item) for item in found if isinstance(item, dict)]
 
     async def host_port(self, container: str, container_port: int) -> int:
@@ -168,36 +194,54 @@ class ContainerEngine:
         not with ``logs --tail``: Podman 4.3 sometimes answers that with nothing."""
         argv = self.argv("logs", container)
         process = await asyncio.create_subprocess_exec(
-            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT)
+            *argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
         out, _ = await asyncio.wait_for(process.communicate(), COMMAND_TIMEOUT)
         lines = out.decode(errors="replace").splitlines(keepends=True)
         return "".join(lines[-tail:]) if tail > 0 else ""
 
-    def remove_now(self, ids: Sequence[str], *, podman: bool,
-                   labels: Mapping[str, str] | None = None) -> None:
+    def remove_now(
+        self, ids: Sequence[str], *, podman: bool, labels: Mapping[str, str] | None = None
+    ) -> None:
         """Remove containers, and those carrying all of ``labels``, synchronously (safe
         during shutdown and cancellation)."""
         if labels:
             filters = [f"--filter=label={key}={value}" for key, value in labels.items()]
-            found = subprocess.run(self.argv("ps", "-a", "-q", "--no-trunc", *filters),
-                                   stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                                   check=False, timeout=COMMAND_TIMEOUT).stdout.split()
+            found = subprocess.run(
+                self.argv("ps", "-a", "-q", "--no-trunc", *filters),
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=COMMAND_TIMEOUT,
+            ).stdout.split()
             ids = sorted({*ids, *found})
         if not ids:
             return
-        subprocess.run(self.argv(*self.remove_args(ids, podman=podman)), stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
-                       timeout=COMMAND_TIMEOUT)
+        subprocess.run(
+            self.argv(*self.remove_args(ids, podman=podman)),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=False,
+            timeout=COMMAND_TIMEOUT,
+        )
 
 
 def _container(item: Mapping[str, Any]) -> Container:
     config = item.get("Config") or {}
     state = item.get("State") or {}
     labels = config.get("Labels") or item.get("Labels") or {}
-    return Container(id=str(item.get("Id", "")), name=str(item.get("Name", "")).lstrip("/"),
-                     running=bool(state.get("Running")), status=str(state.get("Status", "")),
-                     labels={str(k): str(v) for k, v in labels.items()})
+    return Container(
+        id=str(item.get("Id", "")),
+        name=str(item.get("Name", "")).lstrip("/"),
+        running=bool(state.get("Running")),
+        status=str(state.get("Status", "")),
+        labels={str(k): str(v) for k, v in labels.items()},
+    )
 
 
 def owner_alive(owner: str, *, hostname: str) -> bool:

@@ -99,9 +99,17 @@ class GymFleet:
         return table
 
     def containers(self) -> list[dict[str, Any]]:
-        return [{"domain": m.service.domain, "gym": m.service.gym, "replica": m.replica,
-                 "name": m.name, "container": m.container[:12], "url": m.url}
-                for m in self._members]
+        return [
+            {
+                "domain": m.service.domain,
+                "gym": m.service.gym,
+                "replica": m.replica,
+                "name": m.name,
+                "container": m.container[:12],
+                "url": m.url,
+            }
+            for m in self._members
+        ]
 
     def write_directory(self, path: str | os.PathLike[str]) -> None:
         Path(path).write_text(json.dumps(self.table(), indent=2) + "\n", encoding="utf-8")
@@ -123,46 +131,71 @@ class GymFleet:
         services = services_for(self.options.domains)
         self._members = [
             _Member(service=s, replica=r, name=f"eog-{s.domain}-{self.fleet_id}-{r}")
-            for s in services for r in range(self.options.replicas)]
+            for s in services
+            for r in range(self.options.replicas)
+        ]
         try:
-            await asyncio.gather(*(self._run(m, self.options.host_port_for(m.service, m.replica))
-                                   for m in self._members))
+            await asyncio.gather(
+                *(
+                    self._run(m, self.options.host_port_for(m.service, m.replica))
+                    for m in self._members
+                )
+            )
             times = await asyncio.gather(*(self._healthy(m) for m in self._members))
         except BaseException:
             self._remove_all()
             raise
         self.startup_seconds = {m.name: t for m, t in zip(self._members, times, strict=True)}
         self._directory = GymDirectory(
-            self.table(), max_lifecycles=self.options.max_lifecycles,
-            on_exhausted=self._exhausted, allow_fallback=False,
-            return_timeout=RESTART_ATTEMPTS * (self.options.health_timeout + 30.0))
+            self.table(),
+            max_lifecycles=self.options.max_lifecycles,
+            on_exhausted=self._exhausted,
+            allow_fallback=False,
+            return_timeout=RESTART_ATTEMPTS * (self.options.health_timeout + 30.0),
+        )
         if not self.options.detached:
             for member in self._members:
                 self._watch(member)
 
     def _labels(self, member: _Member) -> dict[str, str]:
-        return {LABEL_MANAGED: "1", LABEL_FLEET: self.fleet_id, LABEL_DOMAIN: member.service.domain,
-                LABEL_GYM: member.service.gym, LABEL_REPLICA: str(member.replica),
-                LABEL_OWNER: "detached" if self.options.detached else _owner()}
+        return {
+            LABEL_MANAGED: "1",
+            LABEL_FLEET: self.fleet_id,
+            LABEL_DOMAIN: member.service.domain,
+            LABEL_GYM: member.service.gym,
+            LABEL_REPLICA: str(member.replica),
+            LABEL_OWNER: "detached" if self.options.detached else _owner(),
+        }
 
     async def _run(self, member: _Member, host_port: int | None) -> None:
         service, engine = member.service, self.options.engine
-        args = engine.run_args(image=self.options.image_for(service), name=member.name,
-                               labels=self._labels(member), container_port=service.container_port,
-                               host_port=host_port, bind_host=self.options.bind_host,
-                               environment=service.environment)
+        args = engine.run_args(
+            image=self.options.image_for(service),
+            name=member.name,
+            labels=self._labels(member),
+            container_port=service.container_port,
+            host_port=host_port,
+            bind_host=self.options.bind_host,
+            environment=service.environment,
+        )
         member.container = (await engine.call(*args)).strip()
         try:
-            member.host_port = host_port or await engine.host_port(member.container,
-                                                                   service.container_port)
+            member.host_port = host_port or await engine.host_port(
+                member.container, service.container_port
+            )
         except FleetError:  # no published port: the container is already gone
             raise await exited_error(engine, member.container, service.domain) from None
         member.url = f"http://{self.options.bind_host}:{member.host_port}"
 
     async def _healthy(self, member: _Member) -> float:
-        return await wait_healthy(self.options.engine, member.container, url=member.url,
-                                  gym=member.service.gym, domain=member.service.domain,
-                                  within=self.options.health_timeout)
+        return await wait_healthy(
+            self.options.engine,
+            member.container,
+            url=member.url,
+            gym=member.service.gym,
+            domain=member.service.domain,
+            within=self.options.health_timeout,
+        )
 
     def _exhausted(self, replica: Replica) -> None:
         """The directory drained a replica at its cap: replace its container."""
@@ -184,14 +217,18 @@ class GymFleet:
         await engine.call("wait", container, limit=None, check=False)
         if self._closing or member.planned or member.container != container:
             return
-        state = await engine.call("inspect", "--format", "{{.State.Running}}", container,
-                                  check=False)
+        state = await engine.call(
+            "inspect", "--format", "{{.State.Running}}", container, check=False
+        )
         if state.strip().lower() == "true":  # the engine's wait failed, not the container
-            log.warning("cannot watch gym container %s; it is not replaced if it dies",
-                        member.name)
+            log.warning("cannot watch gym container %s; it is not replaced if it dies", member.name)
             return
-        log.warning("gym container %s (%s replica %d) exited unplanned: replacing it",
-                    member.name, member.service.domain, member.replica)
+        log.warning(
+            "gym container %s (%s replica %d) exited unplanned: replacing it",
+            member.name,
+            member.service.domain,
+            member.replica,
+        )
         self.directory.drain(member.service.gym, member.url)
         await self._restart(member, planned=False)
 
@@ -203,19 +240,29 @@ class GymFleet:
                 if member.watcher is not None and member.watcher is not asyncio.current_task():
                     member.watcher.cancel()
                 # By name too: a run that failed may have left a created container.
-                await engine.call(*engine.remove_args([member.container, member.name],
-                                                      podman=self._podman), check=False)
+                await engine.call(
+                    *engine.remove_args([member.container, member.name], podman=self._podman),
+                    check=False,
+                )
                 await self._run(member, member.host_port)
                 await self._healthy(member)
                 break
             except FleetError as exc:
-                log.error("restarting %s (attempt %d of %d) failed: %s", member.name, attempt,
-                          RESTART_ATTEMPTS, exc)
+                log.error(
+                    "restarting %s (attempt %d of %d) failed: %s",
+                    member.name,
+                    attempt,
+                    RESTART_ATTEMPTS,
+                    exc,
+                )
         else:
             return  # stays drained: sessions waiting for it fail with the directory's error
         self.restarts += 1
-        log.info("gym container %s %s and back in service",
-                 member.name, "restarted after its lifecycle cap" if planned else "replaced")
+        log.info(
+            "gym container %s %s and back in service",
+            member.name,
+            "restarted after its lifecycle cap" if planned else "replaced",
+        )
         member.planned = False
         self.directory.reset(member.service.gym, member.url)
         if not self._closing:
@@ -236,9 +283,13 @@ class GymFleet:
     def _remove_all(self) -> None:
         ids = [m.container for m in self._members if m.container]
         try:
-            self.options.engine.remove_now(ids, podman=self._podman,
-                                           labels={LABEL_FLEET: self.fleet_id})
-        except (OSError, subprocess.SubprocessError) as exc:  # the engine vanished: say so, the labels find them later
+            self.options.engine.remove_now(
+                ids, podman=self._podman, labels={LABEL_FLEET: self.fleet_id}
+            )
+        except (
+            OSError,
+            subprocess.SubprocessError,
+        ) as exc:  # the engine vanished: say so, the labels find them later
             log.error("could not remove gym containers %s: %s", ", ".join(ids), exc)
         for member in self._members:
             member.container = ""
@@ -247,11 +298,15 @@ class GymFleet:
 async def reap_orphans(engine: ContainerEngine) -> int:
     """Remove our containers whose owner process (on this host) is gone; how many."""
     hostname = socket.gethostname()
-    orphans = [c.id for c in await engine.containers({LABEL_MANAGED: "1"})
-               if not owner_alive(c.owner, hostname=hostname)]
+    orphans = [
+        c.id
+        for c in await engine.containers({LABEL_MANAGED: "1"})
+        if not owner_alive(c.owner, hostname=hostname)
+    ]
     if orphans:
-        await engine.call(*engine.remove_args(orphans, podman=await engine.is_podman()),
-                          check=False)
+        await engine.call(
+            *engine.remove_args(orphans, podman=await engine.is_podman()), check=False
+        )
     return len(orphans)
 
 

@@ -42,8 +42,9 @@ async def _answers_mcp(url: str, gym: str) -> str | None:
     return None
 
 
-async def wait_healthy(engine: ContainerEngine, container: str, *, url: str, gym: str,
-                       domain: str, within: float) -> float:
+async def wait_healthy(
+    engine: ContainerEngine, container: str, *, url: str, gym: str, domain: str, within: float
+) -> float:
     """Seconds until the gym at ``url`` answered MCP; FleetError (with the log tail)
     when the container exits or ``within`` seconds pass first."""
     loop = asyncio.get_running_loop()
@@ -57,7 +58,9 @@ async def wait_healthy(engine: ContainerEngine, container: str, *, url: str, gym
             problem = await _answers_mcp(url, gym)
             if problem is None:
                 elapsed = loop.time() - started
-                log.info("gym %s (%s) healthy at %s after %.2f s", gym, container[:12], url, elapsed)
+                log.info(
+                    "gym %s (%s) healthy at %s after %.2f s", gym, container[:12], url, elapsed
+                )
                 return elapsed
             why = f"MCP not answering yet: {problem}"
         now = loop.time()
@@ -67,9 +70,12 @@ async def wait_healthy(engine: ContainerEngine, container: str, *, url: str, gym
                 raise await exited_error(engine, container, domain)
         if now - started > within:
             tail = await engine.logs(container)
-            raise FleetError(f"gym container for {domain} ({container[:12]}) did not answer at "
-                             f"{url} within {within:g} s ({why}); its log ends:\n{tail.rstrip()}",
-                             domain=domain, log_tail=tail)
+            raise FleetError(
+                f"gym container for {domain} ({container[:12]}) did not answer at "
+                f"{url} within {within:g} s ({why}); its log ends:\n{tail.rstrip()}",
+                domain=domain,
+                log_tail=tail,
+            )
         await asyncio.sleep(STEP)
 
 
@@ -77,8 +83,12 @@ async def exited_error(engine: ContainerEngine, container: str, domain: str) -> 
     """The error for a gym container that stopped before answering, with its log tail."""
     await engine.call("wait", container, limit=10.0, check=False)  # its log complete
     tail = await engine.logs(container)
-    return FleetError(f"gym container for {domain} ({container[:12]}) exited before answering; "
-                      f"its log ends:\n{tail.rstrip()}", domain=domain, log_tail=tail)
+    return FleetError(
+        f"gym container for {domain} ({container[:12]}) exited before answering; "
+        f"its log ends:\n{tail.rstrip()}",
+        domain=domain,
+        log_tail=tail,
+    )
 
 
 async def _state(engine: ContainerEngine, container: str) -> bool | None:

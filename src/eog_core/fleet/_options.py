@@ -50,13 +50,13 @@ class FleetOptions:
             raise FleetError(f"max_lifecycles must be at least 1, got {self.max_lifecycles}")
 
     def image_for(self, service: GymService) -> str:
-        return service.image(registry=self.registry,
-                             override=self.images.get(service.domain) or self.images.get("*"))
+        return service.image(
+            registry=self.registry, override=self.images.get(service.domain) or self.images.get("*")
+        )
 
     def host_port_for(self, service: GymService, replica: int) -> int | None:
         """Upstream's port (plus 100 per further replica) with ``fixed_ports``, else a free one."""
         return service.host_port + 100 * replica if self.fixed_ports else None
-
 
 
 def options_from_env(environ: Mapping[str, str] | None = None, **overrides: Any) -> FleetOptions:
@@ -64,9 +64,11 @@ def options_from_env(environ: Mapping[str, str] | None = None, **overrides: Any)
     (``engine_executable`` names the engine's client)."""
     environ = os.environ if environ is None else environ
     executable = overrides.pop("engine_executable", None) or "docker"
-    engine = ContainerEngine(executable=executable,
-                             global_args=tuple(shlex.split(environ.get("EOG_FLEET_ENGINE_ARGS", ""))),
-                             extra_run_args=tuple(shlex.split(environ.get("EOG_FLEET_RUN_ARGS", ""))))
+    engine = ContainerEngine(
+        executable=executable,
+        global_args=tuple(shlex.split(environ.get("EOG_FLEET_ENGINE_ARGS", ""))),
+        extra_run_args=tuple(shlex.split(environ.get("EOG_FLEET_RUN_ARGS", ""))),
+    )
     values: dict[str, Any] = {"engine": engine}
     if environ.get("EOG_FLEET_REGISTRY"):
         values["registry"] = environ["EOG_FLEET_REGISTRY"]

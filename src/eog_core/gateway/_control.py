@@ -27,19 +27,22 @@ __all__ = ["ControlApi", "json_error"]
 log = logging.getLogger("eog_core.gateway")
 
 
-def json_error(status: int, code: str, message: str, *,
-               headers: dict[str, str] | None = None) -> Answer:
+def json_error(
+    status: int, code: str, message: str, *, headers: dict[str, str] | None = None
+) -> Answer:
     return json_answer({"error": {"code": code, "message": message}}, status, headers=headers)
 
 
 def no_route(status: int, request: Request) -> Answer:
     """404 (no such path) or 405 (not that method on it)."""
-    return json_error(status, "not_found" if status == 404 else "http_error",
-                      f"no such route: {request.method} {request.path[:100]}")
+    return json_error(
+        status,
+        "not_found" if status == 404 else "http_error",
+        f"no such route: {request.method} {request.path[:100]}",
+    )
 
 
 _MCP_METHODS = frozenset({"POST", "DELETE", "GET", "HEAD"})
-
 
 
 class Rollouts(Protocol):
@@ -52,10 +55,12 @@ class Rollouts(Protocol):
     def ended(self, most: int = 100) -> list[dict[str, Any]]: ...
     def find(self, rollout_id: str) -> GatewayRollout | str | None: ...
     def find_by_key(self, mcp_key: str) -> GatewayRollout | str | None: ...
-    async def open_rollout(self, task_id: str | None = None,
-                           repeat: int | None = None) -> GatewayRollout: ...
+    async def open_rollout(
+        self, task_id: str | None = None, repeat: int | None = None
+    ) -> GatewayRollout: ...
     async def finish(self, rollout: GatewayRollout, final_answer: str) -> dict[str, Any]: ...
     async def abandon(self, rollout: GatewayRollout, reason: str) -> dict[str, Any]: ...
+
 
 class _BadBody(Exception):
     pass
@@ -98,9 +103,12 @@ class ControlApi:
                 return await self.mcp.post(request, found, request.body)
             if method == "DELETE":
                 return self.mcp.delete(request, found)
-            return json_error(405, "method_not_allowed",
-                              "this endpoint opens no server-to-client stream; POST requests",
-                              headers={"Allow": "POST, DELETE"})
+            return json_error(
+                405,
+                "method_not_allowed",
+                "this endpoint opens no server-to-client stream; POST requests",
+                headers={"Allow": "POST, DELETE"},
+            )
         if len(parts) == 2 and parts[1] == "rollouts":
             if method == "POST":
                 return await self.create(request)
@@ -114,7 +122,9 @@ class ControlApi:
                 found = self._rollout(self.gateway.find(parts[2]))
                 if isinstance(found, Answer):
                     return found
-                return await (self.delete(found) if len(parts) == 3 else self.finish(request, found))
+                return await (
+                    self.delete(found) if len(parts) == 3 else self.finish(request, found)
+                )
         else:
             return no_route(404, request)
         return no_route(405, request)  # a route of the table, not with that method
@@ -125,8 +135,11 @@ class ControlApi:
         if found is None:
             return json_error(404, "unknown_rollout", "no rollout of that id on this gateway")
         if isinstance(found, str):
-            return json_error(410, f"rollout_{found}", f"that rollout is {found}; start another "
-                              "with POST /rollouts")
+            return json_error(
+                410,
+                f"rollout_{found}",
+                f"that rollout is {found}; start another with POST /rollouts",
+            )
         if found.state != "active":
             return json_error(409, f"rollout_{found.state}", f"that rollout is {found.state}")
         return found
@@ -151,21 +164,36 @@ class ControlApi:
         except EogError as exc:
             kind, _ = classify_failure(exc)
             log.warning("starting a rollout failed: %s: %s", type(exc).__name__, exc)
-            return json_error(503, kind, "the task's databases could not be seeded "
-                              f"({kind}); the gateway's log says why")
+            return json_error(
+                503,
+                kind,
+                f"the task's databases could not be seeded ({kind}); the gateway's log says why",
+            )
         task = rollout.task
         mcp_url = f"{request.origin()}/mcp/{rollout.mcp_key}"
-        return json_answer({
-            "rollout_id": rollout.rollout_id, "task_id": task.task_id, "repeat": rollout.repeat,
-            "mcp_url": mcp_url, "system_prompt": task.system_prompt or "",
-            "user_prompt": task.user_prompt or ""}, 201)
+        return json_answer(
+            {
+                "rollout_id": rollout.rollout_id,
+                "task_id": task.task_id,
+                "repeat": rollout.repeat,
+                "mcp_url": mcp_url,
+                "system_prompt": task.system_prompt or "",
+                "user_prompt": task.user_prompt or "",
+            },
+            201,
+        )
 
     async def list(self, request: Request) -> Answer:
         plan = self.gateway.plan
-        return json_answer({
-            "rollouts": [r.describe() for r in self.gateway.rollouts()],
-            "ended": self.gateway.ended(),
-            "planned": plan.total, "evaluated": len(plan.evaluated), "pending": plan.pending()})
+        return json_answer(
+            {
+                "rollouts": [r.describe() for r in self.gateway.rollouts()],
+                "ended": self.gateway.ended(),
+                "planned": plan.total,
+                "evaluated": len(plan.evaluated),
+                "pending": plan.pending(),
+            }
+        )
 
     async def finish(self, request: Request, found: GatewayRollout) -> Answer:
         try:

@@ -112,9 +112,15 @@ class Gateway:
     _janitor: Janitor | None = attrs.field(default=None, init=False)
     _own_transport: LeanTransport | None = attrs.field(default=None, init=False)
     _server: HttpServer | None = attrs.field(default=None, init=False)
-    _control: ControlApi = attrs.field(init=False, default=attrs.Factory(
-        lambda self: ControlApi(self, McpHandler(finish_tool=self.finish_tool, finish=self.finish)),
-        takes_self=True))
+    _control: ControlApi = attrs.field(
+        init=False,
+        default=attrs.Factory(
+            lambda self: ControlApi(
+                self, McpHandler(finish_tool=self.finish_tool, finish=self.finish)
+            ),
+            takes_self=True,
+        ),
+    )
     _expected: dict[str, bytes] = attrs.field(factory=dict, init=False, repr=False)
     """``Authorization`` values asked for, as bytes: ``mcp`` on the MCP endpoints,
     ``control`` on the rest (none: no token)."""
@@ -129,8 +135,10 @@ class Gateway:
         if self._server is not None:
             raise UsageError("the gateway is already started")
         if not self.allow_remote and not _is_loopback(self.host):
-            raise UsageError(f"host {self.host!r} is not a loopback address; pass allow_remote=True "
-                             "(--allow-remote) to expose the gateway, and set a token")
+            raise UsageError(
+                f"host {self.host!r} is not a loopback address; pass allow_remote=True "
+                "(--allow-remote) to expose the gateway, and set a token"
+            )
         if self.rollout_ttl is not None and not self.rollout_ttl > 0:
             raise UsageError(f"rollout_ttl must be positive, got {self.rollout_ttl}")
         if self.token == "" or self.control_token == "":
@@ -215,22 +223,32 @@ class Gateway:
 
     # -- rollouts ---------------------------------------------------------------------------
 
-    async def open_rollout(self, task_id: str | None = None,
-                           repeat: int | None = None) -> GatewayRollout:
+    async def open_rollout(
+        self, task_id: str | None = None, repeat: int | None = None
+    ) -> GatewayRollout:
         """Seed the next pending task x repeat (or the one asked for); raises WorkRefused or EogError."""
         plan = self.plan
         task, number = plan.claim(task_id, repeat)
         try:
             session = await TaskSession.start(
-                task, directory=self.directory, seed_root=self.seed_root,
-                tool_snapshots=self.tool_snapshots, janitor=self._janitor, timeouts=self.timeouts,
-                transport=self.transport or self._own_transport)
+                task,
+                directory=self.directory,
+                seed_root=self.seed_root,
+                tool_snapshots=self.tool_snapshots,
+                janitor=self._janitor,
+                timeouts=self.timeouts,
+                transport=self.transport or self._own_transport,
+            )
         except BaseException:
             plan.release(rollout_key(task, number), evaluated=False)
             raise
-        rollout = GatewayRollout(rollout_id=secrets.token_urlsafe(18),
-                                 mcp_key=secrets.token_urlsafe(24), task=task, repeat=number,
-                                 session=session)
+        rollout = GatewayRollout(
+            rollout_id=secrets.token_urlsafe(18),
+            mcp_key=secrets.token_urlsafe(24),
+            task=task,
+            repeat=number,
+            session=session,
+        )
         self._rollouts[rollout.rollout_id] = rollout
         self._by_key[rollout.mcp_key] = rollout
         return rollout
@@ -257,15 +275,36 @@ class Gateway:
                 await rollout.session.aclose()
         except EogError as exc:
             kind, _ = classify_failure(exc)
-            log.warning("rollout %s (%s repeat %d): verification failed: %s", rollout.rollout_id,
-                        rollout.task.task_id, rollout.repeat, exc)
-            record = incomplete_record(rollout.task, rollout.repeat, model=self._model_fields(),
-                                       kind=kind, reason=f"{type(exc).__name__}: {exc}", attempts=1,
-                                       started=rollout.started, finished=time.time(), agent=agent)
+            log.warning(
+                "rollout %s (%s repeat %d): verification failed: %s",
+                rollout.rollout_id,
+                rollout.task.task_id,
+                rollout.repeat,
+                exc,
+            )
+            record = incomplete_record(
+                rollout.task,
+                rollout.repeat,
+                model=self._model_fields(),
+                kind=kind,
+                reason=f"{type(exc).__name__}: {exc}",
+                attempts=1,
+                started=rollout.started,
+                finished=time.time(),
+                agent=agent,
+            )
         else:
-            record = evaluated_record(rollout.task, rollout.repeat, model=self._model_fields(),
-                                      agent=agent, strict=strict, parity=parity, attempts=1,
-                                      started=rollout.started, finished=time.time())
+            record = evaluated_record(
+                rollout.task,
+                rollout.repeat,
+                model=self._model_fields(),
+                agent=agent,
+                strict=strict,
+                parity=parity,
+                attempts=1,
+                started=rollout.started,
+                finished=time.time(),
+            )
         return self._end(rollout, "finished", record)
 
     async def abandon(self, rollout: GatewayRollout, reason: str) -> dict[str, Any]:
@@ -276,9 +315,17 @@ class Gateway:
             await rollout.session.aclose()
         finally:
             agent = rollout.agent_run(None, answered=False)
-            record = incomplete_record(rollout.task, rollout.repeat, model=self._model_fields(),
-                                       kind="abandoned", reason=reason, attempts=1,
-                                       started=rollout.started, finished=time.time(), agent=agent)
+            record = incomplete_record(
+                rollout.task,
+                rollout.repeat,
+                model=self._model_fields(),
+                kind="abandoned",
+                reason=reason,
+                attempts=1,
+                started=rollout.started,
+                finished=time.time(),
+                agent=agent,
+            )
             self._end(rollout, "abandoned", record)
         return record
 
@@ -290,17 +337,24 @@ class Gateway:
         return {"model": self.model, "api": "mcp"}
 
     def _end(self, rollout: GatewayRollout, how: str, record: dict[str, Any]) -> dict[str, Any]:
-        record |= {"rollout_id": rollout.rollout_id, "mcp_client": rollout.client_info,
-                   "refused_tool_calls": rollout.refused}
+        record |= {
+            "rollout_id": rollout.rollout_id,
+            "mcp_client": rollout.client_info,
+            "refused_tool_calls": rollout.refused,
+        }
         self._rollouts.pop(rollout.rollout_id, None)
         self._by_key.pop(rollout.mcp_key, None)
         self._ended_keys[rollout.mcp_key] = how
         if len(self._ended_keys) > ENDED_KEPT:
             del self._ended_keys[next(iter(self._ended_keys))]
         self._ended[rollout.rollout_id] = {
-            "rollout_id": rollout.rollout_id, "task_id": rollout.task.task_id,
-            "repeat": rollout.repeat, "state": how, "status": record["status"],
-            "reward": record["reward"] if record["status"] == "evaluated" else None}
+            "rollout_id": rollout.rollout_id,
+            "task_id": rollout.task.task_id,
+            "repeat": rollout.repeat,
+            "state": how,
+            "status": record["status"],
+            "reward": record["reward"] if record["status"] == "evaluated" else None,
+        }
         if len(self._ended) > ENDED_KEPT:  # the oldest ids then answer 404 instead of 410
             del self._ended[next(iter(self._ended))]
         evaluated = record["status"] == "evaluated"
@@ -308,8 +362,9 @@ class Gateway:
         if self._log is not None:
             self._log.append(record)
             if evaluated:
-                write_upstream_result(self.out_dir, rollout.task, record,
-                                      tools_available=record["tools_offered"])
+                write_upstream_result(
+                    self.out_dir, rollout.task, record, tools_available=record["tools_offered"]
+                )
         if self.on_record is not None:
             self.on_record(record)
         if self.plan.complete:
@@ -323,8 +378,11 @@ class Gateway:
             await asyncio.sleep(min(ttl / 4, 1.0))
             now = time.monotonic()
             for rollout in list(self._rollouts.values()):
-                if (rollout.state == "active" and not rollout.busy
-                        and now - rollout.last_activity > ttl):
+                if (
+                    rollout.state == "active"
+                    and not rollout.busy
+                    and now - rollout.last_activity > ttl
+                ):
                     try:
                         await self.abandon(rollout, f"idle for more than {ttl:g} s (rollout TTL)")
                     except (EogError, OSError) as exc:  # the janitor retries the deletion
@@ -336,11 +394,17 @@ class Gateway:
         """Our own small HTTP/1.1 server (``_http.py``) with one handler (the control API's
         route table) and one admission check (:meth:`_admit`) that runs before a request's
         body is read; a handler's failure is answered 500 ``internal_error`` by the server."""
-        self._expected = {key: f"Bearer {value}".encode() for key, value in
-                          (("mcp", self.token), ("control", self.control_token or self.token))
-                          if value is not None}
-        return HttpServer(self._control.route, admit=self._admit, error=_http_error,
-                          max_body=self.max_request_bytes)
+        self._expected = {
+            key: f"Bearer {value}".encode()
+            for key, value in (("mcp", self.token), ("control", self.control_token or self.token))
+            if value is not None
+        }
+        return HttpServer(
+            self._control.route,
+            admit=self._admit,
+            error=_http_error,
+            max_body=self.max_request_bytes,
+        )
 
     def _admit(self, request: Request) -> Answer | None:
         """Its bearer token (when set) and a loopback Origin (DNS rebinding), before its body."""
@@ -349,16 +413,21 @@ class Gateway:
             expected = self._expected.get("mcp" if request.path.startswith("/mcp/") else "control")
             given = headers.get("authorization", "")
             if expected is not None and not hmac.compare_digest(given.encode("latin-1"), expected):
-                return json_error(401, "unauthorized",
-                                  "this gateway needs 'Authorization: Bearer <token>'",
-                                  headers={"WWW-Authenticate": "Bearer"})
+                return json_error(
+                    401,
+                    "unauthorized",
+                    "this gateway needs 'Authorization: Bearer <token>'",
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
         origin = headers.get("origin")
         if origin is not None and not self.allow_remote:
             host = urlsplit(origin).hostname or ""
             if not _is_loopback(host):
-                return json_error(403, "forbidden_origin",
-                                  "requests from web pages of other hosts are refused")
+                return json_error(
+                    403, "forbidden_origin", "requests from web pages of other hosts are refused"
+                )
         return None
+
 
 _HTTP_CODES = {413: "too_large", 431: "too_large", 500: "internal_error"}
 
@@ -368,8 +437,9 @@ def _http_error(status: int, message: str) -> Answer:
     return json_error(status, _HTTP_CODES.get(status, "http_error"), message)
 
 
-def token_from_env(variable: str | None, environ: Mapping[str, str] | None = None, *,
-                   flag: str = "--token-env") -> str | None:
+def token_from_env(
+    variable: str | None, environ: Mapping[str, str] | None = None, *, flag: str = "--token-env"
+) -> str | None:
     """The bearer token held by environment variable ``variable`` (UsageError when unset)."""
     if variable is None:
         return None
@@ -377,5 +447,3 @@ def token_from_env(variable: str | None, environ: Mapping[str, str] | None = Non
     if not value:
         raise UsageError(f"{flag} {variable}: that environment variable is not set")
     return value
-
-

@@ -58,9 +58,16 @@ class HttpServer:
     refused before a byte of body is buffered); ``error`` builds the answer to a request
     the server refuses itself (its status and one line naming why)."""
 
-    def __init__(self, handler: Handler, *, admit: Admit, error: ErrorAnswer,
-                 max_body: int, idle_timeout: float = IDLE_TIMEOUT,
-                 read_timeout: float = READ_TIMEOUT) -> None:
+    def __init__(
+        self,
+        handler: Handler,
+        *,
+        admit: Admit,
+        error: ErrorAnswer,
+        max_body: int,
+        idle_timeout: float = IDLE_TIMEOUT,
+        read_timeout: float = READ_TIMEOUT,
+    ) -> None:
         self.handler = handler
         self.admit = admit
         self.error = error
@@ -235,11 +242,15 @@ class _Connection(asyncio.Protocol):
         transport = self.transport
         if transport is None:  # the client went away: its answer is dropped
             return
-        close = (close or request is None or not request.keep_alive
-                 or self.server.closing or self.eof)
+        close = (
+            close or request is None or not request.keep_alive or self.server.closing or self.eof
+        )
         self.last = self.loop.time()  # idle from now, not from when the request arrived
-        transport.write(answer.encode(head_only=request is not None and request.method == "HEAD",
-                                      keep_alive=not close))
+        transport.write(
+            answer.encode(
+                head_only=request is not None and request.method == "HEAD", keep_alive=not close
+            )
+        )
         if close:
             transport.close()
             self.transport = None
@@ -253,7 +264,11 @@ class _Connection(asyncio.Protocol):
             if request is None:
                 return None
             expect = request.headers.get("expect")
-            if expect is not None and request.version == "HTTP/1.1" and expect.lower() != "100-continue":
+            if (
+                expect is not None
+                and request.version == "HTTP/1.1"
+                and expect.lower() != "100-continue"
+            ):
                 refusal: Answer | None = self.server.error(417, f"unknown Expect: {expect[:40]}")
             else:
                 refusal = self.server.admit(request)
@@ -296,8 +311,12 @@ class _Connection(asyncio.Protocol):
             length = content_length(headers.get("content-length"))
             if length > self.server.max_body:
                 kept = self._skip_body(request)
-                raise Refused(413, f"the request body is over {self.server.max_body} bytes",
-                              close=not kept, request=request)
+                raise Refused(
+                    413,
+                    f"the request body is over {self.server.max_body} bytes",
+                    close=not kept,
+                    request=request,
+                )
             end = start + length
             if len(buffer) < end:
                 self._wait(request)
@@ -312,8 +331,11 @@ class _Connection(asyncio.Protocol):
         """The body is not all here yet: keep the head, and answer ``100 Continue`` once."""
         if self.pending is None:
             self.pending = request
-            if (request.version == "HTTP/1.1" and self.transport is not None
-                    and request.headers.get("expect", "").lower() == "100-continue"):
+            if (
+                request.version == "HTTP/1.1"
+                and self.transport is not None
+                and request.headers.get("expect", "").lower() == "100-continue"
+            ):
                 self.transport.write(_CONTINUE)
 
     def _skip_body(self, request: Request) -> bool:
@@ -322,13 +344,12 @@ class _Connection(asyncio.Protocol):
         chunked body, a client waiting for ``100 Continue``, a body too large to skip)."""
         start, self.pending, self.chunked = self.pending_end, None, None
         headers = request.headers
-        if ("transfer-encoding" in headers
-                or headers.get("expect", "").lower() == "100-continue"):
+        if "transfer-encoding" in headers or headers.get("expect", "").lower() == "100-continue":
             return False
         length = content_length(headers.get("content-length"))
         if length > _SKIP_MAX:
             return False
         have = len(self.buffer) - start
-        del self.buffer[:start + min(have, length)]
+        del self.buffer[: start + min(have, length)]
         self.discard = max(0, length - have)
         return True

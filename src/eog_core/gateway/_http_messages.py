@@ -19,8 +19,17 @@ from urllib.parse import unquote
 
 from eog_core._mcp_server import dumps
 
-__all__ = ["MAX_HEADERS", "MAX_HEAD_BYTES", "Answer", "ChunkedBody", "Refused", "Request", "content_length",
-           "json_answer", "parse_head"]
+__all__ = [
+    "MAX_HEADERS",
+    "MAX_HEAD_BYTES",
+    "Answer",
+    "ChunkedBody",
+    "Refused",
+    "Request",
+    "content_length",
+    "json_answer",
+    "parse_head",
+]
 
 MAX_HEAD_BYTES = 64 * 1024
 MAX_HEADERS = 100
@@ -42,8 +51,9 @@ class Request:
 
     __slots__ = ("body", "headers", "host", "keep_alive", "method", "path", "version")
 
-    def __init__(self, method: str, path: str, version: str, headers: dict[str, str],
-                 host: str) -> None:
+    def __init__(
+        self, method: str, path: str, version: str, headers: dict[str, str], host: str
+    ) -> None:
         self.method = method
         self.path = path
         self.version = version
@@ -52,8 +62,9 @@ class Request:
         """The ``Host`` the client asked for (the bound address when it sent none)."""
         self.body = b""
         connection = headers.get("connection", "").lower()
-        self.keep_alive = ("close" not in connection if version == "HTTP/1.1"
-                           else "keep-alive" in connection)
+        self.keep_alive = (
+            "close" not in connection if version == "HTTP/1.1" else "keep-alive" in connection
+        )
 
     def origin(self) -> str:
         """``http://host[:port]`` as the client addressed this server."""
@@ -65,8 +76,14 @@ class Answer:
 
     __slots__ = ("body", "content_type", "headers", "status")
 
-    def __init__(self, status: int = 200, body: bytes = b"", *, content_type: str | None = None,
-                 headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        status: int = 200,
+        body: bytes = b"",
+        *,
+        content_type: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         self.status = status
         self.body = body
         self.content_type = content_type
@@ -75,16 +92,29 @@ class Answer:
     def encode(self, *, head_only: bool, keep_alive: bool) -> bytes:
         """The response as bytes: status line, headers, body (none for HEAD), in one piece."""
         content_type = self.content_type
-        type_line = b"" if content_type is None else (
-            _TYPE_LINES.get(content_type) or f"Content-Type: {content_type}\r\n".encode())
-        extra = "".join([f"{name}: {value}\r\n" for name, value in self.headers.items()]
-                        ).encode() if self.headers else b""
+        type_line = (
+            b""
+            if content_type is None
+            else (_TYPE_LINES.get(content_type) or f"Content-Type: {content_type}\r\n".encode())
+        )
+        extra = (
+            "".join([f"{name}: {value}\r\n" for name, value in self.headers.items()]).encode()
+            if self.headers
+            else b""
+        )
         status = self.status
-        length = b"" if status == 204 or status == 304 else b"Content-Length: %d\r\n" % len(
-            self.body)  # a 204 or 304 has no Content-Length (RFC 9110, 8.6)
+        length = (
+            b"" if status == 204 or status == 304 else b"Content-Length: %d\r\n" % len(self.body)
+        )  # a 204 or 304 has no Content-Length (RFC 9110, 8.6)
         head = b"HTTP/1.1 %d %s\r\n%sDate: %s\r\n%s%s%s" % (
-            status, _REASONS.get(status, b"Unknown"), length, _date(), type_line, extra,
-            b"\r\n" if keep_alive else b"Connection: close\r\n\r\n")
+            status,
+            _REASONS.get(status, b"Unknown"),
+            length,
+            _date(),
+            type_line,
+            extra,
+            b"\r\n" if keep_alive else b"Connection: close\r\n\r\n",
+        )
         return head if head_only else head + self.body
 
 
@@ -108,8 +138,15 @@ class Refused(Exception):
     """A request refused by the server itself (malformed, too large): the answer, and
     whether the connection must close after it."""
 
-    def __init__(self, status: int, message: str, *, close: bool = True,
-                 answer: Answer | None = None, request: Request | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        close: bool = True,
+        answer: Answer | None = None,
+        request: Request | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
@@ -236,8 +273,8 @@ class ChunkedBody:
             data_at = line_end + 2
             if len(buffer) < data_at + chunk + 2:
                 return None
-            if buffer[data_at + chunk:data_at + chunk + 2] != b"\r\n":
+            if buffer[data_at + chunk : data_at + chunk + 2] != b"\r\n":
                 raise Refused(400, "bad request: a chunk without its CRLF")
-            self.pieces.append(bytes(buffer[data_at:data_at + chunk]))
+            self.pieces.append(bytes(buffer[data_at : data_at + chunk]))
             self.size += chunk
             at = self.at = data_at + chunk + 2

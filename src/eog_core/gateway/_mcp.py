@@ -45,9 +45,13 @@ SERVER_INFO = {"name": "eog-core-gateway", "version": __version__}
 FINISH_TOOL = {
     "name": "finish",
     "description": "End the task: give your final answer to the user. Call it once, last.",
-    "inputSchema": {"type": "object", "properties": {
-        "answer": {"type": "string", "description": "Your final answer to the user."}},
-        "required": ["answer"]},
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "answer": {"type": "string", "description": "Your final answer to the user."}
+        },
+        "required": ["answer"],
+    },
 }
 MAX_SESSIONS = 16  # MCP sessions open at once on one rollout (each initialize opens one)
 _JSON_TYPE = "application/json; charset=utf-8"
@@ -67,8 +71,9 @@ class _RpcFailure(Exception):
 def mcp_tools(tools: tuple[ToolSpec, ...], *, finish: bool) -> list[dict[str, Any]]:
     """``tools/list``: each tool with the input schema upstream gives the model, then
     ``finish`` when asked for (unless the task has a tool of that name: the task's wins)."""
-    listed = [{"name": t.name, "description": t.description, "inputSchema": t.parameters()}
-              for t in tools]
+    listed = [
+        {"name": t.name, "description": t.description, "inputSchema": t.parameters()} for t in tools
+    ]
     if finish and all(t.name != FINISH_TOOL["name"] for t in tools):
         listed.append(FINISH_TOOL)
     return listed
@@ -89,7 +94,9 @@ def error_response(request_id: Any, code: int, message: str, *, status: int) -> 
 
 def _wants_sse(request: Request) -> bool:
     accept = request.headers.get("accept", "")
-    return "text/event-stream" in accept and "application/json" not in accept and "*/*" not in accept
+    return (
+        "text/event-stream" in accept and "application/json" not in accept and "*/*" not in accept
+    )
 
 
 Finisher = Callable[[GatewayRollout, str], Awaitable[Any]]
@@ -106,31 +113,48 @@ class McpHandler:
         try:
             message = json.loads(body)
         except (ValueError, UnicodeDecodeError):
-            return error_response(None, PARSE_ERROR, "Parse error: the body is not JSON", status=400)
+            return error_response(
+                None, PARSE_ERROR, "Parse error: the body is not JSON", status=400
+            )
         if isinstance(message, list):
-            return error_response(None, INVALID_REQUEST,
-                                  "Invalid Request: JSON-RPC batches are not accepted", status=400)
+            return error_response(
+                None,
+                INVALID_REQUEST,
+                "Invalid Request: JSON-RPC batches are not accepted",
+                status=400,
+            )
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            return error_response(None, INVALID_REQUEST,
-                                  "Invalid Request: not a JSON-RPC 2.0 message", status=400)
+            return error_response(
+                None, INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message", status=400
+            )
         request_id = message.get("id")
         if "id" in message and (type(request_id) not in (str, int)):
-            return error_response(None, INVALID_REQUEST,
-                                  "Invalid Request: 'id' must be a string or an integer", status=400)
+            return error_response(
+                None,
+                INVALID_REQUEST,
+                "Invalid Request: 'id' must be a string or an integer",
+                status=400,
+            )
         method = message.get("method")
         if method is None and "id" in message and ("result" in message or "error" in message):
             return Answer(202)  # the client answering a server request: none sent
         if not isinstance(method, str):
-            return error_response(request_id, INVALID_REQUEST,
-                                  "Invalid Request: 'method' must be a string", status=400)
+            return error_response(
+                request_id,
+                INVALID_REQUEST,
+                "Invalid Request: 'method' must be a string",
+                status=400,
+            )
         params = message.get("params")
         if params is not None and not isinstance(params, dict):
-            return error_response(request_id, INVALID_PARAMS,
-                                  "Invalid params: params must be an object", status=400)
+            return error_response(
+                request_id, INVALID_PARAMS, "Invalid params: params must be an object", status=400
+            )
         if method == "initialize":
             if "id" not in message:
-                return error_response(None, INVALID_REQUEST, "initialize must be a request",
-                                      status=400)
+                return error_response(
+                    None, INVALID_REQUEST, "initialize must be a request", status=400
+                )
             return await self._initialize(request, rollout, request_id, params or {})
         found = self._session(request, rollout, request_id)
         if isinstance(found, Answer):
@@ -158,46 +182,69 @@ class McpHandler:
         del rollout.mcp_sessions[found.session_id]
         return Answer(200)
 
-    async def _initialize(self, request: Request, rollout: GatewayRollout, request_id: Any,
-                          params: Mapping[str, Any]) -> Answer:
+    async def _initialize(
+        self, request: Request, rollout: GatewayRollout, request_id: Any, params: Mapping[str, Any]
+    ) -> Answer:
         if len(rollout.mcp_sessions) >= MAX_SESSIONS:
-            return error_response(request_id, BAD_SESSION, f"Bad Request: this rollout has "
-                                  f"{MAX_SESSIONS} MCP sessions open; end one with DELETE",
-                                  status=400)
-        session = McpClientSession(session_id=secrets.token_hex(16),
-                                   protocol_version=negotiate_version(params.get("protocolVersion")),
-                                   client_info=_client_info(params))
+            return error_response(
+                request_id,
+                BAD_SESSION,
+                f"Bad Request: this rollout has "
+                f"{MAX_SESSIONS} MCP sessions open; end one with DELETE",
+                status=400,
+            )
+        session = McpClientSession(
+            session_id=secrets.token_hex(16),
+            protocol_version=negotiate_version(params.get("protocolVersion")),
+            client_info=_client_info(params),
+        )
         rollout.mcp_sessions[session.session_id] = session
         if rollout.client_info is None:
             rollout.client_info = session.client_info
         rollout.touch()
-        result = {"protocolVersion": session.protocol_version, "capabilities": {"tools": {}},
-                  "serverInfo": SERVER_INFO}
+        result = {
+            "protocolVersion": session.protocol_version,
+            "capabilities": {"tools": {}},
+            "serverInfo": SERVER_INFO,
+        }
         if rollout.task.system_prompt:
             result["instructions"] = rollout.task.system_prompt
-        return _answer(request, dumps({"jsonrpc": "2.0", "id": request_id, "result": result}),
-                             session.session_id)
+        return _answer(
+            request,
+            dumps({"jsonrpc": "2.0", "id": request_id, "result": result}),
+            session.session_id,
+        )
 
-    def _session(self, request: Request, rollout: GatewayRollout,
-                 request_id: Any) -> McpClientSession | Answer:
+    def _session(
+        self, request: Request, rollout: GatewayRollout, request_id: Any
+    ) -> McpClientSession | Answer:
         session_id = request.headers.get(_SESSION_KEY)
         if not session_id:
-            return error_response(request_id, BAD_SESSION, "Bad Request: Missing session ID",
-                                  status=400)
+            return error_response(
+                request_id, BAD_SESSION, "Bad Request: Missing session ID", status=400
+            )
         session = rollout.mcp_sessions.get(session_id)
         if session is None:
-            return error_response(request_id, SESSION_NOT_FOUND,
-                                  "Session not found on this rollout", status=404)
+            return error_response(
+                request_id, SESSION_NOT_FOUND, "Session not found on this rollout", status=404
+            )
         version = request.headers.get(_PROTOCOL_KEY)
-        if (session.protocol_version >= VERSION_HEADER_FROM and version is not None
-                and version != session.protocol_version):
-            return error_response(request_id, BAD_SESSION,
-                                  f"Bad Request: Unsupported protocol version: {version[:40]}",
-                                  status=400)
+        if (
+            session.protocol_version >= VERSION_HEADER_FROM
+            and version is not None
+            and version != session.protocol_version
+        ):
+            return error_response(
+                request_id,
+                BAD_SESSION,
+                f"Bad Request: Unsupported protocol version: {version[:40]}",
+                status=400,
+            )
         return session
 
-    async def _dispatch(self, rollout: GatewayRollout, method: str, params: Mapping[str, Any],
-                        request_id: Any) -> Any:
+    async def _dispatch(
+        self, rollout: GatewayRollout, method: str, params: Mapping[str, Any], request_id: Any
+    ) -> Any:
         if method == "ping":
             return {}
         if method == "tools/list":
@@ -210,15 +257,25 @@ class McpHandler:
             if self.finish_tool and name == "finish" and name not in rollout.session.tools:
                 answer = arguments.get("answer") if isinstance(arguments, dict) else None
                 if not isinstance(answer, str):
-                    return {"content": [{"type": "text", "text": "Error: finish needs a string "
-                                         "'answer'"}], "isError": True}
+                    return {
+                        "content": [
+                            {"type": "text", "text": "Error: finish needs a string 'answer'"}
+                        ],
+                        "isError": True,
+                    }
                 try:
                     await self.finish(rollout, answer)
                 except UsageError:  # another request finished it meanwhile
-                    return {"content": [{"type": "text", "text": "Error: the rollout is already "
-                                         "finishing"}], "isError": True}
-                return {"content": [{"type": "text", "text": "The task is finished."}],
-                        "isError": False}
+                    return {
+                        "content": [
+                            {"type": "text", "text": "Error: the rollout is already finishing"}
+                        ],
+                        "isError": True,
+                    }
+                return {
+                    "content": [{"type": "text", "text": "The task is finished."}],
+                    "isError": False,
+                }
             return await rollout.call_tool(name, arguments, request_id)
         raise _RpcFailure(METHOD_NOT_FOUND, f"Method not found: {method[:80]}")
 
@@ -227,7 +284,12 @@ def _answer(request: Request, body: str, session_id: str) -> Answer:
     """One JSON-RPC answer (``body``, JSON text): plain JSON, or one SSE event (the stream
     then ends: one answer per request)."""
     if not _wants_sse(request):
-        return Answer(200, body.encode(), content_type=_JSON_TYPE,
-                      headers={SESSION_HEADER: session_id})
-    return Answer(200, sse_event(body), content_type="text/event-stream",
-                  headers={SESSION_HEADER: session_id, **_SSE_HEADERS})
+        return Answer(
+            200, body.encode(), content_type=_JSON_TYPE, headers={SESSION_HEADER: session_id}
+        )
+    return Answer(
+        200,
+        sse_event(body),
+        content_type="text/event-stream",
+        headers={SESSION_HEADER: session_id, **_SSE_HEADERS},
+    )

@@ -19,7 +19,6 @@ from eog_core.tasks import Task
 __all__ = ["RunPlan", "WorkRefused"]
 
 
-
 @attrs.define
 class RunPlan:
     """Which task x repeats remain, and which are out with an agent."""
@@ -37,8 +36,10 @@ class RunPlan:
         for task in tasks:
             key = rollout_key(task, 0)
             if key[2] in by_id:
-                raise UsageError(f"task {key[2]!r} is given twice; every task of a run needs its "
-                                 "own id (results are keyed by it)")
+                raise UsageError(
+                    f"task {key[2]!r} is given twice; every task of a run needs its "
+                    "own id (results are keyed by it)"
+                )
             by_id[key[2]] = task
         order = [rollout_key(task, r) for r in range(repeats) for task in tasks]
         return cls(order=order, tasks=by_id, evaluated=set(evaluated) & set(order))
@@ -59,20 +60,26 @@ class RunPlan:
         """Take the next pending task x repeat (of ``task_id``, and that ``repeat``, when given)."""
         if task_id is not None and task_id not in self.tasks:
             raise WorkRefused(f"no task {task_id!r} in this run", status=404, code="unknown_task")
-        candidates = [k for k in self.order
-                      if (task_id is None or k[2] == task_id) and (repeat is None or k[3] == repeat)]
+        candidates = [
+            k
+            for k in self.order
+            if (task_id is None or k[2] == task_id) and (repeat is None or k[3] == repeat)
+        ]
         if not candidates:
-            raise WorkRefused(f"repeat {repeat} is outside this run's repeats", status=404,
-                              code="unknown_repeat")
+            raise WorkRefused(
+                f"repeat {repeat} is outside this run's repeats", status=404, code="unknown_repeat"
+            )
         for key in candidates:
             if key not in self.evaluated and key not in self.out:
                 self.out.add(key)
                 return self.tasks[key[2]], key[3]
         if all(k in self.evaluated for k in candidates):
-            raise WorkRefused("every requested rollout is already evaluated", status=409,
-                              code="evaluated")
-        raise WorkRefused("every requested rollout is already out with an agent", status=409,
-                          code="in_progress")
+            raise WorkRefused(
+                "every requested rollout is already evaluated", status=409, code="evaluated"
+            )
+        raise WorkRefused(
+            "every requested rollout is already out with an agent", status=409, code="in_progress"
+        )
 
     def release(self, key: RolloutKey, *, evaluated: bool) -> None:
         """A rollout ended: evaluated, or back to the queue."""

@@ -98,21 +98,30 @@ class GatewayRollout:
         try:
             result = await self.session.call_tool(name, arguments)
         except JsonRpcError as exc:
-            answer = _error_text(f"Error: the gym answered the call with JSON-RPC error {exc.code}: "
-                             f"{exc.rpc_message}")
+            answer = _error_text(
+                f"Error: the gym answered the call with JSON-RPC error {exc.code}: "
+                f"{exc.rpc_message}"
+            )
             observation, is_error = tool_observation(exc), True
         except HeaderError as exc:
-            answer = _error_text(f"Error: the call was refused: header {exc.header!r} cannot be sent")
+            answer = _error_text(
+                f"Error: the call was refused: header {exc.header!r} cannot be sent"
+            )
             observation, is_error = tool_observation(exc), True
         except EogError as exc:
-            answer = _error_text(f"Error: the gym could not complete the call ({gym_error_kind(exc)})")
+            answer = _error_text(
+                f"Error: the gym could not complete the call ({gym_error_kind(exc)})"
+            )
             observation, is_error = tool_observation(exc), True
         else:
             raw, is_error = result.raw, result.is_error
             # tool_observation's answer for a gym's result object, without its type dispatch
             observation = json.dumps(raw) if type(raw) is dict else tool_observation(result)
-            answer = observation if raw else json.dumps(
-                {"content": list(result.content), "isError": result.is_error})
+            answer = (
+                observation
+                if raw
+                else json.dumps({"content": list(result.content), "isError": result.is_error})
+            )
         finally:
             self._in_flight -= 1
             if not self._in_flight:
@@ -132,33 +141,70 @@ class GatewayRollout:
         call (the gateway sees calls, not the model's messages), then the final answer."""
         turns: list[dict[str, Any]] = []
         for number, (call_id, routed, called_at, ended_at, is_error, observation) in enumerate(
-                self.calls, start=1):
+            self.calls, start=1
+        ):
             started = iso_time(called_at)
-            entry = {"call_id": str(call_id), "name": routed.name,
-                     "arguments": json.dumps(routed.arguments, ensure_ascii=False, default=str),
-                     "started_at": started, "latency_ms": round(routed.latency_ms, 3),
-                     "gym": routed.gym, "is_error": is_error, "refused": routed.local,
-                     "observation": observation}
-            turns.append({"turn": number, "started_at": started, "model_latency_ms": None,
-                          "attempts": 1, "usage": Usage().to_dict(), "finish_reason": "tool_calls",
-                          "text": "", "reasoning": None, "tool_calls": [entry],
-                          "finished_at": iso_time(ended_at)})
+            entry = {
+                "call_id": str(call_id),
+                "name": routed.name,
+                "arguments": json.dumps(routed.arguments, ensure_ascii=False, default=str),
+                "started_at": started,
+                "latency_ms": round(routed.latency_ms, 3),
+                "gym": routed.gym,
+                "is_error": is_error,
+                "refused": routed.local,
+                "observation": observation,
+            }
+            turns.append(
+                {
+                    "turn": number,
+                    "started_at": started,
+                    "model_latency_ms": None,
+                    "attempts": 1,
+                    "usage": Usage().to_dict(),
+                    "finish_reason": "tool_calls",
+                    "text": "",
+                    "reasoning": None,
+                    "tool_calls": [entry],
+                    "finished_at": iso_time(ended_at),
+                }
+            )
         if answered:
             now = iso_time(time.time())
-            turns.append({"turn": len(turns) + 1, "started_at": now, "model_latency_ms": None,
-                          "attempts": 1, "usage": Usage().to_dict(), "finish_reason": "stop",
-                          "text": final_answer or "", "reasoning": None, "tool_calls": [],
-                          "finished_at": now})
+            turns.append(
+                {
+                    "turn": len(turns) + 1,
+                    "started_at": now,
+                    "model_latency_ms": None,
+                    "attempts": 1,
+                    "usage": Usage().to_dict(),
+                    "finish_reason": "stop",
+                    "text": final_answer or "",
+                    "reasoning": None,
+                    "tool_calls": [],
+                    "finished_at": now,
+                }
+            )
         return AgentRun(
-            turns=tuple(turns), stop_reason="answered" if answered else "max_turns",
-            final_answer=final_answer or "", tools_used=tuple(tools_used(self.session.trajectory)),
-            usage=Usage(), model_latency_ms=0.0,
+            turns=tuple(turns),
+            stop_reason="answered" if answered else "max_turns",
+            final_answer=final_answer or "",
+            tools_used=tuple(tools_used(self.session.trajectory)),
+            usage=Usage(),
+            model_latency_ms=0.0,
             tool_latency_ms=sum(r.latency_ms for r in self.session.trajectory if not r.local),
-            tools_offered=len(self.session.tools.tools))
+            tools_offered=len(self.session.tools.tools),
+        )
 
     def describe(self) -> dict[str, Any]:
         """The rollout as ``GET /rollouts`` lists it."""
-        return {"rollout_id": self.rollout_id, "task_id": self.task.task_id, "repeat": self.repeat,
-                "state": self.state, "tool_calls": len(self.calls), "refused_tool_calls": self.refused,
-                "mcp_client": self.client_info,
-                "idle_seconds": round(time.monotonic() - self.last_activity, 3)}
+        return {
+            "rollout_id": self.rollout_id,
+            "task_id": self.task.task_id,
+            "repeat": self.repeat,
+            "state": self.state,
+            "tool_calls": len(self.calls),
+            "refused_tool_calls": self.refused,
+            "mcp_client": self.client_info,
+            "idle_seconds": round(time.monotonic() - self.last_activity, 3),
+        }

@@ -95,11 +95,16 @@ class GymClient:
 
     def __attrs_post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):
-            raise UsageError(f"gym base_url must be an http(s) URL, got {redact_url(self.base_url)!r}")
+            raise UsageError(
+                f"gym base_url must be an http(s) URL, got {redact_url(self.base_url)!r}"
+            )
         self._memo = RequestMemo(self.base_url)
         if self._shared_session is not None:
-            warnings.warn("GymClient(shared_session=...) is deprecated: write share_mcp=...",
-                          DeprecationWarning, stacklevel=3)
+            warnings.warn(
+                "GymClient(shared_session=...) is deprecated: write share_mcp=...",
+                DeprecationWarning,
+                stacklevel=3,
+            )
             self.share_mcp, self._shared_session = self._shared_session, None
         self._transport = self.transport if self.transport is not None else AiohttpTransport()
         if not self.share_mcp:
@@ -171,7 +176,9 @@ class GymClient:
         task session reads them once per replica, not once per task)."""
         self._check_open()
         if not self.share_mcp:
-            return tuple(ToolSpec.from_mcp(tool, gym=self.name) for tool in await self._fetch_tools())
+            return tuple(
+                ToolSpec.from_mcp(tool, gym=self.name) for tool in await self._fetch_tools()
+            )
         cache = self._session().tool_cache
         return cache.specs(await cache.listing(self._fetch_tools, refresh), self.name)
 
@@ -193,9 +200,15 @@ class GymClient:
     def _session(self) -> McpSession:
         """This client's MCP session; a shared one is looked up (or made) in the loop's pool."""
         mcp, pool = self._mcp, self._pool
-        if mcp is not None and (not self.share_mcp or (  # Pool.usable, without a call per request
-                pool is not None and not pool.closed and pool.loop is not None
-                and pool.loop() is asyncio.get_running_loop())):
+        if mcp is not None and (
+            not self.share_mcp
+            or (  # Pool.usable, without a call per request
+                pool is not None
+                and not pool.closed
+                and pool.loop is not None
+                and pool.loop() is asyncio.get_running_loop()
+            )
+        ):
             return mcp
         # First use, or a new event loop: the old loop's pool (and the shared
         # session it held) closed with that loop.
@@ -235,7 +248,8 @@ class GymClient:
         params = {"name": name, "arguments": dict(arguments or {})}
         result = await self._rpc("tools/call", params, headers, idempotent=False)
         if not isinstance(result.get("content", _NO_CONTENT), list) or not isinstance(
-                result.get("isError", False), bool):
+            result.get("isError", False), bool
+        ):
             raise self._protocol_error("tools/call answered a result without a content list")
         return ToolResult.from_result(result)
 
@@ -252,10 +266,17 @@ class GymClient:
         ``read_only`` asks the gym to refuse writes (the ``x-eog-read-only``
         header: LocalGym enforces it, other gyms ignore it).
         """
-        headers = self._memo.sql_headers(database_id, context, self.header_mode, self.auth,
-                                         read_only)
-        request = self._rest("POST", "/api/sql-runner", {"query": query, "database_id": database_id},
-                             headers=headers, timeout=self.timeouts.sql, raw_body=True)
+        headers = self._memo.sql_headers(
+            database_id, context, self.header_mode, self.auth, read_only
+        )
+        request = self._rest(
+            "POST",
+            "/api/sql-runner",
+            {"query": query, "database_id": database_id},
+            headers=headers,
+            timeout=self.timeouts.sql,
+            raw_body=True,
+        )
         try:
             response = await self._send(request)
         except GymError as exc:
@@ -280,8 +301,9 @@ class GymClient:
         }
         timeout = self.timeouts.seed if self.timeouts.seed is not None else seed_timeout(sql)
         # A 2xx status is the answer: the body is not read.
-        request = self._rest("POST", "/api/seed-database", body, timeout=timeout,
-                             idempotent=False, raw_body=True)
+        request = self._rest(
+            "POST", "/api/seed-database", body, timeout=timeout, idempotent=False, raw_body=True
+        )
         await self._send(request)
         return database_id
 
@@ -291,8 +313,9 @@ class GymClient:
         With ``missing_ok=False`` a 404 raises :class:`GymHTTPError`: a database
         whose seed may still be loading is not gone because it is not there yet.
         """
-        request = self._rest("DELETE", "/api/delete-database", {"database_id": database_id},
-                             raw_body=True)  # a 2xx status is the answer: the body is not read
+        request = self._rest(
+            "DELETE", "/api/delete-database", {"database_id": database_id}, raw_body=True
+        )  # a 2xx status is the answer: the body is not read
         try:
             await self._send(request)
         except GymHTTPError as exc:
@@ -354,7 +377,10 @@ class GymClient:
         task = self._in_flight.enter()
         try:
             result = await self._session().request(
-                method, params, headers=headers, time_limit=self.timeouts.rpc,
+                method,
+                params,
+                headers=headers,
+                time_limit=self.timeouts.rpc,
                 idempotent=idempotent,
             )
         except asyncio.CancelledError:
@@ -366,16 +392,33 @@ class GymClient:
             raise self._protocol_error(f"{method} answered a non-object result")
         return result
 
-    def _rest(self, method: str, path: str, body: Any, *, headers: Mapping[str, str] | None = None,
-              timeout: float | None = None, idempotent: bool = True,
-              raw_body: bool = False) -> HttpRequest:
+    def _rest(
+        self,
+        method: str,
+        path: str,
+        body: Any,
+        *,
+        headers: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        idempotent: bool = True,
+        raw_body: bool = False,
+    ) -> HttpRequest:
         """A REST request, with the credential header and the admin timeout unless given."""
         self._check_open()
         return new_request(
-            method, self._memo.url(path),
-            self._memo.auth_headers(self.auth) if headers is None else headers, body,
-            self.timeouts.admin if timeout is None else timeout, self.timeouts.connect,
-            idempotent, self.name, None, None, raw_body, None)
+            method,
+            self._memo.url(path),
+            self._memo.auth_headers(self.auth) if headers is None else headers,
+            body,
+            self.timeouts.admin if timeout is None else timeout,
+            self.timeouts.connect,
+            idempotent,
+            self.name,
+            None,
+            None,
+            raw_body,
+            None,
+        )
 
     async def _send(self, request: HttpRequest) -> HttpResponse:
         self._check_open()
@@ -391,7 +434,8 @@ class GymClient:
     def _raise_if_stopped(self, task: asyncio.Task[Any] | None, what: str) -> None:
         """In a cancelled request: :class:`ClosedError` when closing the client cancelled it."""
         self._in_flight.raise_if_stopped(
-            task, f"gym client {self.name or self.base_url} was closed during {what}")
+            task, f"gym client {self.name or self.base_url} was closed during {what}"
+        )
 
     def _check_open(self) -> None:
         """Refuse a closed client; a request (or ``async with``) opens an unopened one."""
@@ -403,8 +447,11 @@ class GymClient:
 
     def __del__(self) -> None:
         if getattr(self, "_state", None) is State.OPEN:  # not half-built, used, not closed
-            warn_unclosed(self, f"GymClient {self.name or redact_url(self.base_url)}",
-                          "use `async with GymClient(...)` or `await client.aclose()`")
+            warn_unclosed(
+                self,
+                f"GymClient {self.name or redact_url(self.base_url)}",
+                "use `async with GymClient(...)` or `await client.aclose()`",
+            )
 
     def _protocol_error(self, message: str) -> GymProtocolError:
         return GymProtocolError(message, gym=self.name, url=self._memo.url(self.mcp_endpoint))

@@ -44,6 +44,7 @@ __all__ = ["GymDirectory", "default_directory"]
 
 log = logging.getLogger("eog_core.gym.directory")
 
+
 @attrs.define
 class GymDirectory:
     """Gym name -> replicas: ``GymDirectory({"sn-csm-server": ["http://a:8001", "http://b:8001"]})``.
@@ -71,12 +72,13 @@ class GymDirectory:
     transport: Transport | None = attrs.field(default=None, kw_only=True)
     clock: Callable[[], float] = attrs.field(default=time.monotonic, kw_only=True, repr=False)
     _table: dict[str, list[Replica]] = attrs.field(factory=dict, init=False, repr=False)
-    _held: weakref.WeakKeyDictionary[
-        asyncio.AbstractEventLoop, list[weakref.ref[Pool]]
-    ] = attrs.field(factory=weakref.WeakKeyDictionary, init=False, repr=False)
+    _held: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[weakref.ref[Pool]]] = (
+        attrs.field(factory=weakref.WeakKeyDictionary, init=False, repr=False)
+    )
     """Per event loop, the pools held by ``async with``."""
     _loop_holds: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, weakref.ref[Pool]] = (
-        attrs.field(factory=weakref.WeakKeyDictionary, init=False, repr=False))
+        attrs.field(factory=weakref.WeakKeyDictionary, init=False, repr=False)
+    )
     """Per event loop, the pool lease taken by the first ``acquire()`` there: held until the
     loop ends (its pool closes with the loop) or :meth:`aclose`. Pools are held by weak
     reference: a pool refers to its loop, and a value referring to its weak key would keep
@@ -86,14 +88,14 @@ class GymDirectory:
         asyncio.AbstractEventLoop, dict[tuple[str, str], asyncio.Future[bool]]
     ] = attrs.field(factory=weakref.WeakKeyDictionary, init=False, repr=False)
     """Per event loop (a future belongs to one), the probe in flight per replica."""
-    _seed_gates: dict[tuple[str, str], SeedGate] = attrs.field(
-        factory=dict, init=False, repr=False)
+    _seed_gates: dict[tuple[str, str], SeedGate] = attrs.field(factory=dict, init=False, repr=False)
     """Per replica, its seed bound: one count for every event loop using the directory."""
     _lock: threading.Lock = attrs.field(factory=threading.Lock, init=False, repr=False)
     """Guards the replicas' counters and the tables: a directory may serve several event
     loops in several threads at once (the NeMo Gym server does)."""
     _returns: dict[str, list[asyncio.Future[None]]] = attrs.field(
-        factory=dict, init=False, repr=False)
+        factory=dict, init=False, repr=False
+    )
 
     def __attrs_post_init__(self) -> None:
         if isinstance(self.max_concurrent_seeds, bool) or not (
@@ -205,7 +207,8 @@ class GymDirectory:
             gate = self._seed_gates.get((lease.gym, lease.url))
             if gate is None:
                 gate = self._seed_gates[(lease.gym, lease.url)] = SeedGate(
-                    self.max_concurrent_seeds, self._lock)
+                    self.max_concurrent_seeds, self._lock
+                )
         return SeedSlot(gate, self._find(lease), self._lock)
 
     async def acquire(
@@ -232,8 +235,11 @@ class GymDirectory:
             )
         now = self.clock()
         healthy = [r for r in candidates if r.down_since is None]
-        due = [r for r in candidates
-               if r.down_since is not None and now - r.down_since >= self.probe_after]
+        due = [
+            r
+            for r in candidates
+            if r.down_since is not None and now - r.down_since >= self.probe_after
+        ]
         healthy += await self._alive(due, auth)
         for attempt in range(1, max(0, self.reprobe_attempts) + 1):
             if healthy:
@@ -256,8 +262,9 @@ class GymDirectory:
             lease = self._lease(replica)
             if lease is not None:
                 return lease
-        raise GymUnreachableError(f"no replica of gym {gym!r} is both healthy and under its "
-                                  "lifecycle cap", gym=gym)
+        raise GymUnreachableError(
+            f"no replica of gym {gym!r} is both healthy and under its lifecycle cap", gym=gym
+        )
 
     async def _await_return(self, gym: str, replicas: Sequence[Replica]) -> None:
         """Wait (up to ``return_timeout``) while every replica is retired or at its cap:
@@ -276,7 +283,9 @@ class GymDirectory:
             if remaining <= 0:
                 raise GymUnreachableError(
                     f"no replica of gym {gym!r} returned to service within "
-                    f"{self.return_timeout:g} s", gym=gym)
+                    f"{self.return_timeout:g} s",
+                    gym=gym,
+                )
             try:  # not wait_for: on 3.11 it can drop a cancellation racing the wake-up
                 async with asyncio.timeout(remaining):
                     await asyncio.shield(waiter)
@@ -306,8 +315,10 @@ class GymDirectory:
         if not self.allow_fallback:
             raise GymUnreachableError(
                 f"gym {gym!r} is not in the directory, and the directory forbids using the "
-                f"task's URL ({redact_url(fallback)}): add the gym to the directory", gym=gym,
-                url=fallback)
+                f"task's URL ({redact_url(fallback)}): add the gym to the directory",
+                gym=gym,
+                url=fallback,
+            )
         # An unlisted gym is wherever the task says: each task's URL is its own replica.
         url = fallback.rstrip("/")
         with self._lock:
@@ -320,9 +331,12 @@ class GymDirectory:
             else:
                 new = False
         if new:
-            log.warning("gym %r is not in the directory: using the URL the task names, %s "
-                        "(add the gym to the directory to choose; allow_fallback=False forbids this)",
-                        gym, redact_url(url))
+            log.warning(
+                "gym %r is not in the directory: using the URL the task names, %s "
+                "(add the gym to the directory to choose; allow_fallback=False forbids this)",
+                gym,
+                redact_url(url),
+            )
         return [replica]
 
     def _at_cap(self, replica: Replica) -> bool:
@@ -402,16 +416,25 @@ class GymDirectory:
 
     async def _probe(self, replica: Replica, auth: AuthConfig | None) -> bool:
         timeouts = Timeouts(connect=self.probe_timeout, admin=self.probe_timeout)
-        async with GymClient(replica.url, name=replica.gym, auth=auth, transport=self.transport,
-                             timeouts=timeouts, share_mcp=True) as client:
+        async with GymClient(
+            replica.url,
+            name=replica.gym,
+            auth=auth,
+            transport=self.transport,
+            timeouts=timeouts,
+            share_mcp=True,
+        ) as client:
             alive = await client.probe()
         with self._lock:
             replica.down_since = None if alive else self.clock()
         return alive
 
 
-def _forget_probe(probes: dict[tuple[str, str], asyncio.Future[bool]], key: tuple[str, str],
-                  probe: asyncio.Future[bool]) -> None:
+def _forget_probe(
+    probes: dict[tuple[str, str], asyncio.Future[bool]],
+    key: tuple[str, str],
+    probe: asyncio.Future[bool],
+) -> None:
     if probes.get(key) is probe:
         del probes[key]
 

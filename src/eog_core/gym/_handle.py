@@ -34,9 +34,13 @@ class SessionHandle:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form; :meth:`from_dict` reads it back."""
-        return {"task": dict(self.task), "gym_urls": dict(self.gym_urls),
-                "database_ids": dict(self.database_ids), "tools": [dict(t) for t in self.tools],
-                "delete_on_close": self.delete_on_close}
+        return {
+            "task": dict(self.task),
+            "gym_urls": dict(self.gym_urls),
+            "database_ids": dict(self.database_ids),
+            "tools": [dict(t) for t in self.tools],
+            "delete_on_close": self.delete_on_close,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SessionHandle:
@@ -48,7 +52,10 @@ class SessionHandle:
         tools = data.get("tools", [])
         if not isinstance(tools, list) or not all(isinstance(t, Mapping) for t in tools):
             raise SchemaError("expected an array of tool objects", path="$.tools")
-        return cls(task=dict(data["task"]), gym_urls=dict(data["gym_urls"]),
-                   database_ids=dict(data["database_ids"]), tools=tuple(dict(t) for t in tools),
-                   delete_on_close=bool(data.get("delete_on_close", True)))
-
+        return cls(
+            task=dict(data["task"]),
+            gym_urls=dict(data["gym_urls"]),
+            database_ids=dict(data["database_ids"]),
+            tools=tuple(dict(t) for t in tools),
+            delete_on_close=bool(data.get("delete_on_close", True)),
+        )

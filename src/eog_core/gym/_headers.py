@@ -15,8 +15,15 @@ from typing import Any, Literal
 from eog_core.errors import HeaderError
 from eog_core.tasks import AuthConfig
 
-__all__ = ["AuthConfig", "HeaderError", "HeaderMode", "auth_headers", "context_headers",
-           "context_text", "shared_context_headers"]
+__all__ = [
+    "AuthConfig",
+    "HeaderError",
+    "HeaderMode",
+    "auth_headers",
+    "context_headers",
+    "context_text",
+    "shared_context_headers",
+]
 
 HeaderMode = Literal["upstream", "strict"]
 AuthType = Literal["bearer", "api_key"]
@@ -25,7 +32,6 @@ AuthType = Literal["bearer", "api_key"]
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 # RFC 9110 field names are tokens: a colon or a space would forge or break headers.
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-
 
 
 def auth_headers(auth: AuthConfig | None) -> dict[str, str]:
@@ -95,6 +101,8 @@ def context_text(context: Mapping[str, Any] | None) -> tuple[tuple[str, str], ..
 def _refuse_unsendable(name: str, value: str) -> None:
     if not _TOKEN.fullmatch(name):
         bad = next((c for c in name if not _TOKEN.fullmatch(c)), "")
-        raise HeaderError(f"name contains {bad!r}, which is not allowed in a header name", header=name)
+        raise HeaderError(
+            f"name contains {bad!r}, which is not allowed in a header name", header=name
+        )
     if control := _CONTROL.search(value):
         raise HeaderError(f"value contains the control character {control.group()!r}", header=name)

@@ -25,10 +25,24 @@ from eog_core.errors import (
 )
 from eog_core.gym._sse import SseParser
 
-__all__ = ["JSON_TYPE", "TRANSIENT_STATUSES", "Failed", "HttpRequest", "HttpResponse",
-           "classify_failure", "client_timeout", "decoded_body", "encode_json", "json_body",
-           "media_type", "new_request", "new_response", "read", "read_event_stream",
-           "status_failure"]
+__all__ = [
+    "JSON_TYPE",
+    "TRANSIENT_STATUSES",
+    "Failed",
+    "HttpRequest",
+    "HttpResponse",
+    "classify_failure",
+    "client_timeout",
+    "decoded_body",
+    "encode_json",
+    "json_body",
+    "media_type",
+    "new_request",
+    "new_response",
+    "read",
+    "read_event_stream",
+    "status_failure",
+]
 
 TRANSIENT_STATUSES = frozenset({502, 503, 504})
 
@@ -43,8 +57,17 @@ def _compact_encoder() -> Callable[[Any], str]:
     fallback = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
     make: Any = getattr(json.encoder, "c_make_encoder", None)
     try:
-        encode = make(None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii,
-                      None, ":", ",", False, False, False)
+        encode = make(
+            None,
+            json.JSONEncoder().default,
+            json.encoder.encode_basestring_ascii,
+            None,
+            ":",
+            ",",
+            False,
+            False,
+            False,
+        )
         if "".join(encode(_PROBE, 0)) != fallback(_PROBE):
             return fallback
     except TypeError:  # not CPython (None), or a C encoder that takes other arguments
@@ -57,6 +80,8 @@ _PROBE = {"a": [1, 2.5, None, True, "\u00e9\n"], "b": {"c": -0.0, "d": 1e300}}
 
 _ENCODE = _compact_encoder()
 JSON_TYPE = "application/json"
+
+
 @attrs.define(kw_only=True)
 class HttpRequest:
     """One HTTP request; ``json`` (if not None) is sent as the JSON body. Read-only by
@@ -107,11 +132,20 @@ class HttpResponse:
 _new = object.__new__
 
 
-def new_request(method: str, url: str, headers: Mapping[str, str], json: Any, timeout: float,
-                connect_timeout: float, idempotent: bool, gym: str | None,
-                sse_until: Callable[[Any], bool] | None,
-                on_message: Callable[[Any], Awaitable[None]] | None, raw_body: bool,
-                deadline: float | None) -> HttpRequest:
+def new_request(
+    method: str,
+    url: str,
+    headers: Mapping[str, str],
+    json: Any,
+    timeout: float,
+    connect_timeout: float,
+    idempotent: bool,
+    gym: str | None,
+    sse_until: Callable[[Any], bool] | None,
+    on_message: Callable[[Any], Awaitable[None]] | None,
+    raw_body: bool,
+    deadline: float | None,
+) -> HttpRequest:
     """``HttpRequest(...)`` (``on_open`` None) for our clients' per-request hot path: a class
     called with keywords costs three times the stores themselves (callgrind: 9,100
     instructions against 3,000). The record has no validators or converters, so the object
@@ -169,24 +203,42 @@ def classify_failure(exc: BaseException, request: HttpRequest) -> Failed:
     gym, url = request.gym, request.url
     error: GymError
     if isinstance(exc, aiohttp.ClientConnectorError):
-        error, sent, transient = GymUnreachableError(f"cannot connect: {exc}", gym=gym, url=url), False, True
+        error, sent, transient = (
+            GymUnreachableError(f"cannot connect: {exc}", gym=gym, url=url),
+            False,
+            True,
+        )
     elif isinstance(exc, aiohttp.ConnectionTimeoutError):
-        error = GymTimeoutError(f"connect timed out after {request.connect_timeout}s", gym=gym, url=url)
+        error = GymTimeoutError(
+            f"connect timed out after {request.connect_timeout}s", gym=gym, url=url
+        )
         sent, transient = False, True
     elif isinstance(exc, TimeoutError):
         error = GymTimeoutError(f"no answer within {request.timeout}s", gym=gym, url=url)
         sent, transient = True, False
     elif isinstance(exc, aiohttp.InvalidURL):
-        error, sent, transient = GymUnreachableError(f"invalid URL: {exc}", gym=gym, url=url), False, False
+        error, sent, transient = (
+            GymUnreachableError(f"invalid URL: {exc}", gym=gym, url=url),
+            False,
+            False,
+        )
     elif isinstance(exc, aiohttp.ClientConnectionError | aiohttp.ClientPayloadError):
         if _write_refused(exc):
-            error = GymUnreachableError(f"connection closed before sending: {exc}", gym=gym, url=url)
+            error = GymUnreachableError(
+                f"connection closed before sending: {exc}", gym=gym, url=url
+            )
             sent, transient = False, True
         else:
-            error = GymProtocolError(f"connection lost before the answer: {exc!r}", gym=gym, url=url)
+            error = GymProtocolError(
+                f"connection lost before the answer: {exc!r}", gym=gym, url=url
+            )
             sent, transient = True, True
     elif isinstance(exc, aiohttp.ClientError):
-        error, sent, transient = GymProtocolError(f"HTTP failure: {exc!r}", gym=gym, url=url), True, False
+        error, sent, transient = (
+            GymProtocolError(f"HTTP failure: {exc!r}", gym=gym, url=url),
+            True,
+            False,
+        )
     elif isinstance(exc, OSError):
         error = GymProtocolError(f"connection failure: {exc!r}", gym=gym, url=url)
         sent, transient = True, True
@@ -241,16 +293,23 @@ async def read(response: aiohttp.ClientResponse, request: HttpRequest) -> HttpRe
         return HttpResponse(
             status=status, headers=response.headers, messages=messages, is_event_stream=True
         )
-    return new_response(status, response.headers, decoded_body(await response.read(), content_type,
-                                                                request), b"")
+    return new_response(
+        status, response.headers, decoded_body(await response.read(), content_type, request), b""
+    )
 
 
 def status_failure(status: int, raw: bytes, request: HttpRequest) -> Failed:
     """A status outside 2xx as :class:`GymHTTPError` (transient for 502-504), with the
     server's explanation."""
     detail = _detail(raw)
-    error = GymHTTPError(f"HTTP {status}: {detail}", status=status, detail=detail, raw=raw,
-                         gym=request.gym, url=request.url)
+    error = GymHTTPError(
+        f"HTTP {status}: {detail}",
+        status=status,
+        detail=detail,
+        raw=raw,
+        gym=request.gym,
+        url=request.url,
+    )
     return Failed(error, sent=True, transient=status in TRANSIENT_STATUSES)
 
 

@@ -13,7 +13,8 @@ from eog_core.errors import ClosedError
 __all__ = ["InFlight"]
 
 _CURRENT_TASKS: dict[asyncio.AbstractEventLoop, asyncio.Task[Any]] | None = (
-    getattr(asyncio.tasks, "_current_tasks", None) if sys.version_info < (3, 12) else None)
+    getattr(asyncio.tasks, "_current_tasks", None) if sys.version_info < (3, 12) else None
+)
 """On 3.11 ``asyncio.current_task`` is Python code around this dict (1,000 instructions of a
 request's 2,300 for it, callgrind); from 3.12 it is C and called as it is."""
 
@@ -27,8 +28,7 @@ class InFlight:
     """Tasks with requests in flight, and how many each."""
     _stopped: set[asyncio.Task[Any]] = attrs.field(factory=set, init=False)
     """Tasks that closing cancelled: their request ends with :class:`ClosedError`."""
-    _leaving: dict[asyncio.Task[Any], asyncio.Future[None]] = attrs.field(
-        factory=dict, init=False)
+    _leaving: dict[asyncio.Task[Any], asyncio.Future[None]] = attrs.field(factory=dict, init=False)
     """For each stopped task, a future set once its requests have left (closing waits)."""
 
     def __bool__(self) -> bool:
@@ -37,8 +37,7 @@ class InFlight:
     def enter(self) -> asyncio.Task[Any] | None:
         """Count one request of the current task in flight."""
         tasks = _CURRENT_TASKS
-        task = (asyncio.current_task() if tasks is None
-                else tasks.get(asyncio.get_running_loop()))
+        task = asyncio.current_task() if tasks is None else tasks.get(asyncio.get_running_loop())
         if task is not None:
             calls = self._calls
             calls[task] = calls.get(task, 0) + 1

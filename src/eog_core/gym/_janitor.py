@@ -55,9 +55,14 @@ class LeakedDatabase:
 
     def to_dict(self) -> dict[str, Any]:
         """The leak as plain data (no credentials, no future): log it, store it, send it."""
-        return {"gym": self.gym, "url": redact_url(self.url), "database_id": self.database_id,
-                "attempts": self.attempts, "last_error": self.last_error,
-                "seed_in_flight": self.after is not None and not self.after.done()}
+        return {
+            "gym": self.gym,
+            "url": redact_url(self.url),
+            "database_id": self.database_id,
+            "attempts": self.attempts,
+            "last_error": self.last_error,
+            "seed_in_flight": self.after is not None and not self.after.done(),
+        }
 
 
 class _Closeable(Protocol):
@@ -101,9 +106,17 @@ class Janitor:
     _wake: asyncio.Event | None = attrs.field(default=None, init=False, repr=False)
     _closing: bool = attrs.field(default=False, init=False, repr=False)
 
-    def adopt(self, *, gym: str, url: str, database_id: str, error: str = "",
-              auth: AuthConfig | None = None, after: asyncio.Future[Any] | None = None,
-              may_still_land: bool = False) -> None:
+    def adopt(
+        self,
+        *,
+        gym: str,
+        url: str,
+        database_id: str,
+        error: str = "",
+        auth: AuthConfig | None = None,
+        after: asyncio.Future[Any] | None = None,
+        may_still_land: bool = False,
+    ) -> None:
         """Take over a database whose deletion failed; it is retried from now on.
 
         ``auth`` is the gym's credentials; ``after`` a seed request still in
@@ -124,8 +137,13 @@ class Janitor:
                 after=after,
                 watch_until=self.clock() + self.landing_window if may_still_land else None,
             )
-            log.warning("janitor: adopted database %s on %s (%s): %s", database_id, gym, redact_url(url),
-                        error)
+            log.warning(
+                "janitor: adopted database %s on %s (%s): %s",
+                database_id,
+                gym,
+                redact_url(url),
+                error,
+            )
         self._ensure_running()
 
     def register(self, session: _Closeable) -> None:
@@ -160,19 +178,26 @@ class Janitor:
     async def sweep(self, *, force: bool = False) -> list[LeakedDatabase]:
         """Reap idle sessions and retry every deletion that is due (all with ``force``)."""
         now = self.clock()
-        idle = [s for s in self._sessions.values()
-                if not s.closed and not s.busy and now - s.last_activity > self.ttl]
+        idle = [
+            s
+            for s in self._sessions.values()
+            if not s.closed and not s.busy and now - s.last_activity > self.ttl
+        ]
         reaped = {id(s) for s in idle}
-        self._sessions = {key: s for key, s in self._sessions.items()
-                          if not s.closed and key not in reaped}
+        self._sessions = {
+            key: s for key, s in self._sessions.items() if not s.closed and key not in reaped
+        }
         for session in idle:
             log.warning("janitor: closing a session idle for more than %.0f s", self.ttl)
             await _log_failure(session.aclose(), "closing an idle session")
         for entry in list(self._pending.values()):
             if entry.after is not None and entry.after.done():
                 self._seed_ended(entry, now)
-        due = [e for e in self._pending.values()
-               if (e.after is None or e.after.done()) and (force or e.next_attempt <= now)]
+        due = [
+            e
+            for e in self._pending.values()
+            if (e.after is None or e.after.done()) and (force or e.next_attempt <= now)
+        ]
         if due:
             await asyncio.gather(*(self._retry(entry) for entry in due))
         return self.leaked()
@@ -182,8 +207,11 @@ class Janitor:
         entry.after = None
         if fate == "never":
             self._pending.pop((entry.url, entry.database_id), None)
-            log.info("janitor: the seed of %s on %s never reached the gym; nothing to delete",
-                     entry.database_id, entry.gym)
+            log.info(
+                "janitor: the seed of %s on %s never reached the gym; nothing to delete",
+                entry.database_id,
+                entry.gym,
+            )
         elif fate == "unknown" and entry.watch_until is None:
             entry.watch_until = now + self.landing_window
 
@@ -191,9 +219,13 @@ class Janitor:
         entry.attempts += 1
         watching = entry.watch_until is not None
         try:
-            async with GymClient(entry.url, name=entry.gym, auth=entry.auth,
-                                 transport=self.transport,
-                                 timeouts=self.timeouts or DEFAULT_TIMEOUTS) as client:
+            async with GymClient(
+                entry.url,
+                name=entry.gym,
+                auth=entry.auth,
+                transport=self.transport,
+                timeouts=self.timeouts or DEFAULT_TIMEOUTS,
+            ) as client:
                 deleted = await client.delete_database(entry.database_id, missing_ok=not watching)
         except GymHTTPError as exc:
             if not (watching and exc.status == 404):
@@ -204,27 +236,45 @@ class Janitor:
                 self._failed(entry, f"not there yet (HTTP 404), its seed may still land: {exc}")
                 return
             self._pending.pop((entry.url, entry.database_id), None)
-            log.warning("janitor: %s on %s (%s) never appeared within %.0f s of its uncertain "
-                        "seed; taking it as never created", entry.database_id, entry.gym,
-                        redact_url(entry.url), self.landing_window)
+            log.warning(
+                "janitor: %s on %s (%s) never appeared within %.0f s of its uncertain "
+                "seed; taking it as never created",
+                entry.database_id,
+                entry.gym,
+                redact_url(entry.url),
+                self.landing_window,
+            )
             return
         except GymError as exc:
             self._failed(entry, str(exc))
             return
         self._pending.pop((entry.url, entry.database_id), None)
         if deleted:
-            log.info("janitor: deleted %s on %s after %d attempt(s)",
-                     entry.database_id, entry.gym, entry.attempts)
+            log.info(
+                "janitor: deleted %s on %s after %d attempt(s)",
+                entry.database_id,
+                entry.gym,
+                entry.attempts,
+            )
         else:
-            log.warning("janitor: gym %s (%s) does not support deleting databases; %s stays",
-                        entry.gym, redact_url(entry.url), entry.database_id)
+            log.warning(
+                "janitor: gym %s (%s) does not support deleting databases; %s stays",
+                entry.gym,
+                redact_url(entry.url),
+                entry.database_id,
+            )
 
     def _failed(self, entry: LeakedDatabase, error: str) -> None:
         entry.last_error = error
         delay = min(self.max_delay, self.base_delay * 2 ** (entry.attempts - 1))
         entry.next_attempt = self.clock() + delay * random.uniform(0.5, 1.0)
-        log.info("janitor: deleting %s on %s failed (attempt %d): %s",
-                 entry.database_id, entry.gym, entry.attempts, error)
+        log.info(
+            "janitor: deleting %s on %s failed (attempt %d): %s",
+            entry.database_id,
+            entry.gym,
+            entry.attempts,
+            error,
+        )
 
     async def _run(self) -> None:
         try:

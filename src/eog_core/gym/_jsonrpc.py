@@ -42,8 +42,9 @@ class AnswerTo:
         )
 
 
-def pick_answer(response: HttpResponse, request_id: int, gym: str | None,
-                url: str) -> dict[str, Any]:
+def pick_answer(
+    response: HttpResponse, request_id: int, gym: str | None, url: str
+) -> dict[str, Any]:
     """The response to ``request_id`` among the messages of an answer (an event stream,
     a JSON batch or one JSON object); :class:`GymProtocolError` when none is."""
     is_answer = AnswerTo(request_id)
@@ -95,8 +96,13 @@ def reply_to(message: Any) -> dict[str, Any] | None:
     ``ping`` gets an empty result; anything else JSON-RPC ``-32601``: this client
     declares no sampling, elicitation or roots capability.
     """
-    if not (isinstance(message, dict) and isinstance(message.get("method"), str)
-            and "id" in message and "result" not in message and "error" not in message):
+    if not (
+        isinstance(message, dict)
+        and isinstance(message.get("method"), str)
+        and "id" in message
+        and "result" not in message
+        and "error" not in message
+    ):
         return None
     reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
     method = message["method"]

@@ -111,8 +111,14 @@ def _target(url: str) -> _Target:
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     if any(c in path for c in " \r\n\t\x00"):
         raise ValueError(f"{url!r}: the path holds whitespace or control characters")
-    return _Target(key=(scheme, host, port), host=host, port=port, tls=scheme == "https",
-                   path=path, host_header=shown if default else f"{shown}:{port}")
+    return _Target(
+        key=(scheme, host, port),
+        host=host,
+        port=port,
+        tls=scheme == "https",
+        path=path,
+        host_header=shown if default else f"{shown}:{port}",
+    )
 
 
 class _Headers(dict[str, str]):
@@ -173,15 +179,25 @@ def _encode_head(request: HttpRequest, target: _Target, body: bytes | None) -> b
     else:
         framing = ""
     agent = "" if _AGENT_NAMES and not _AGENT_NAMES.isdisjoint(headers) else _AGENT_LINE
-    return (f"{method} {target.path} HTTP/1.1\r\nHost: {target.host_header}\r\n"
-            f"{agent}{block}{framing}\r\n").encode()
+    return (
+        f"{method} {target.path} HTTP/1.1\r\nHost: {target.host_header}\r\n"
+        f"{agent}{block}{framing}\r\n"
+    ).encode()
 
 
 class _Connection(asyncio.Protocol):
     """One keep-alive connection: what arrived waits in ``buffer`` until read."""
 
-    __slots__ = ("buffer", "dropped", "ended", "error", "expired", "idle_since", "transport",
-                 "waiter")
+    __slots__ = (
+        "buffer",
+        "dropped",
+        "ended",
+        "error",
+        "expired",
+        "idle_since",
+        "transport",
+        "waiter",
+    )
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
@@ -291,8 +307,8 @@ class _Body:
                 raise StopAsyncIteration
             while not buffer:
                 await conn.more()
-            piece = bytes(buffer[:self.left])
-            del buffer[:len(piece)]
+            piece = bytes(buffer[: self.left])
+            del buffer[: len(piece)]
             self.left -= len(piece)
             return piece
         while not buffer:  # until the connection ends
@@ -319,22 +335,22 @@ async def _next_chunk(conn: _Connection) -> bytes:
     if not size_text or not set(size_text) <= _HEX or len(size_text) > 16:
         raise _Malformed(f"a malformed chunk size {size_text[:40]!r}")
     size = int(size_text, 16)
-    del buffer[:line_end + 2]
+    del buffer[: line_end + 2]
     if size == 0:
         while True:  # trailers, up to the blank line
             while (line_end := buffer.find(b"\r\n")) < 0:
                 if len(buffer) > _HEAD_MAX:
                     raise _Malformed("chunked trailers larger than 64 KiB")
                 await conn.more()
-            del buffer[:line_end + 2]
+            del buffer[: line_end + 2]
             if line_end == 0:
                 return b""
     while len(buffer) < size + 2:
         await conn.more()
-    if buffer[size:size + 2] != b"\r\n":
+    if buffer[size : size + 2] != b"\r\n":
         raise _Malformed("a chunk not followed by CRLF")
     chunk = bytes(buffer[:size])
-    del buffer[:size + 2]
+    del buffer[: size + 2]
     return chunk
 
 
@@ -348,8 +364,12 @@ def _parse_head(head: bytes) -> tuple[int, bool, _Headers]:
     status_line, _, rest = text.partition("\r\n")
     version = status_line[:9]
     code = status_line[9:12]
-    if version not in ("HTTP/1.1 ", "HTTP/1.0 ") or not (code.isascii() and code.isdigit()) \
-            or len(code) != 3 or status_line[12:13] not in ("", " "):
+    if (
+        version not in ("HTTP/1.1 ", "HTTP/1.0 ")
+        or not (code.isascii() and code.isdigit())
+        or len(code) != 3
+        or status_line[12:13] not in ("", " ")
+    ):
         raise _Malformed(f"a malformed status line {status_line[:80]!r}")
     fields: dict[str, str] = {}
     if rest:
@@ -416,7 +436,8 @@ class LeanTransport:
     keepalive: float = _KEEPALIVE_SECONDS
     """Seconds an idle connection is reused (below the gym server's own keep-alive)."""
     _idle: dict[tuple[str, str, int], list[_Connection]] = attrs.field(
-        factory=dict, init=False, repr=False)
+        factory=dict, init=False, repr=False
+    )
     _open: set[_Connection] = attrs.field(factory=set, init=False, repr=False)
     _slots: asyncio.Semaphore | None = attrs.field(default=None, init=False, repr=False)
     _loop: asyncio.AbstractEventLoop | None = attrs.field(default=None, init=False, repr=False)
@@ -429,8 +450,9 @@ class LeanTransport:
         try:
             target = _target(request.url)
         except ValueError as exc:
-            raise GymUnreachableError(f"invalid URL: {exc}", gym=request.gym,
-                                      url=request.url) from None
+            raise GymUnreachableError(
+                f"invalid URL: {exc}", gym=request.gym, url=request.url
+            ) from None
         body = None if request.json is None else encode_json(request.json)
         head = _encode_head(request, target, body)
         if body is not None and len(body) <= _SMALL_BODY:
@@ -490,8 +512,15 @@ class LeanTransport:
         finally:
             self._drop_connections()
 
-    async def _attempt(self, loop: asyncio.AbstractEventLoop, target: _Target, head: bytes,
-                       body: bytes | None, request: HttpRequest, budget: float) -> HttpResponse:
+    async def _attempt(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        target: _Target,
+        head: bytes,
+        body: bytes | None,
+        request: HttpRequest,
+        budget: float,
+    ) -> HttpResponse:
         slots = self._slots
         assert slots is not None
         started = loop.time()
@@ -500,10 +529,16 @@ class LeanTransport:
                 async with asyncio.timeout(budget):
                     await slots.acquire()
             except TimeoutError:
-                raise Failed(GymTimeoutError(f"no answer within {request.timeout}s (every "
-                                             f"connection of the transport was busy)",
-                                             gym=request.gym, url=request.url),
-                             sent=False, transient=False) from None
+                raise Failed(
+                    GymTimeoutError(
+                        f"no answer within {request.timeout}s (every "
+                        f"connection of the transport was busy)",
+                        gym=request.gym,
+                        url=request.url,
+                    ),
+                    sent=False,
+                    transient=False,
+                ) from None
         else:
             await slots.acquire()
         try:
@@ -512,7 +547,9 @@ class LeanTransport:
             conn = self._pooled(target.key, time.monotonic())
             if conn is None:
                 left = budget - (loop.time() - started)
-                conn = await self._connect(loop, target, request, min(request.connect_timeout, left))
+                conn = await self._connect(
+                    loop, target, request, min(request.connect_timeout, left)
+                )
             timer = loop.call_at(started + budget, conn.expire)
             kept = False
             try:
@@ -526,18 +563,33 @@ class LeanTransport:
             except _Lost as exc:
                 if self._closed:
                     raise ClosedError(
-                        f"the transport was closed ({request.method} {request.url})") from None
+                        f"the transport was closed ({request.method} {request.url})"
+                    ) from None
                 if conn.expired:
-                    raise Failed(GymTimeoutError(f"no answer within {request.timeout}s",
-                                                 gym=request.gym, url=request.url),
-                                 sent=True, transient=False) from None
-                raise Failed(GymProtocolError(f"connection lost before the answer: {exc}",
-                                              gym=request.gym, url=request.url),
-                             sent=True, transient=True) from None
+                    raise Failed(
+                        GymTimeoutError(
+                            f"no answer within {request.timeout}s", gym=request.gym, url=request.url
+                        ),
+                        sent=True,
+                        transient=False,
+                    ) from None
+                raise Failed(
+                    GymProtocolError(
+                        f"connection lost before the answer: {exc}",
+                        gym=request.gym,
+                        url=request.url,
+                    ),
+                    sent=True,
+                    transient=True,
+                ) from None
             except _Malformed as exc:
-                raise Failed(GymProtocolError(f"malformed HTTP answer: {exc}", gym=request.gym,
-                                              url=request.url),
-                             sent=True, transient=False) from None
+                raise Failed(
+                    GymProtocolError(
+                        f"malformed HTTP answer: {exc}", gym=request.gym, url=request.url
+                    ),
+                    sent=True,
+                    transient=False,
+                ) from None
             finally:
                 timer.cancel()
                 if kept and not self._closed:
@@ -572,8 +624,9 @@ class LeanTransport:
             oldest.close()
             self._open.discard(oldest)
 
-    async def _connect(self, loop: asyncio.AbstractEventLoop, target: _Target,
-                       request: HttpRequest, limit: float) -> _Connection:
+    async def _connect(
+        self, loop: asyncio.AbstractEventLoop, target: _Target, request: HttpRequest, limit: float
+    ) -> _Connection:
         context: ssl.SSLContext | None = None
         if target.tls:
             if self.ssl_context is None:  # made once: it loads the system's trust store
@@ -582,19 +635,35 @@ class LeanTransport:
         try:
             async with asyncio.timeout(max(limit, 0.0)):
                 _, conn = await loop.create_connection(
-                    _Connection, target.host, target.port, ssl=context,
-                    server_hostname=target.host if context is not None else None)
+                    _Connection,
+                    target.host,
+                    target.port,
+                    ssl=context,
+                    server_hostname=target.host if context is not None else None,
+                )
         except TimeoutError:
-            raise Failed(GymTimeoutError(f"connect timed out after {request.connect_timeout}s",
-                                         gym=request.gym, url=request.url),
-                         sent=False, transient=True) from None
+            raise Failed(
+                GymTimeoutError(
+                    f"connect timed out after {request.connect_timeout}s",
+                    gym=request.gym,
+                    url=request.url,
+                ),
+                sent=False,
+                transient=True,
+            ) from None
         except (OSError, ssl.SSLError) as exc:
-            failure = Failed(GymUnreachableError(f"cannot connect: {exc}", gym=request.gym,
-                                                 url=request.url), sent=False, transient=True)
+            failure = Failed(
+                GymUnreachableError(f"cannot connect: {exc}", gym=request.gym, url=request.url),
+                sent=False,
+                transient=True,
+            )
             raise failure from exc
         except ValueError as exc:  # UnicodeError included: an address the resolver refuses
-            raise Failed(GymUnreachableError(f"cannot connect: {exc}", gym=request.gym,
-                                             url=request.url), sent=False, transient=False) from exc
+            raise Failed(
+                GymUnreachableError(f"cannot connect: {exc}", gym=request.gym, url=request.url),
+                sent=False,
+                transient=False,
+            ) from exc
         if self._closed:  # closed while connecting: nothing is sent on a closed transport
             conn.close()
             raise ClosedError(f"the transport was closed ({request.method} {request.url})")
@@ -612,15 +681,17 @@ class LeanTransport:
             if end > _HEAD_MAX:
                 raise _Malformed("an answer head larger than 64 KiB")
             status, http11, headers = _parse_head(bytes(buffer[:end]))
-            del buffer[:end + 4]
+            del buffer[: end + 4]
             if status == 101:
                 raise _Malformed("101 Switching Protocols, though no upgrade was asked for")
             if not 100 <= status < 200:
                 break  # interim answers (100 Continue, 103 Early Hints) are skipped
         encoding = dict.get(headers, "content-encoding")
         if encoding is not None and encoding.strip().lower() != "identity":
-            raise _Malformed(f"a compressed answer (Content-Encoding: {encoding[:40]}), "
-                             "though none was asked for")
+            raise _Malformed(
+                f"a compressed answer (Content-Encoding: {encoding[:40]}), "
+                "though none was asked for"
+            )
         framing = _framing(status, request.method, headers)
         reusable = _keeps_alive(http11, headers) and (framing.chunked or framing.length is not None)
         if 200 <= status < 300 and not request.raw_body:
@@ -628,12 +699,14 @@ class LeanTransport:
             if content_type == "text/event-stream":
                 body = _Body(conn, framing)
                 messages = await read_event_stream(body, request)
-                response = HttpResponse(status=status, headers=headers, messages=messages,
-                                        is_event_stream=True)
+                response = HttpResponse(
+                    status=status, headers=headers, messages=messages, is_event_stream=True
+                )
                 return response, reusable and body.done  # stopped early: the rest is unread
             raw = await _whole(conn, framing)
-            return new_response(status, headers, decoded_body(raw, content_type, request),
-                                b""), reusable
+            return new_response(
+                status, headers, decoded_body(raw, content_type, request), b""
+            ), reusable
         raw = await _whole(conn, framing)
         if 200 <= status < 300:
             return new_response(status, headers, None, raw), reusable

@@ -90,7 +90,8 @@ class McpSession:
     initializations: int = attrs.field(default=0, init=False)
     _fixed: dict[str, str] = attrs.field(factory=dict, init=False, repr=False)
     _merged: dict[int, tuple[Mapping[str, str], CIMultiDictProxy[str]]] = attrs.field(
-        factory=dict, init=False, repr=False)
+        factory=dict, init=False, repr=False
+    )
     """Per caller's headers object (by identity): the request's whole headers, built once."""
     """``Accept`` and the session's headers, sent on every request in the session."""
     _answerer: ServerRequests | None = attrs.field(default=None, init=False, repr=False)
@@ -114,14 +115,25 @@ class McpSession:
         an open session's exchange is one request bounded by the transport.
         """
         if self.negotiated_version is None or self.closed:
-            return self._bounded(method, time_limit, self._request(
-                method, params, headers, time_limit, idempotent, stale=None))
+            return self._bounded(
+                method,
+                time_limit,
+                self._request(method, params, headers, time_limit, idempotent, stale=None),
+            )
         # An open session: one exchange, re-initialized only when the server says
         # the session is gone.
         return self._exchange(method, params, headers, time_limit, idempotent, renew=True)
 
-    async def _request(self, method: str, params: Mapping[str, Any], headers: Mapping[str, str],
-                       time_limit: float, idempotent: bool, *, stale: int | None) -> Any:
+    async def _request(
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        headers: Mapping[str, str],
+        time_limit: float,
+        idempotent: bool,
+        *,
+        stale: int | None,
+    ) -> Any:
         """The slow path: initialize (``stale``: re-initialize a session the server
         said was gone) and exchange; a first session found gone is re-initialized once."""
         await self._initialize_once(stale=stale, time_limit=time_limit)
@@ -150,8 +162,9 @@ class McpSession:
             async with asyncio.timeout(time_limit):
                 return await call
         except TimeoutError as exc:
-            raise GymTimeoutError(f"{method} did not complete within {time_limit}s",
-                                  gym=self.gym, url=self.url) from exc
+            raise GymTimeoutError(
+                f"{method} did not complete within {time_limit}s", gym=self.gym, url=self.url
+            ) from exc
 
     async def close(self, *, time_limit: float) -> None:
         """End the session on the server, for good (best effort: failures are logged).
@@ -183,7 +196,8 @@ class McpSession:
         self._unconfirmed = None
         self.tool_cache.clear()
         await asyncio.gather(
-            *(self._end(session_id, version, time_limit) for session_id, version in ends))
+            *(self._end(session_id, version, time_limit) for session_id, version in ends)
+        )
 
     def _check_open(self) -> None:
         if self.closed:
@@ -241,8 +255,14 @@ class McpSession:
         self.tool_cache.clear()  # a new session may be a new server: list its tools again
         request_id = next(self._ids)
         response = await self._post(
-            initialize_request(request_id, self.protocol_version), {}, time_limit=time_limit,
-            idempotent=True, request_id=request_id, session_id=None, version=None)
+            initialize_request(request_id, self.protocol_version),
+            {},
+            time_limit=time_limit,
+            idempotent=True,
+            request_id=request_id,
+            session_id=None,
+            version=None,
+        )
         opened = read_initialize(response, request_id, self.gym, self.url)
         session_id, version = opened.session_id, opened.version
         if opened.refusal is not None:
@@ -253,8 +273,15 @@ class McpSession:
         if session_id is not None:
             self._unconfirmed = (session_id, version)  # ours from now on: close ends it
         try:
-            await self._post(INITIALIZED, {}, time_limit=time_limit, idempotent=True,
-                             request_id=None, session_id=session_id, version=version)
+            await self._post(
+                INITIALIZED,
+                {},
+                time_limit=time_limit,
+                idempotent=True,
+                request_id=None,
+                session_id=session_id,
+                version=version,
+            )
         except GymError:
             self._unconfirmed = None
             if session_id is not None:
@@ -306,11 +333,19 @@ class McpSession:
         request_id = next(self._ids)
         started = asyncio.get_running_loop().time() if renew else 0.0
         request = new_request(
-            "POST", self.url, self._headers(headers),
+            "POST",
+            self.url,
+            self._headers(headers),
             {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params},
-            time_limit, self.connect_timeout, idempotent, self.gym, AnswerTo(request_id),
-            self._answerer, False,
-            started + time_limit if renew else None)  # retries within the call's bound
+            time_limit,
+            self.connect_timeout,
+            idempotent,
+            self.gym,
+            AnswerTo(request_id),
+            self._answerer,
+            False,
+            started + time_limit if renew else None,
+        )  # retries within the call's bound
         if renew:
             sent_with, generation = self.session_id, self.initializations
             try:
@@ -322,28 +357,57 @@ class McpSession:
                 gone = False
             if gone:
                 left = max(0.0, started + time_limit - asyncio.get_running_loop().time())
-                return await self._bounded(method, left, self._request(
-                    method, params, headers, left, idempotent, stale=generation))
+                return await self._bounded(
+                    method,
+                    left,
+                    self._request(method, params, headers, left, idempotent, stale=generation),
+                )
         else:
             response = await self.transport.send(request)
         body = response.body
-        if (not response.is_event_stream and type(body) is dict and body.get("id") == request_id
-                and ("result" in body or "error" in body)):
+        if (
+            not response.is_event_stream
+            and type(body) is dict
+            and body.get("id") == request_id
+            and ("result" in body or "error" in body)
+        ):
             return result_of(body, self.gym, self.url)  # the usual answer: one JSON object
         return result_of(pick_answer(response, request_id, self.gym, self.url), self.gym, self.url)
 
-    async def _post(self, payload: Mapping[str, Any], headers: Mapping[str, str], *,
-                    time_limit: float, idempotent: bool, request_id: int | None,
-                    session_id: str | None, version: str | None) -> HttpResponse:
+    async def _post(
+        self,
+        payload: Mapping[str, Any],
+        headers: Mapping[str, str],
+        *,
+        time_limit: float,
+        idempotent: bool,
+        request_id: int | None,
+        session_id: str | None,
+        version: str | None,
+    ) -> HttpResponse:
         """One POST outside the open session's fast path (the handshake, replies)."""
-        all_headers = {**self.base_headers, **headers, "Accept": _ACCEPT,
-                       **self._session_headers(session_id, version)}
-        return await self.transport.send(HttpRequest(
-            method="POST", url=self.url, headers=all_headers, json=payload, timeout=time_limit,
-            connect_timeout=self.connect_timeout, idempotent=idempotent, gym=self.gym,
-            sse_until=None if request_id is None else AnswerTo(request_id),
-            on_message=None if request_id is None else self._server_requests(session_id, version),
-        ))
+        all_headers = {
+            **self.base_headers,
+            **headers,
+            "Accept": _ACCEPT,
+            **self._session_headers(session_id, version),
+        }
+        return await self.transport.send(
+            HttpRequest(
+                method="POST",
+                url=self.url,
+                headers=all_headers,
+                json=payload,
+                timeout=time_limit,
+                connect_timeout=self.connect_timeout,
+                idempotent=idempotent,
+                gym=self.gym,
+                sse_until=None if request_id is None else AnswerTo(request_id),
+                on_message=None
+                if request_id is None
+                else self._server_requests(session_id, version),
+            )
+        )
 
     def _session_headers(
         self, session_id: str | None, version: str | None = None
@@ -356,23 +420,35 @@ class McpSession:
             headers["MCP-Protocol-Version"] = version
         return headers
 
-    async def _listen(self, session_id: str | None, version: str | None,
-                      time_limit: float) -> None:
+    async def _listen(self, session_id: str | None, version: str | None, time_limit: float) -> None:
         """Open the standalone stream of the session just initialized (within ``time_limit``)."""
         stream = self._stream = ServerStream(
-            transport=self.transport, url=self.url, gym=self.gym,
-            headers={**self.base_headers, "Accept": "text/event-stream",
-                     **self._session_headers(session_id, version)},
+            transport=self.transport,
+            url=self.url,
+            gym=self.gym,
+            headers={
+                **self.base_headers,
+                "Accept": "text/event-stream",
+                **self._session_headers(session_id, version),
+            },
             connect_timeout=self.connect_timeout,
-            answer=self._server_requests(session_id, version))
+            answer=self._server_requests(session_id, version),
+        )
         await stream.open(time_limit)
 
     def _server_requests(self, session_id: str | None, version: str | None) -> ServerRequests:
         """What answers the server's requests in session ``session_id`` (by POST, in it)."""
 
         async def post(reply: dict[str, Any]) -> HttpResponse:
-            return await self._post(reply, {}, time_limit=self.close_timeout, idempotent=True,
-                                    request_id=None, session_id=session_id, version=version)
+            return await self._post(
+                reply,
+                {},
+                time_limit=self.close_timeout,
+                idempotent=True,
+                request_id=None,
+                session_id=session_id,
+                version=version,
+            )
 
         return ServerRequests(post=post, gym=self.gym)
 

@@ -49,8 +49,9 @@ class Initialized:
         return self.version if _VERSION.fullmatch(self.version) else None
 
 
-def read_initialize(response: HttpResponse, request_id: int, gym: str | None,
-                    url: str) -> Initialized:
+def read_initialize(
+    response: HttpResponse, request_id: int, gym: str | None, url: str
+) -> Initialized:
     """The answer to ``initialize``; :class:`GymProtocolError` when it opened nothing usable."""
     result = result_of(pick_answer(response, request_id, gym, url), gym, url)
     if not isinstance(result, dict) or not isinstance(result.get("protocolVersion"), str):
@@ -59,16 +60,28 @@ def read_initialize(response: HttpResponse, request_id: int, gym: str | None,
     if session_id is not None and not _SESSION_ID.fullmatch(session_id):
         raise GymProtocolError(
             f"initialize answered an unusable mcp-session-id {session_id[:80]!r} "
-            "(visible ASCII only)", gym=gym, url=url)
+            "(visible ASCII only)",
+            gym=gym,
+            url=url,
+        )
     version = result["protocolVersion"]
     refusal: GymProtocolError | None = None
     if not _VERSION.fullmatch(version):  # it is sent back as a header on every request
         refusal = GymProtocolError(
-            f"initialize answered an unusable protocolVersion {version!r}", gym=gym, url=url)
+            f"initialize answered an unusable protocolVersion {version!r}", gym=gym, url=url
+        )
     elif version not in SUPPORTED_PROTOCOL_VERSIONS:  # the spec says: disconnect
         refusal = ProtocolVersionError(
             f"the gym chose MCP protocol version {version!r}; eog_core speaks "
             f"{', '.join(SUPPORTED_PROTOCOL_VERSIONS)}",
-            version=version, supported=SUPPORTED_PROTOCOL_VERSIONS, gym=gym, url=url)
-    return Initialized(session_id=session_id, version=version,
-                       server_info=result.get("serverInfo"), refusal=refusal)
+            version=version,
+            supported=SUPPORTED_PROTOCOL_VERSIONS,
+            gym=gym,
+            url=url,
+        )
+    return Initialized(
+        session_id=session_id,
+        version=version,
+        server_info=result.get("serverInfo"),
+        refusal=refusal,
+    )

@@ -56,8 +56,9 @@ class ServerStream:
         task.add_done_callback(_LISTENING.discard)
         opened = asyncio.ensure_future(self._opened.wait())
         try:
-            await asyncio.wait([opened, task], timeout=time_limit,
-                               return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(
+                [opened, task], timeout=time_limit, return_when=asyncio.FIRST_COMPLETED
+            )
         finally:
             opened.cancel()
 
@@ -95,16 +96,27 @@ class ServerStream:
                 return
             quiet_ends = 0 if self._heard else quiet_ends + 1
             if quiet_ends >= _QUIET_ENDS:
-                log.info("gym %s ended the standalone MCP stream %d times without a message: "
-                         "not listening any more", self.gym, quiet_ends)
+                log.info(
+                    "gym %s ended the standalone MCP stream %d times without a message: "
+                    "not listening any more",
+                    self.gym,
+                    quiet_ends,
+                )
                 return
             await asyncio.sleep(_REOPEN_DELAY)  # the server ended it: open it again
 
     def _request(self) -> HttpRequest:
         return HttpRequest(
-            method="GET", url=self.url, headers=self.headers, timeout=STREAM_SECONDS,
-            connect_timeout=self.connect_timeout, idempotent=True, gym=self.gym,
-            on_message=self._on_message, on_open=self._opened.set)
+            method="GET",
+            url=self.url,
+            headers=self.headers,
+            timeout=STREAM_SECONDS,
+            connect_timeout=self.connect_timeout,
+            idempotent=True,
+            gym=self.gym,
+            on_message=self._on_message,
+            on_open=self._opened.set,
+        )
 
     async def _on_message(self, message: Any) -> None:
         self._heard = True

@@ -56,8 +56,9 @@ class ToolResult:
             text = texts[0] if len(texts) == 1 else "\n".join(texts)
         structured, is_error = result.get("structuredContent"), bool(result.get("isError", False))
         if cls is not ToolResult:  # a subclass may add fields: its own __init__
-            return cls(content=content, text=text, structured=structured, is_error=is_error,
-                       raw=result)
+            return cls(
+                content=content, text=text, structured=structured, is_error=is_error, raw=result
+            )
         # Our own type, every field known: the stores without the keyword call (callgrind:
         # 5,000 instructions less per tool call; tests/gym/test_fast_records.py pins it).
         tool_result = _new(ToolResult)

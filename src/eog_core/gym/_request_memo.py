@@ -36,17 +36,23 @@ class RequestMemo:
     base_url: str
     _urls: dict[str, str] = attrs.field(factory=dict, init=False)
     _call: tuple[dict[str, str] | None, str | None, dict[str, str]] | None = attrs.field(
-        default=None, init=False)
+        default=None, init=False
+    )
     _auth: tuple[AuthConfig | None, Mapping[str, str]] | None = attrs.field(
-        default=None, init=False)
+        default=None, init=False
+    )
     _sql: tuple[dict[str, str], Mapping[str, str], bool, CIMultiDictProxy[str]] | None = (
-        attrs.field(default=None, init=False))
+        attrs.field(default=None, init=False)
+    )
 
     def url(self, path: str) -> str:
         url = self._urls.get(path)
         if url is None:
-            url = path if path.startswith(("http://", "https://")) else (
-                f"{self.base_url}/{path.lstrip('/')}")
+            url = (
+                path
+                if path.startswith(("http://", "https://"))
+                else (f"{self.base_url}/{path.lstrip('/')}")
+            )
             self._urls[path] = url
         return url
 
@@ -57,8 +63,9 @@ class RequestMemo:
             memo = self._auth = (auth, MappingProxyType(auth_headers(auth)))
         return memo[1]
 
-    def call_headers(self, database_id: str | None, context: Mapping[str, Any] | None,
-                     mode: HeaderMode) -> dict[str, str]:
+    def call_headers(
+        self, database_id: str | None, context: Mapping[str, Any] | None, mode: HeaderMode
+    ) -> dict[str, str]:
         """The headers of one call: the database and the context (shared by a task's calls)."""
         memo = self._call
         if memo is not None and memo[1] == database_id and memo[0] == (context or _NO_CONTEXT):
@@ -73,9 +80,14 @@ class RequestMemo:
         self._call = (dict(context or {}) if plain else None, database_id, headers)
         return headers
 
-    def sql_headers(self, database_id: str | None, context: Mapping[str, Any] | None,
-                    mode: HeaderMode, auth: AuthConfig | None,
-                    read_only: bool) -> Mapping[str, str]:
+    def sql_headers(
+        self,
+        database_id: str | None,
+        context: Mapping[str, Any] | None,
+        mode: HeaderMode,
+        auth: AuthConfig | None,
+        read_only: bool,
+    ) -> Mapping[str, str]:
         """A verifier query's headers (credential, database, context, read-only flag)."""
         call, credential = self.call_headers(database_id, context, mode), self.auth_headers(auth)
         memo = self._sql

@@ -35,9 +35,16 @@ __all__ = [
 ]
 
 
-def start_seed(directory: GymDirectory, lease: Lease, client: GymClient, sql: str, *,
-               database_id: str, name: str, abandoned: asyncio.Event,
-               ) -> tuple[asyncio.Task[str], asyncio.Future[str]]:
+def start_seed(
+    directory: GymDirectory,
+    lease: Lease,
+    client: GymClient,
+    sql: str,
+    *,
+    database_id: str,
+    name: str,
+    abandoned: asyncio.Event,
+) -> tuple[asyncio.Task[str], asyncio.Future[str]]:
     """Seed one database in its own task, once the replica has a free seed slot (never,
     if the start was abandoned while it waited); and a future that reports its outcome.
 
@@ -46,20 +53,29 @@ def start_seed(directory: GymDirectory, lease: Lease, client: GymClient, sql: st
     ``asyncio.shield`` gives, one event-loop pass sooner.
     """
     report: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    task = asyncio.ensure_future(_seed(directory, lease, client, sql, database_id, name,
-                                       abandoned, report))
+    task = asyncio.ensure_future(
+        _seed(directory, lease, client, sql, database_id, name, abandoned, report)
+    )
     task.add_done_callback(_seen)
     return task, report
 
 
-async def _seed(directory: GymDirectory, lease: Lease, client: GymClient, sql: str,
-                database_id: str, name: str, abandoned: asyncio.Event,
-                report: asyncio.Future[str]) -> str:
+async def _seed(
+    directory: GymDirectory,
+    lease: Lease,
+    client: GymClient,
+    sql: str,
+    database_id: str,
+    name: str,
+    abandoned: asyncio.Event,
+    report: asyncio.Future[str],
+) -> str:
     try:
         async with directory.seed_slot(lease):
             if abandoned.is_set():
-                raise Unsent(f"seeding gym {lease.gym!r} was abandoned before it was sent",
-                              gym=lease.gym)
+                raise Unsent(
+                    f"seeding gym {lease.gym!r} was abandoned before it was sent", gym=lease.gym
+                )
             await client.seed_database(sql, database_id=database_id, name=name)
     except BaseException as exc:
         if not report.done():  # the caller may have left (cancelled)
@@ -89,7 +105,9 @@ def read_seed(gym: GymServer, seed_root: Path | None) -> str:
         raise SeedFileError(
             f"seed file for gym {gym.name!r} not found: {path} (upstream's seed files come "
             "from gym_dbs.zip: eog-core seeds unpack gym_dbs.zip --to DIR, then --seed-root DIR)",
-            path=str(path), gym=gym.name) from exc
+            path=str(path),
+            gym=gym.name,
+        ) from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise SeedFileError(
             f"seed file for gym {gym.name!r} unreadable: {path} ({exc})",
@@ -114,8 +132,13 @@ async def discover_tools(
         listed = dict(zip(clients, answers, strict=True))
     key = (id(task), *(id(source) for source in listed.values()))
     known = _DISCOVERED.get(key)
-    if known is not None and known[0] is task and all(  # the entry keeps its key's objects alive
-            a is b for a, b in zip(known[1], listed.values(), strict=True)):
+    if (
+        known is not None
+        and known[0] is task
+        and all(  # the entry keeps its key's objects alive
+            a is b for a, b in zip(known[1], listed.values(), strict=True)
+        )
+    ):
         return known[2], known[3]
     every = merge_tools(attrs.evolve(task, selected_tools=None, restricted_tools=None), listed)
     owners = {tool.name: tool.gym or "" for tool in every.tools}
@@ -170,21 +193,35 @@ async def seed_task(
         leases: dict[str, Lease] = {}
         for gym in task.gym_servers:
             lease = leases[gym.name] = await directory.acquire(
-                gym.name, fallback=gym.url, auth=gym.auth)
+                gym.name, fallback=gym.url, auth=gym.auth
+            )
             teardown.leases.append(lease)
-        connect_gyms(task, {name: lease.url for name, lease in leases.items()},
-                     transport=transport, timeouts=timeouts, header_mode=header_mode,
-                     own_mcp=own_mcp, into=clients)
+        connect_gyms(
+            task,
+            {name: lease.url for name, lease in leases.items()},
+            transport=transport,
+            timeouts=timeouts,
+            header_mode=header_mode,
+            own_mcp=own_mcp,
+            into=clients,
+        )
         database_ids = {gym.name: new_database_id() for gym in task.gym_servers}
         started = {
             g: start_seed(
-                directory, leases[g], clients[g], seeds[g], database_id=database_ids[g],
-                name=f"{task.task_id or 'task'} {g}", abandoned=teardown.abandoned)
+                directory,
+                leases[g],
+                clients[g],
+                seeds[g],
+                database_id=database_ids[g],
+                name=f"{task.task_id or 'task'} {g}",
+                abandoned=teardown.abandoned,
+            )
             for g in clients
         }
         # Registered before the first await, so a cancelled start deletes too.
-        teardown.gyms = [GymState(leases[g], clients[g], database_ids[g], started[g][0])
-                         for g in clients]
+        teardown.gyms = [
+            GymState(leases[g], clients[g], database_ids[g], started[g][0]) for g in clients
+        ]
         teardown.seeds = [request for request, _ in started.values()]
         outcomes: list[Any] = []
         for _, report in started.values():  # the requests run concurrently
@@ -214,8 +251,9 @@ async def seed_task(
                 await client.aclose()
         await teardown.run()  # undo what was set up
         raise
-    return SeededTask(tools=tools, owners=owners, database_ids=database_ids, clients=clients,
-                      teardown=teardown)
+    return SeededTask(
+        tools=tools, owners=owners, database_ids=database_ids, clients=clients, teardown=teardown
+    )
 
 
 def connect_gyms(
@@ -231,9 +269,14 @@ def connect_gyms(
     """A client per gym of ``task`` on its replica at ``urls[gym]``, put ``into`` the
     caller's dict as each is made (so its cleanup sees those made before a failure)."""
     for gym in task.gym_servers:
-        own = (own_mcp if isinstance(own_mcp, bool)
-               else gym.name in own_mcp)
+        own = own_mcp if isinstance(own_mcp, bool) else gym.name in own_mcp
         into[gym.name] = GymClient(
-            urls[gym.name], name=gym.name, mcp_endpoint=gym.mcp_endpoint or task.mcp_endpoint,
-            auth=gym.auth, transport=transport, timeouts=timeouts, header_mode=header_mode,
-            share_mcp=not own)
+            urls[gym.name],
+            name=gym.name,
+            mcp_endpoint=gym.mcp_endpoint or task.mcp_endpoint,
+            auth=gym.auth,
+            transport=transport,
+            timeouts=timeouts,
+            header_mode=header_mode,
+            share_mcp=not own,
+        )

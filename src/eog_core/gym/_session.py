@@ -63,6 +63,7 @@ ToolErrors = Literal["raise", "result"]
 """What :meth:`TaskSession.call_tool` does with a gym failure: raise it, or answer an
 ``is_error`` result (recorded with its kind) so an agent loop carries on."""
 
+
 @attrs.define
 class TaskSession:
     """A task's live rollout. Build it with :meth:`start`, never directly."""
@@ -85,7 +86,8 @@ class TaskSession:
     """Gyms whose database closing must not delete (handed off by :meth:`detach`)."""
     last_activity: float = attrs.field(factory=time.monotonic)
     _routes: dict[str, tuple[GymClient, str, Mapping[str, Any]]] = attrs.field(
-        factory=dict, init=False, repr=False)
+        factory=dict, init=False, repr=False
+    )
     """Per gym: its client, database id and context (filled on first call)."""
 
     @classmethod
@@ -120,8 +122,11 @@ class TaskSession:
         :meth:`call_tool` into ``is_error`` results (see :data:`ToolErrors`).
         """
         if session_per_database is not None:
-            warnings.warn("TaskSession.start(session_per_database=...) is deprecated: write "
-                          "own_mcp=...", DeprecationWarning, stacklevel=2)
+            warnings.warn(
+                "TaskSession.start(session_per_database=...) is deprecated: write own_mcp=...",
+                DeprecationWarning,
+                stacklevel=2,
+            )
             own_mcp = session_per_database
 
         async def open_session() -> TaskSession:
@@ -138,11 +143,19 @@ class TaskSession:
                 timeouts=timeouts or DEFAULT_TIMEOUTS,
                 own_mcp=own_mcp,
             )
-            session = cls(task=task, tools=seeded.tools, database_ids=seeded.database_ids,
-                          trajectory=[], clients=seeded.clients, teardown=seeded.teardown,
-                          janitor=chosen, owners=seeded.owners,
-                          forward_any_tool=forward_any_tool, tool_errors=tool_errors,
-                          keep=seeded.teardown.keep)
+            session = cls(
+                task=task,
+                tools=seeded.tools,
+                database_ids=seeded.database_ids,
+                trajectory=[],
+                clients=seeded.clients,
+                teardown=seeded.teardown,
+                janitor=chosen,
+                owners=seeded.owners,
+                forward_any_tool=forward_any_tool,
+                tool_errors=tool_errors,
+                keep=seeded.teardown.keep,
+            )
             chosen.register(session)
             return session
 
@@ -186,7 +199,9 @@ class TaskSession:
             arguments = read
         arguments = dict(arguments or ())
         if (hostile := unsendable(arguments)) is not None:  # as the same content in a string
-            return self._answer_locally(name, {}, f"Error: arguments are not valid JSON ({hostile})")
+            return self._answer_locally(
+                name, {}, f"Error: arguments are not valid JSON ({hostile})"
+            )
         tool = self.tools.get(name)
         if tool is not None and tool.gym is not None:
             gym_name = tool.gym
@@ -200,44 +215,81 @@ class TaskSession:
         if route is None:
             gym = self.task.gym(gym_name)
             route = self._routes[gym_name] = (
-                self._clients[gym_name], self.database_ids[gym_name], gym.context if gym else {})
+                self._clients[gym_name],
+                self.database_ids[gym_name],
+                gym.context if gym else {},
+            )
         client, database_id, context = route
         self._in_flight += 1
         try:
             result = await client.call_tool(
-                name, arguments, database_id=database_id, context=context)
+                name, arguments, database_id=database_id, context=context
+            )
         except EogError as exc:
-            self._record_failure(name, arguments, gym_name, started, str(exc),
-                                 error_kind=gym_error_kind(exc))
+            self._record_failure(
+                name, arguments, gym_name, started, str(exc), error_kind=gym_error_kind(exc)
+            )
             if self._tool_errors == "raise" or isinstance(exc, ClosedError):
                 raise
             return local_error(f"Error: {exc}")
         except asyncio.CancelledError:
-            self._record_failure(name, arguments, gym_name, started,
-                                 "cancelled after it was sent; it may have run", cancelled=True)
+            self._record_failure(
+                name,
+                arguments,
+                gym_name,
+                started,
+                "cancelled after it was sent; it may have run",
+                cancelled=True,
+            )
             raise
         finally:
             self._in_flight -= 1
         now = time.perf_counter()
-        self.trajectory.append(new_call_record(name, arguments, gym_name, (now - started) * 1000,
-                                               result.is_error))
+        self.trajectory.append(
+            new_call_record(name, arguments, gym_name, (now - started) * 1000, result.is_error)
+        )
         self.last_activity = time.monotonic()
         return result
 
     def _answer_locally(self, name: str, arguments: Mapping[str, Any], text: str) -> ToolResult:
         self.last_activity = time.monotonic()
-        self.trajectory.append(ToolCallRecord(name=name, arguments=arguments, gym=None,
-                                              latency_ms=0.0, is_error=True, error=text,
-                                              local=True))
+        self.trajectory.append(
+            ToolCallRecord(
+                name=name,
+                arguments=arguments,
+                gym=None,
+                latency_ms=0.0,
+                is_error=True,
+                error=text,
+                local=True,
+            )
+        )
         return local_error(text)
 
-    def _record_failure(self, name: str, arguments: Mapping[str, Any], gym: str, started: float,
-                        error: str, *, cancelled: bool = False,
-                        error_kind: str | None = None) -> None:
+    def _record_failure(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        gym: str,
+        started: float,
+        error: str,
+        *,
+        cancelled: bool = False,
+        error_kind: str | None = None,
+    ) -> None:
         latency = (time.perf_counter() - started) * 1000
-        self.trajectory.append(ToolCallRecord(name=name, arguments=arguments, gym=gym,
-                                              latency_ms=latency, is_error=True, error=error,
-                                              cancelled=cancelled, error_kind=error_kind))
+        self.trajectory.append(
+            ToolCallRecord(
+                name=name,
+                arguments=arguments,
+                gym=gym,
+                latency_ms=latency,
+                is_error=True,
+                error=error,
+                cancelled=cancelled,
+                error_kind=error_kind,
+            )
+        )
         self.last_activity = time.monotonic()
 
     def sql_runner(self, *, read_only: bool = False) -> SqlRunner:
@@ -263,8 +315,11 @@ class TaskSession:
         """
         self._check_open()
         self.last_activity = time.monotonic()
-        calls = tool_calls if tool_calls is not None else [
-            r.name for r in self.trajectory if not r.local]  # refused calls never ran
+        calls = (
+            tool_calls
+            if tool_calls is not None
+            else [r.name for r in self.trajectory if not r.local]
+        )  # refused calls never ran
         self._in_flight += 1
         try:
             verdict = await verify_task(
@@ -312,12 +367,20 @@ class TaskSession:
     def handle(self) -> SessionHandle:
         """This session as plain data, for :meth:`attach` in another worker, process or loop."""
         tools = tuple(
-            {"name": t.name, "description": t.description, "inputSchema": dict(t.input_schema),
-             "gym": t.gym}
+            {
+                "name": t.name,
+                "description": t.description,
+                "inputSchema": dict(t.input_schema),
+                "gym": t.gym,
+            }
             for t in self.tools.tools
         )
-        return SessionHandle(task=task_record(self.task), gym_urls=self.gym_urls(),
-                             database_ids=dict(self.database_ids), tools=tools)
+        return SessionHandle(
+            task=task_record(self.task),
+            gym_urls=self.gym_urls(),
+            database_ids=dict(self.database_ids),
+            tools=tools,
+        )
 
     @classmethod
     def attach(cls, handle: SessionHandle, **options: Any) -> SessionStart[TaskSession]:
@@ -346,11 +409,15 @@ class TaskSession:
         task = load_task(dict(handle.task))
         janitor = janitor or default_janitor()
         timeouts = timeouts or DEFAULT_TIMEOUTS
-        missing = [g.name for g in task.gym_servers
-                   if g.name not in handle.gym_urls or g.name not in handle.database_ids]
+        missing = [
+            g.name
+            for g in task.gym_servers
+            if g.name not in handle.gym_urls or g.name not in handle.database_ids
+        ]
         if missing:
-            raise SchemaError(f"the handle names no replica or database for gym(s) {missing}",
-                              path="$.gym_urls")
+            raise SchemaError(
+                f"the handle names no replica or database for gym(s) {missing}", path="$.gym_urls"
+            )
         database_ids = {g.name: handle.database_ids[g.name] for g in task.gym_servers}
         seeded: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         seeded.set_result(None)  # nothing to wait for: the databases exist
@@ -359,20 +426,38 @@ class TaskSession:
         clients: dict[str, GymClient] = {}
         try:
             try:
-                connect_gyms(task, handle.gym_urls, transport=transport, timeouts=timeouts,
-                         header_mode=header_mode, into=clients)
+                connect_gyms(
+                    task,
+                    handle.gym_urls,
+                    transport=transport,
+                    timeouts=timeouts,
+                    header_mode=header_mode,
+                    into=clients,
+                )
             finally:  # the gyms made before one that failed are cleaned up too
-                teardown.gyms = [GymState(Lease(gym=name, url=client.base_url), client,
-                                          database_ids[name], seeded)
-                                 for name, client in clients.items()]
+                teardown.gyms = [
+                    GymState(
+                        Lease(gym=name, url=client.base_url), client, database_ids[name], seeded
+                    )
+                    for name, client in clients.items()
+                ]
         except BaseException:
             await teardown.run()
             raise
         specs = tuple(ToolSpec.from_mcp(t, gym=t.get("gym")) for t in handle.tools)
-        session = cls(task=task, tools=ToolSet(tools=specs), database_ids=database_ids,
-                      trajectory=[], clients=clients, teardown=teardown, janitor=janitor,
-                      owners={t.name: t.gym or "" for t in specs},
-                      forward_any_tool=forward_any_tool, tool_errors=tool_errors, keep=keep)
+        session = cls(
+            task=task,
+            tools=ToolSet(tools=specs),
+            database_ids=database_ids,
+            trajectory=[],
+            clients=clients,
+            teardown=teardown,
+            janitor=janitor,
+            owners={t.name: t.gym or "" for t in specs},
+            forward_any_tool=forward_any_tool,
+            tool_errors=tool_errors,
+            keep=keep,
+        )
         janitor.register(session)
         return session
 
@@ -392,9 +477,12 @@ class TaskSession:
 
     def __del__(self) -> None:
         if getattr(self, "_state", None) is State.OPEN:
-            warn_unclosed(self, f"TaskSession of task {self.task.task_id!r}",
-                          "its databases were not deleted; use `async with "
-                          "TaskSession.start(...)` or `await session.aclose()`")
+            warn_unclosed(
+                self,
+                f"TaskSession of task {self.task.task_id!r}",
+                "its databases were not deleted; use `async with "
+                "TaskSession.start(...)` or `await session.aclose()`",
+            )
 
     def _check_open(self) -> None:
         if self._state is not State.OPEN:

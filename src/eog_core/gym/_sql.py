@@ -37,5 +37,6 @@ class HttpSqlRunner:
             return SqlOutcome.failed(
                 f"no gym client named {gym_name!r} (known: {known})", kind="transport"
             )
-        return await client.run_sql(query, database_id=database_id, context=context,
-                                    read_only=self.read_only)
+        return await client.run_sql(
+            query, database_id=database_id, context=context, read_only=self.read_only
+        )

@@ -24,6 +24,7 @@ __all__ = ["sql_answer", "sql_error_text", "sql_failure"]
 _UNAVAILABLE = frozenset({404, 408, 429, 502, 503, 504})
 _REFUSED = frozenset({401, 403})  # our credentials: a configuration failure
 
+
 def sql_answer(raw: bytes) -> SqlOutcome:
     """The outcome of a 2xx answer body."""
     try:
@@ -52,7 +53,12 @@ def sql_failure(error: GymError) -> SqlOutcome:
     if not isinstance(error, GymHTTPError):
         return SqlOutcome.failed(str(error), kind="transport")
     kind: Literal["transport", "config", "database"] = (
-        "transport" if error.status in _UNAVAILABLE
-        else "config" if error.status in _REFUSED else "database")
-    return SqlOutcome.failed(sql_error_text(error.status, error.raw), kind=kind,
-                             status=error.status)
+        "transport"
+        if error.status in _UNAVAILABLE
+        else "config"
+        if error.status in _REFUSED
+        else "database"
+    )
+    return SqlOutcome.failed(
+        sql_error_text(error.status, error.raw), kind=kind, status=error.status
+    )

@@ -18,11 +18,16 @@ class _StartNotAwaitedError(UsageError, AttributeError):
     """``TaskSession.start(...)`` was used as a session without ``await`` or ``async with``."""
 
     def __init__(self, name: str) -> None:
-        use = "with TaskSession.start(...)" if name == "__enter__" else f"TaskSession.start(...).{name}"
+        use = (
+            "with TaskSession.start(...)"
+            if name == "__enter__"
+            else f"TaskSession.start(...).{name}"
+        )
         super().__init__(
             f"{use}: TaskSession.start() does not return a session yet; write "
             "`session = await TaskSession.start(task, ...)` (then `await session.aclose()`) or "
-            "`async with TaskSession.start(task, ...) as session:`")
+            "`async with TaskSession.start(task, ...) as session:`"
+        )
 
 
 class _Closeable(Protocol):

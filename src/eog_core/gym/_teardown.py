@@ -70,17 +70,25 @@ class Teardown:
         self.abandoned.set()
         interrupted: BaseException | None = None
         if any(not seed.done() for seed in self.seeds):
-            interrupted = await _step(("waiting for seeds in flight", ""),
-                                      settle(self.seeds, self.admin_timeout))
+            interrupted = await _step(
+                ("waiting for seeds in flight", ""), settle(self.seeds, self.admin_timeout)
+            )
         for gym in reversed(self.gyms):
             name = gym.lease.gym
             if name not in self.keep:
-                interrupted = await _step(
-                    ("deleting the database of ", name),
-                    delete_or_adopt(gym.client, gym.lease, gym.database_id, self.janitor, gym.seed),
-                ) or interrupted
-            interrupted = await _step(("closing client of ", name),
-                                      close_after_seed(gym.client, gym.seed)) or interrupted
+                interrupted = (
+                    await _step(
+                        ("deleting the database of ", name),
+                        delete_or_adopt(
+                            gym.client, gym.lease, gym.database_id, self.janitor, gym.seed
+                        ),
+                    )
+                    or interrupted
+                )
+            interrupted = (
+                await _step(("closing client of ", name), close_after_seed(gym.client, gym.seed))
+                or interrupted
+            )
         if self.directory is not None:
             for lease in reversed(self.leases):
                 try:
@@ -103,8 +111,9 @@ async def _step(what: tuple[str, str], step: Awaitable[None]) -> BaseException |
     return None
 
 
-async def delete_or_adopt(client: GymClient, lease: Lease, database_id: str, janitor: Janitor,
-                          seed: asyncio.Future[Any]) -> None:
+async def delete_or_adopt(
+    client: GymClient, lease: Lease, database_id: str, janitor: Janitor, seed: asyncio.Future[Any]
+) -> None:
     """Delete a session's database, or hand it to the janitor when that cannot be done
     now (its seed still in flight, a failed or interrupted delete, a seed whose fate is
     unknown that may still land)."""
@@ -113,8 +122,15 @@ async def delete_or_adopt(client: GymClient, lease: Lease, database_id: str, jan
         return
 
     def adopt(error: str, after: asyncio.Future[Any] | None = None) -> None:
-        janitor.adopt(gym=lease.gym, url=lease.url, database_id=database_id, auth=client.auth,
-                      may_still_land=fate == "unknown", error=error, after=after)
+        janitor.adopt(
+            gym=lease.gym,
+            url=lease.url,
+            database_id=database_id,
+            auth=client.auth,
+            may_still_land=fate == "unknown",
+            error=error,
+            after=after,
+        )
 
     if not seed.done():  # deleting now could precede the seed: the janitor waits for it
         adopt("seed still in flight", after=seed)

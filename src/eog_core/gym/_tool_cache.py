@@ -20,8 +20,10 @@ Rpc = Callable[..., Awaitable[dict[str, Any]]]
 """``GymClient._rpc``: ``(method, params, headers, *, idempotent) -> result``."""
 
 
-async def every_page(rpc: Rpc, protocol_error: Callable[[str], GymProtocolError],
-                     ) -> list[dict[str, Any]]:
+async def every_page(
+    rpc: Rpc,
+    protocol_error: Callable[[str], GymProtocolError],
+) -> list[dict[str, Any]]:
     """Every tool of ``tools/list``, following ``nextCursor`` (a cursor seen twice, or
     more than 1000 pages, is a protocol error)."""
     tools: list[dict[str, Any]] = []
@@ -54,14 +56,16 @@ class ToolCache:
     tools: list[dict[str, Any]] | None = None
     _lock: asyncio.Lock = attrs.field(factory=asyncio.Lock, repr=False)
     _specs: dict[str | None, tuple[list[dict[str, Any]], tuple[ToolSpec, ...]]] = attrs.field(
-        factory=dict, repr=False)
+        factory=dict, repr=False
+    )
     """Per gym name: the list the specs were read from (kept alive: compared by identity)."""
 
     def clear(self) -> None:
         self.tools = None
 
-    async def listing(self, fetch: Callable[[], Awaitable[list[dict[str, Any]]]],
-                      refresh: bool) -> list[dict[str, Any]]:
+    async def listing(
+        self, fetch: Callable[[], Awaitable[list[dict[str, Any]]]], refresh: bool
+    ) -> list[dict[str, Any]]:
         """The cached list, fetched once (concurrent callers wait for that one), or again
         on ``refresh``."""
         if not refresh and self.tools is not None:
@@ -75,6 +79,8 @@ class ToolCache:
         """``source`` (a list :meth:`listing` answered) read as ``gym``'s tool specs, once."""
         cached = self._specs.get(gym)
         if cached is None or cached[0] is not source:
-            cached = self._specs[gym] = (source, tuple(ToolSpec.from_mcp(t, gym=gym)
-                                                       for t in source))
+            cached = self._specs[gym] = (
+                source,
+                tuple(ToolSpec.from_mcp(t, gym=gym) for t in source),
+            )
         return cached[1]

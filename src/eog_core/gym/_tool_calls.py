@@ -44,8 +44,9 @@ class ToolCallRecord:
 _new = object.__new__
 
 
-def new_call_record(name: str, arguments: Mapping[str, Any], gym: str, latency_ms: float,
-                    is_error: bool) -> ToolCallRecord:
+def new_call_record(
+    name: str, arguments: Mapping[str, Any], gym: str, latency_ms: float, is_error: bool
+) -> ToolCallRecord:
     """``ToolCallRecord(name=..., arguments=..., gym=..., latency_ms=..., is_error=...)`` of a
     call a gym answered, without the keyword call (callgrind: a third of the cost; no
     validators to skip, ``tests/gym/test_fast_records.py`` pins the equal object)."""
@@ -64,9 +65,13 @@ def new_call_record(name: str, arguments: Mapping[str, Any], gym: str, latency_m
 
 def gym_error_kind(error: BaseException) -> str:
     """The kind of a gym failure, named after its error class (stable, low cardinality)."""
-    kinds = ((GymUnreachableError, "gym_unreachable"), (GymTimeoutError, "gym_timeout"),
-             (GymHTTPError, "gym_http"), (JsonRpcError, "jsonrpc"),
-             (GymProtocolError, "gym_protocol"))
+    kinds = (
+        (GymUnreachableError, "gym_unreachable"),
+        (GymTimeoutError, "gym_timeout"),
+        (GymHTTPError, "gym_http"),
+        (JsonRpcError, "jsonrpc"),
+        (GymProtocolError, "gym_protocol"),
+    )
     return next((kind for cls, kind in kinds if isinstance(error, cls)), "gym_error")
 
 

@@ -80,8 +80,9 @@ class RetryPolicy:
 _DEFAULT_RETRY = RetryPolicy()  # frozen: one shared by every default transport
 
 
-def next_attempt(failure: Failed, request: HttpRequest, attempt: int,
-                 retry: RetryPolicy) -> tuple[float, float | None]:
+def next_attempt(
+    failure: Failed, request: HttpRequest, attempt: int, retry: RetryPolicy
+) -> tuple[float, float | None]:
     """After failed attempt number ``attempt``: the delay before the next one and, with a
     ``deadline``, the seconds left for it (else None: the request's own ``timeout``).
 
@@ -99,7 +100,9 @@ def next_attempt(failure: Failed, request: HttpRequest, attempt: int,
         if left <= 0:
             raise GymTimeoutError(
                 f"no answer within {request.timeout}s ({attempt} attempt(s), the last: "
-                f"{failure.error})", gym=request.gym, url=request.url,
+                f"{failure.error})",
+                gym=request.gym,
+                url=request.url,
             ) from failure.__cause__
     log.debug("retrying %s %s after: %s", request.method, redact_url(request.url), failure.error)
     return delay, left
@@ -137,8 +140,9 @@ class Pool:
 
     def usable(self) -> bool:
         """Open, and made by the running event loop."""
-        return (not self.closed and self.loop is not None
-                and self.loop() is asyncio.get_running_loop())
+        return (
+            not self.closed and self.loop is not None and self.loop() is asyncio.get_running_loop()
+        )
 
 
 _POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Pool] = weakref.WeakKeyDictionary()
@@ -212,8 +216,9 @@ async def _finish(pool: Pool) -> None:
         for resource, end in zip(resources, ends, strict=True):
             failure = None if end.cancelled() else end.exception()
             if failure is not None and isinstance(failure, Exception):
-                log.error("closing the connection pool: ending %r failed", resource,
-                          exc_info=failure)
+                log.error(
+                    "closing the connection pool: ending %r failed", resource, exc_info=failure
+                )
     finally:
         await pool.session.close()
         keeper, pool.keeper = pool.keeper, None
@@ -254,14 +259,21 @@ class AiohttpTransport:
     @property
     def session(self) -> aiohttp.ClientSession | None:
         """Deprecated name of :attr:`http_session` ("session" names a TaskSession)."""
-        warnings.warn("AiohttpTransport.session is deprecated: read http_session",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            "AiohttpTransport.session is deprecated: read http_session",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return self.http_session
 
     async def send(self, request: HttpRequest) -> HttpResponse:
         pool = self._pool
-        if pool is None or (self._leased and (  # Pool.usable, without a call per request
-                pool.closed or pool.loop is None or pool.loop() is not asyncio.get_running_loop())):
+        if pool is None or (
+            self._leased
+            and (  # Pool.usable, without a call per request
+                pool.closed or pool.loop is None or pool.loop() is not asyncio.get_running_loop()
+            )
+        ):
             # First use, or a new event loop (asyncio.run again): lease this loop's
             # pool. The old loop's pool was closed with that loop (see _keep).
             pool = self._pool = lease_pool()
@@ -282,16 +294,22 @@ class AiohttpTransport:
                 ) as response:
                     if 200 <= response.status < 300:  # the usual answers, read here
                         if request.raw_body:
-                            return new_response(response.status, response.headers, None,
-                                                await response.read())
+                            return new_response(
+                                response.status, response.headers, None, await response.read()
+                            )
                         if response.headers.get("Content-Type", "").startswith(JSON_TYPE):
-                            return new_response(response.status, response.headers,
-                                                json_body(await response.read(), request), b"")
+                            return new_response(
+                                response.status,
+                                response.headers,
+                                json_body(await response.read(), request),
+                                b"",
+                            )
                     return await read(response, request)
             except RuntimeError:
                 if session.closed:  # what aiohttp raises before sending on a closed session
                     raise ClosedError(
-                        f"the connection pool was closed ({request.method} {request.url})") from None
+                        f"the connection pool was closed ({request.method} {request.url})"
+                    ) from None
                 raise
             except Failed as exc:
                 failure = exc
@@ -299,8 +317,9 @@ class AiohttpTransport:
                 failure = classify_failure(exc, request)
             delay, left = next_attempt(failure, request, attempt, self.retry)
             if left is not None:
-                timeout = aiohttp.ClientTimeout(total=left,
-                                                sock_connect=min(request.connect_timeout, left))
+                timeout = aiohttp.ClientTimeout(
+                    total=left, sock_connect=min(request.connect_timeout, left)
+                )
             await asyncio.sleep(delay)
 
     async def aclose(self) -> None:

@@ -36,8 +36,14 @@ class SessionOptions:
     async def start(self, task: Task) -> TaskSession:
         """Seed ``task``; the session answers gym failures as tool results."""
         return await TaskSession.start(
-            task, tool_errors="result", directory=self.directory, seed_root=self.seed_root,
-            tool_snapshots=self.tool_snapshots, janitor=self.janitor, **self.extra)
+            task,
+            tool_errors="result",
+            directory=self.directory,
+            seed_root=self.seed_root,
+            tool_snapshots=self.tool_snapshots,
+            janitor=self.janitor,
+            **self.extra,
+        )
 
 
 @attrs.frozen(kw_only=True)
@@ -52,8 +58,9 @@ class ToolAnswer:
     """The gym failed (not the tool) or the call could not be made: the text saying so."""
 
 
-async def answer_tool_call(session_of: Callable[[], TaskSession], name: str,
-                           arguments: Mapping[str, Any]) -> ToolAnswer:
+async def answer_tool_call(
+    session_of: Callable[[], TaskSession], name: str, arguments: Mapping[str, Any]
+) -> ToolAnswer:
     """Call ``name`` on the session ``session_of()`` gives (asked inside: no session is an
     answer too); a refusal or a gym failure is an answer, not an exception."""
     try:
@@ -62,5 +69,8 @@ async def answer_tool_call(session_of: Callable[[], TaskSession], name: str,
     except EogError as exc:  # a closed session and the like: the agent's loop carries on
         return ToolAnswer(observation=f"Error: {exc}", is_error=True, gym_error=f"Error: {exc}")
     gym_failed = bool(session.trajectory) and session.trajectory[-1].error_kind is not None
-    return ToolAnswer(observation=tool_observation(result), is_error=result.is_error,
-                      gym_error=result.text if gym_failed else None)
+    return ToolAnswer(
+        observation=tool_observation(result),
+        is_error=result.is_error,
+        gym_error=result.text if gym_failed else None,
+    )

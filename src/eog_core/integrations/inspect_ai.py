@@ -35,8 +35,20 @@ from eog_core.verify import STRICT, Judge, Policy
 __all__ = ["eog_dataset", "eog_task", "inspect_parameters"]
 
 #: JSON-schema keys inspect's ToolParam models; others are dropped from tool schemas.
-_PARAM_KEYS = frozenset({"type", "format", "description", "default", "enum", "items",
-                         "properties", "additionalProperties", "anyOf", "required"})
+_PARAM_KEYS = frozenset(
+    {
+        "type",
+        "format",
+        "description",
+        "default",
+        "enum",
+        "items",
+        "properties",
+        "additionalProperties",
+        "anyOf",
+        "required",
+    }
+)
 
 
 def _acceptable(schema: Any) -> Any:
@@ -76,14 +88,21 @@ def _sample(task: EogTask, index: int) -> Sample:
     if task.system_prompt:
         messages.append(ChatMessageSystem(content=task.system_prompt))
     messages.append(ChatMessageUser(content=task.user_prompt or ""))
-    return Sample(input=messages, id=task.task_id or f"task-{index}",
-                  metadata={"eog_task": task_record(task), "domain": task.domain})
+    return Sample(
+        input=messages,
+        id=task.task_id or f"task-{index}",
+        metadata={"eog_task": task_record(task), "domain": task.domain},
+    )
 
 
-def eog_dataset(tasks: Iterable[EogTask | str | os.PathLike[str] | Mapping[str, Any]]) -> MemoryDataset:
+def eog_dataset(
+    tasks: Iterable[EogTask | str | os.PathLike[str] | Mapping[str, Any]],
+) -> MemoryDataset:
     """Samples from tasks, task files or rows (anything :func:`eog_core.load_task` reads)."""
-    loaded = [t if isinstance(t, EogTask) else load_task(t if isinstance(t, Mapping) else Path(t))
-              for t in tasks]
+    loaded = [
+        t if isinstance(t, EogTask) else load_task(t if isinstance(t, Mapping) else Path(t))
+        for t in tasks
+    ]
     return MemoryDataset([_sample(task, i) for i, task in enumerate(loaded)], name="eog")
 
 
@@ -101,7 +120,9 @@ class _Sessions:
     def get(self, state: TaskState) -> TaskSession:
         session = self.live.get(self.key(state))
         if session is None:
-            raise UsageError(f"sample {state.sample_id!r} has no seeded session (setup did not run)")
+            raise UsageError(
+                f"sample {state.sample_id!r} has no seeded session (setup did not run)"
+            )
         return session
 
     async def close(self, state: TaskState) -> None:
@@ -118,8 +139,9 @@ def _tool(sessions: _Sessions, state: TaskState, spec: ToolSpec) -> Tool:
             raise ToolError(answer.gym_error)  # the gym failed, not the call
         return answer.observation
 
-    return ToolDef(execute, name=spec.name, description=spec.description,
-                   parameters=inspect_parameters(spec)).as_tool()
+    return ToolDef(
+        execute, name=spec.name, description=spec.description, parameters=inspect_parameters(spec)
+    ).as_tool()
 
 
 @solver
@@ -136,16 +158,25 @@ def seed_session(sessions: _Sessions) -> Solver:
 
 
 @scorer(metrics=[accuracy(), stderr(), mean()])
-def verdict_scorer(sessions: _Sessions, policy: Policy = STRICT, judge: Judge | None = None) -> Scorer:
+def verdict_scorer(
+    sessions: _Sessions, policy: Policy = STRICT, judge: Judge | None = None
+) -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         verdict = await sessions.get(state).verify(
-            policy=policy, final_response=state.output.completion if state.output else None,
-            judge=judge)
+            policy=policy,
+            final_response=state.output.completion if state.output else None,
+            judge=judge,
+        )
         failed = [r.name for r in verdict.results if r.counted and not r.passed]
-        explanation = (f"{verdict.num_passed}/{verdict.num_scored} verifiers passed"
-                       + (f"; failed: {', '.join(failed)}" if failed else ""))
-        return Score(value=verdict.reward, answer=state.output.completion if state.output else None,
-                     explanation=explanation, metadata=verdict.to_row())
+        explanation = f"{verdict.num_passed}/{verdict.num_scored} verifiers passed" + (
+            f"; failed: {', '.join(failed)}" if failed else ""
+        )
+        return Score(
+            value=verdict.reward,
+            answer=state.output.completion if state.output else None,
+            explanation=explanation,
+            metadata=verdict.to_row(),
+        )
 
     return score
 
@@ -164,8 +195,16 @@ def eog_task(
 ) -> Task:
     """An inspect Task over EOG tasks; ``task_options`` go to ``inspect_ai.Task``
     (``message_limit``, ``epochs``...)."""
-    sessions = _Sessions(SessionOptions(directory=directory, seed_root=seed_root,
-                                        tool_snapshots=tool_snapshots, janitor=janitor))
-    return Task(dataset=eog_dataset(tasks), setup=seed_session(sessions),
-                solver=solver or generate(), scorer=verdict_scorer(sessions, policy, judge),
-                cleanup=sessions.close, **task_options)
+    sessions = _Sessions(
+        SessionOptions(
+            directory=directory, seed_root=seed_root, tool_snapshots=tool_snapshots, janitor=janitor
+        )
+    )
+    return Task(
+        dataset=eog_dataset(tasks),
+        setup=seed_session(sessions),
+        solver=solver or generate(),
+        scorer=verdict_scorer(sessions, policy, judge),
+        cleanup=sessions.close,
+        **task_options,
+    )

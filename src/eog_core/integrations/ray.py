@@ -36,10 +36,14 @@ class EogWorker(ActorBody):
     as ``eog-core run --ray``'s actors hold them.
     """
 
-    def __init__(self, replicas: Mapping[str, str | Sequence[str]], *,
-                 seed_root: str | os.PathLike[str] | None = None,
-                 tool_snapshots: str | os.PathLike[str] | None = None,
-                 policy: str = "strict") -> None:
+    def __init__(
+        self,
+        replicas: Mapping[str, str | Sequence[str]],
+        *,
+        seed_root: str | os.PathLike[str] | None = None,
+        tool_snapshots: str | os.PathLike[str] | None = None,
+        policy: str = "strict",
+    ) -> None:
         super().__init__(replicas)
         self._seed_root = seed_root
         self._snapshots = load_tool_snapshots(tool_snapshots) if tool_snapshots else None
@@ -49,7 +53,9 @@ class EogWorker(ActorBody):
         self._policy = policies[policy]
         self.name = f"{socket.gethostname()}:{os.getpid()}"
 
-    def _row(self, session: TaskSession, verdict_row: dict[str, Any], final: str | None) -> dict[str, Any]:
+    def _row(
+        self, session: TaskSession, verdict_row: dict[str, Any], final: str | None
+    ) -> dict[str, Any]:
         gym_calls = [r for r in session.trajectory if not r.local]
         return verdict_row | {
             "worker": self.name,
@@ -59,8 +65,14 @@ class EogWorker(ActorBody):
             "final_response": final or "",
         }
 
-    async def rollout(self, task: Mapping[str, Any], agent: Agent | None = None, *,
-                      repeat: int = 0, hand_off: bool = False) -> dict[str, Any]:
+    async def rollout(
+        self,
+        task: Mapping[str, Any],
+        agent: Agent | None = None,
+        *,
+        repeat: int = 0,
+        hand_off: bool = False,
+    ) -> dict[str, Any]:
         """Seed, run ``agent`` (none: do nothing), verify, delete; one flat row.
 
         With ``hand_off`` the session is not verified here: the row is the
@@ -68,8 +80,13 @@ class EogWorker(ActorBody):
         """
         directory, janitor = await self.gyms()
         session = await TaskSession.start(
-            load_task(dict(task)), directory=directory, seed_root=self._seed_root,
-            tool_snapshots=self._snapshots, janitor=janitor, tool_errors="result")
+            load_task(dict(task)),
+            directory=directory,
+            seed_root=self._seed_root,
+            tool_snapshots=self._snapshots,
+            janitor=janitor,
+            tool_errors="result",
+        )
         try:
             final = await agent(session) if agent is not None else None
             if hand_off:
@@ -110,8 +127,10 @@ def run_rollouts(
     actors = [worker.remote(replicas, **worker_options) for _ in range(num_actors)]
     records = [task_record(t) if isinstance(t, Task) else dict(t) for t in tasks]
     jobs = [(record, repeat) for repeat in range(repeats) for record in records]
-    refs = [actors[i % num_actors].rollout.remote(record, agent, repeat=repeat)
-            for i, (record, repeat) in enumerate(jobs)]
+    refs = [
+        actors[i % num_actors].rollout.remote(record, agent, repeat=repeat)
+        for i, (record, repeat) in enumerate(jobs)
+    ]
     try:
         rows: list[dict[str, Any]] = ray.get(refs)
     finally:

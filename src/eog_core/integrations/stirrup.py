@@ -60,7 +60,8 @@ def parameters_model(spec: ToolSpec) -> type[ToolArguments]:
         for index, name in enumerate(properties)
     }
     model: type[ToolArguments] = create_model(  # type: ignore[call-overload]
-        f"{spec.name}_arguments", __base__=ToolArguments, **fields)
+        f"{spec.name}_arguments", __base__=ToolArguments, **fields
+    )
     model.eog_schema = schema
     return model
 
@@ -84,9 +85,13 @@ class EogToolProvider(ToolProvider):
         self.policy = policy
         self.judge = judge
         self.verdict: TaskVerdict | None = None
-        self._start = SessionOptions(directory=directory, seed_root=seed_root,
-                                     tool_snapshots=tool_snapshots, janitor=janitor,
-                                     extra=start_options)
+        self._start = SessionOptions(
+            directory=directory,
+            seed_root=seed_root,
+            tool_snapshots=tool_snapshots,
+            janitor=janitor,
+            extra=start_options,
+        )
         self._session: TaskSession | None = None
 
     @property
@@ -109,17 +114,26 @@ class EogToolProvider(ToolProvider):
             answer = await answer_tool_call(lambda: self.session, spec.name, arguments)
             return ToolResult(content=answer.observation, success=not answer.is_error)
 
-        return Tool[ToolArguments, Any](name=spec.name, description=spec.description,
-                                        parameters=parameters_model(spec), executor=execute)
+        return Tool[ToolArguments, Any](
+            name=spec.name,
+            description=spec.description,
+            parameters=parameters_model(spec),
+            executor=execute,
+        )
 
     async def verify(self, final_response: str | None = None) -> TaskVerdict:
         """Score the rollout now (before exit), e.g. with the finish tool's reason."""
-        self.verdict = await self.session.verify(policy=self.policy, final_response=final_response,
-                                                 judge=self.judge)
+        self.verdict = await self.session.verify(
+            policy=self.policy, final_response=final_response, judge=self.judge
+        )
         return self.verdict
 
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc_val: BaseException | None, exc_tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
         session, self._session = self._session, None
         if session is None:
             return

@@ -65,8 +65,9 @@ class DatabaseStore:
         """The lock tool calls and SQL-runner queries on ``database_id`` hold in turn."""
         return self._locks.setdefault(database_id, asyncio.Lock())
 
-    async def run_query(self, database_id: str, query: str, *, read_only: bool,
-                        deadline_s: float | None) -> list[dict[str, Any]]:
+    async def run_query(
+        self, database_id: str, query: str, *, read_only: bool, deadline_s: float | None
+    ) -> list[dict[str, Any]]:
         """Run one SQL-runner statement in a worker thread; commit it unless ``read_only``.
 
         Raises KeyError for an unknown database, :class:`QueryInterrupted` past
@@ -84,9 +85,17 @@ class DatabaseStore:
             cancelled = threading.Event()
             running = self._running.setdefault(database_id, set())
             running.add(cancelled)
-            work = asyncio.ensure_future(asyncio.to_thread(
-                execute_guarded, connection, query, read_only=read_only, timeout=deadline_s,
-                cancelled=cancelled, commit=not read_only))
+            work = asyncio.ensure_future(
+                asyncio.to_thread(
+                    execute_guarded,
+                    connection,
+                    query,
+                    read_only=read_only,
+                    timeout=deadline_s,
+                    cancelled=cancelled,
+                    commit=not read_only,
+                )
+            )
             try:
                 done, _ = await asyncio.wait([work], timeout=deadline_s)
             except asyncio.CancelledError:
@@ -113,6 +122,7 @@ class DatabaseStore:
         def release(work: asyncio.Future[Any]) -> None:
             lock.release()
             self._lingering.discard(work)
+
         return release
 
     async def settle(self) -> None:

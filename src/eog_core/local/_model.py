@@ -42,7 +42,9 @@ class ModelFault:
 
     status: int = 500
     headers: Mapping[str, str] = attrs.field(factory=dict)
-    body: Mapping[str, Any] = attrs.field(factory=lambda: {"error": {"message": "scripted failure"}})
+    body: Mapping[str, Any] = attrs.field(
+        factory=lambda: {"error": {"message": "scripted failure"}}
+    )
     delay: float = 0.0
 
 
@@ -63,22 +65,41 @@ FINAL_TEXT = "Done: the entitlement is active until 2027-06-30, a P2 case is ope
 def demo_scripts() -> dict[str, list[Turn]]:
     """Scripts on the demo task: correct (with parallel calls), wrong, endless, overflowing."""
     steps = load_demo_trajectory()
-    correct: list[Turn] = [steps[0:2], [steps[2]], [steps[3]], [steps[4]], [steps[5]],
-                           [steps[6]], steps[7:9], FINAL_TEXT]
+    correct: list[Turn] = [
+        steps[0:2],
+        [steps[2]],
+        [steps[3]],
+        [steps[4]],
+        [steps[5]],
+        [steps[6]],
+        steps[7:9],
+        FINAL_TEXT,
+    ]
     wrong_update = {**steps[3], "arguments": {**steps[3]["arguments"], "end_date": "2026-06-30"}}
     wrong: list[Turn] = [steps[0:2], [steps[2]], [wrong_update], "Done, I renewed it."]
     endless: list[Turn] = [[steps[6]]] * 200
-    return {"demo": correct, "noop": ["Nothing to do."],
-            "demo-correct": correct, "demo-wrong": wrong, "demo-endless": endless,
-            "demo-overflow": [*correct[:2], "overflow"], "demo-answer": ["Nothing to do."],
-            "demo-truncated": [steps[0:2], CutOff("Done: the entitlement is act")],
-            "judge-9": ['{"score": 9, "reasoning": "states the case"}'],
-            "judge-2": ['{"score": 2, "reasoning": "misses the case"}']}
+    return {
+        "demo": correct,
+        "noop": ["Nothing to do."],
+        "demo-correct": correct,
+        "demo-wrong": wrong,
+        "demo-endless": endless,
+        "demo-overflow": [*correct[:2], "overflow"],
+        "demo-answer": ["Nothing to do."],
+        "demo-truncated": [steps[0:2], CutOff("Done: the entitlement is act")],
+        "judge-9": ['{"score": 9, "reasoning": "states the case"}'],
+        "judge-2": ['{"score": 2, "reasoning": "misses the case"}'],
+    }
 
 
-OVERFLOW_BODY = {"error": {"message": "This model's maximum context length is 8192 tokens. However, "
-                                      "your messages resulted in 9100 tokens.",
-                           "type": "invalid_request_error", "code": "context_length_exceeded"}}
+OVERFLOW_BODY = {
+    "error": {
+        "message": "This model's maximum context length is 8192 tokens. However, "
+        "your messages resulted in 9100 tokens.",
+        "type": "invalid_request_error",
+        "code": "context_length_exceeded",
+    }
+}
 
 
 @attrs.define
@@ -134,16 +155,28 @@ class ScriptedModel:
     def _refused_key(self, request: web.Request) -> web.Response | None:
         if self.api_key is None or request.headers.get("Authorization") == f"Bearer {self.api_key}":
             return None
-        return web.json_response({"error": {
-            "message": "Incorrect API key provided.", "type": "invalid_request_error",
-            "param": None, "code": "invalid_api_key"}}, status=401)
+        return web.json_response(
+            {
+                "error": {
+                    "message": "Incorrect API key provided.",
+                    "type": "invalid_request_error",
+                    "param": None,
+                    "code": "invalid_api_key",
+                }
+            },
+            status=401,
+        )
 
     async def _models(self, request: web.Request) -> web.Response:
         if (refused := self._refused_key(request)) is not None:
             return refused
         names = sorted(self.scripts)
-        return web.json_response({"object": "list", "data": [
-            {"id": name, "object": "model", "owned_by": "eog-core"} for name in names]})
+        return web.json_response(
+            {
+                "object": "list",
+                "data": [{"id": name, "object": "model", "owned_by": "eog-core"} for name in names],
+            }
+        )
 
     async def __aexit__(self, *exc: object) -> None:
         self._stopping.set()  # answers still sleeping end now
@@ -158,12 +191,18 @@ class ScriptedModel:
         except ValueError:
             return {}, web.json_response({"error": {"message": "the body is not JSON"}}, status=400)
         if not isinstance(body, dict):
-            return {}, web.json_response({"error": {"message": "the body is not an object"}},
-                                         status=400)
+            return {}, web.json_response(
+                {"error": {"message": "the body is not an object"}}, status=400
+            )
         if self.keep_requests:
-            self.requests.append({"api": api, "time": time.monotonic(),
-                                  "authorization": request.headers.get("Authorization"),
-                                  "body": body if self.keep_bodies else None})
+            self.requests.append(
+                {
+                    "api": api,
+                    "time": time.monotonic(),
+                    "authorization": request.headers.get("Authorization"),
+                    "body": body if self.keep_bodies else None,
+                }
+            )
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
@@ -174,8 +213,9 @@ class ScriptedModel:
                 if fault.delay:
                     await self._pause(fault.delay)
                 if fault.status != 200:
-                    return body, web.json_response(dict(fault.body), status=fault.status,
-                                                   headers=dict(fault.headers))
+                    return body, web.json_response(
+                        dict(fault.body), status=fault.status, headers=dict(fault.headers)
+                    )
         finally:
             self.in_flight -= 1
         return body, None
@@ -184,31 +224,48 @@ class ScriptedModel:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._stopping.wait(), seconds)
 
-    def _turn(self, body: Mapping[str, Any],
-              done: int) -> list[dict[str, Any]] | str | CutOff | web.Response:
+    def _turn(
+        self, body: Mapping[str, Any], done: int
+    ) -> list[dict[str, Any]] | str | CutOff | web.Response:
         script = self.scripts.get(body.get("model", ""))
         if script is None and self.default_script is not None:
             script = self.scripts[self.default_script]
         if script is None:
-            return web.json_response({"error": {"message": f"model {body.get('model')!r} does not "
-                                                           "exist", "code": "model_not_found"}},
-                                     status=404)
+            return web.json_response(
+                {
+                    "error": {
+                        "message": f"model {body.get('model')!r} does not exist",
+                        "code": "model_not_found",
+                    }
+                },
+                status=404,
+            )
         turn = script[min(done, len(script) - 1)]
         if turn == "overflow":
             return web.json_response(OVERFLOW_BODY, status=400)
         if isinstance(turn, ModelFault):
-            return web.json_response(dict(turn.body), status=turn.status, headers=dict(turn.headers))
+            return web.json_response(
+                dict(turn.body), status=turn.status, headers=dict(turn.headers)
+            )
         return turn
 
     def _usage(self, body: Mapping[str, Any], responses: bool) -> dict[str, Any]:
         prompt = len(json.dumps(body)) // 4
         if responses:
-            return {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": 64},
-                    "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 7},
-                    "total_tokens": prompt + 20}
-        return {"prompt_tokens": prompt, "prompt_tokens_details": {"cached_tokens": 64},
-                "completion_tokens": 20, "completion_tokens_details": {"reasoning_tokens": 7},
-                "total_tokens": prompt + 20}
+            return {
+                "input_tokens": prompt,
+                "input_tokens_details": {"cached_tokens": 64},
+                "output_tokens": 20,
+                "output_tokens_details": {"reasoning_tokens": 7},
+                "total_tokens": prompt + 20,
+            }
+        return {
+            "prompt_tokens": prompt,
+            "prompt_tokens_details": {"cached_tokens": 64},
+            "completion_tokens": 20,
+            "completion_tokens_details": {"reasoning_tokens": 7},
+            "total_tokens": prompt + 20,
+        }
 
     async def _chat(self, request: web.Request) -> web.Response:
         body, failed = await self._common(request, "chat")
@@ -223,22 +280,38 @@ class ScriptedModel:
             return turn
         text = turn.text if isinstance(turn, CutOff) else turn if isinstance(turn, str) else None
         message: dict[str, Any] = {"role": "assistant", "content": text}
-        finish = "length" if isinstance(turn, CutOff) else "stop" if text is not None else "tool_calls"
+        finish = (
+            "length" if isinstance(turn, CutOff) else "stop" if text is not None else "tool_calls"
+        )
         if isinstance(turn, list):
             message["tool_calls"] = [
-                {"id": f"call_t{done + 1}_{i}", "type": "function",
-                 "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
-                for i, c in enumerate(turn)]
+                {
+                    "id": f"call_t{done + 1}_{i}",
+                    "type": "function",
+                    "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])},
+                }
+                for i, c in enumerate(turn)
+            ]
         choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish}
         answer: dict[str, Any] = {
-            "id": f"chatcmpl-{next(self._ids)}", "object": "chat.completion",
-            "model": body["model"], "choices": [choice], "usage": self._usage(body, responses=False)}
-        if body.get("return_token_ids"):  # vLLM's shape: prompt ids at the top, output ids per choice
+            "id": f"chatcmpl-{next(self._ids)}",
+            "object": "chat.completion",
+            "model": body["model"],
+            "choices": [choice],
+            "usage": self._usage(body, responses=False),
+        }
+        if body.get(
+            "return_token_ids"
+        ):  # vLLM's shape: prompt ids at the top, output ids per choice
             answer["prompt_token_ids"] = list(range(1, 1 + len(messages)))
             choice["token_ids"] = [7, 8, 9]
         if body.get("logprobs"):
-            choice["logprobs"] = {"content": [{"token": t, "logprob": -0.5, "bytes": None,
-                                               "top_logprobs": []} for t in ("a", "b", "c")]}
+            choice["logprobs"] = {
+                "content": [
+                    {"token": t, "logprob": -0.5, "bytes": None, "top_logprobs": []}
+                    for t in ("a", "b", "c")
+                ]
+            }
         return web.json_response(answer)
 
     async def _responses(self, request: web.Request) -> web.Response:
@@ -248,7 +321,9 @@ class ScriptedModel:
         items = body.get("input") or []
         if problem := _check_responses(items):
             return web.json_response({"error": {"message": problem}}, status=400)
-        done = len({i["call_id"].rsplit("_", 1)[0] for i in items if i.get("type") == "function_call"})
+        done = len(
+            {i["call_id"].rsplit("_", 1)[0] for i in items if i.get("type") == "function_call"}
+        )
         done += sum(1 for i in items if i.get("type") == "message")
         turn = self._turn(body, done)
         if isinstance(turn, web.Response):
@@ -258,21 +333,45 @@ class ScriptedModel:
         cut = isinstance(turn, CutOff)
         if isinstance(turn, str | CutOff):
             text = turn.text if isinstance(turn, CutOff) else turn
-            output = [{"type": "message", "id": f"msg_{serial}", "role": "assistant",
-                       "status": "incomplete" if cut else "completed",
-                       "content": [{"type": "output_text", "text": text, "annotations": []}]}]
+            output = [
+                {
+                    "type": "message",
+                    "id": f"msg_{serial}",
+                    "role": "assistant",
+                    "status": "incomplete" if cut else "completed",
+                    "content": [{"type": "output_text", "text": text, "annotations": []}],
+                }
+            ]
         else:
-            output = [{"type": "reasoning", "id": f"rs_{serial}",
-                       "summary": [{"type": "summary_text", "text": "Look it up first."}]}]
-            output += [{"type": "function_call", "id": f"fc_{serial}_{i}",
-                        "call_id": f"call_t{done + 1}_{i}", "name": c["name"],
-                        "arguments": json.dumps(c["arguments"]), "status": "completed"}
-                       for i, c in enumerate(turn)]
-        return web.json_response({
-            "id": f"resp_{serial}", "object": "response",
-            "status": "incomplete" if cut else "completed",
-            "incomplete_details": {"reason": "max_output_tokens"} if cut else None,
-            "model": body["model"], "output": output, "usage": self._usage(body, responses=True)})
+            output = [
+                {
+                    "type": "reasoning",
+                    "id": f"rs_{serial}",
+                    "summary": [{"type": "summary_text", "text": "Look it up first."}],
+                }
+            ]
+            output += [
+                {
+                    "type": "function_call",
+                    "id": f"fc_{serial}_{i}",
+                    "call_id": f"call_t{done + 1}_{i}",
+                    "name": c["name"],
+                    "arguments": json.dumps(c["arguments"]),
+                    "status": "completed",
+                }
+                for i, c in enumerate(turn)
+            ]
+        return web.json_response(
+            {
+                "id": f"resp_{serial}",
+                "object": "response",
+                "status": "incomplete" if cut else "completed",
+                "incomplete_details": {"reason": "max_output_tokens"} if cut else None,
+                "model": body["model"],
+                "output": output,
+                "usage": self._usage(body, responses=True),
+            }
+        )
 
 
 def _check_chat(messages: Sequence[Mapping[str, Any]]) -> str | None:

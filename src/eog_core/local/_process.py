@@ -70,8 +70,18 @@ class GymProcess:
             raise RuntimeError("the gym process is already running")
         if self.port == 0:
             self.port = _free_port(self.host)
-        command = [sys.executable, "-m", "eog_core", "serve-local", "--host", self.host,
-                   "--port", str(self.port), "--domain", self.domain]
+        command = [
+            sys.executable,
+            "-m",
+            "eog_core",
+            "serve-local",
+            "--host",
+            self.host,
+            "--port",
+            str(self.port),
+            "--domain",
+            self.domain,
+        ]
         if self.sse:
             command.append("--sse")
         if self.journal is not None:
@@ -81,8 +91,11 @@ class GymProcess:
             if self.log is not None:
                 stderr = files.enter_context(self.log.open("ab"))
             self._process = await asyncio.create_subprocess_exec(
-                *command, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-                stderr=stderr, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                *command,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=stderr,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
             )
         try:
             await self._wait_healthy()
@@ -93,9 +106,10 @@ class GymProcess:
     async def health(self) -> dict[str, Any] | None:
         """The gym's ``/health`` body, or None when it does not answer."""
         try:
-            async with aiohttp.ClientSession() as http, http.get(
-                f"{self.url}/health", timeout=aiohttp.ClientTimeout(total=5)
-            ) as response:
+            async with (
+                aiohttp.ClientSession() as http,
+                http.get(f"{self.url}/health", timeout=aiohttp.ClientTimeout(total=5)) as response,
+            ):
                 if response.status != 200:
                     return None
                 body: dict[str, Any] = await response.json()

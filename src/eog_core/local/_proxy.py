@@ -30,8 +30,19 @@ from ._faults import drop_connection
 __all__ = ["Fault", "FaultProxy"]
 
 _HOP_BY_HOP = frozenset(
-    {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "upgrade",
-     "proxy-connection", "te", "trailer", "accept-encoding", "content-encoding"}
+    {
+        "connection",
+        "keep-alive",
+        "transfer-encoding",
+        "content-length",
+        "host",
+        "upgrade",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "accept-encoding",
+        "content-encoding",
+    }
 )
 _FAIL_STATUSES = (500, 502, 503, 504)
 

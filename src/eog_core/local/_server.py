@@ -271,7 +271,9 @@ class LocalGym:
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(self._serve_forever())
 
-    def run_in_thread(self, *, timeout: float = 30.0) -> contextlib.AbstractContextManager[LocalGym]:
+    def run_in_thread(
+        self, *, timeout: float = 30.0
+    ) -> contextlib.AbstractContextManager[LocalGym]:
         """Serve from a daemon thread with its own event loop: ``with gym.run_in_thread():``.
 
         For frameworks that own the event loop (inspect's ``eval()``, FastAPI's
@@ -360,8 +362,9 @@ class LocalGym:
             return _detail("Missing database_id (body or x-database-id header)", status=400)
         read_only = request.headers.get(READ_ONLY_HEADER, "").strip().lower() in ("1", "true")
         try:
-            rows = await self._databases.run_query(database_id, query, read_only=read_only,
-                                                   deadline_s=self._sql_timeout)
+            rows = await self._databases.run_query(
+                database_id, query, read_only=read_only, deadline_s=self._sql_timeout
+            )
         except KeyError:
             return _detail(f"Database not found: {database_id}", status=404)
         except QueryInterrupted as exc:

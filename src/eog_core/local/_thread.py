@@ -52,12 +52,14 @@ def run_in_thread(gym: S, *, timeout: float = 30.0) -> Iterator[S]:
             loop.close()
 
 
-def _within(future: concurrent.futures.Future[None], timeout: float, gym: Servable,
-            what: str) -> None:
+def _within(
+    future: concurrent.futures.Future[None], timeout: float, gym: Servable, what: str
+) -> None:
     """Wait for ``gym.start()``/``stop()`` on the gym's loop; a typed error when it hangs."""
     try:
         future.result(timeout)
     except TimeoutError:
         future.cancel()
-        raise GymTimeoutError(f"the local gym did not {what} within {timeout:g} s",
-                              gym=gym.name, url=None) from None
+        raise GymTimeoutError(
+            f"the local gym did not {what} within {timeout:g} s", gym=gym.name, url=None
+        ) from None

@@ -138,7 +138,10 @@ def __getattr__(name: str) -> Any:
     """``Comparison``, the old name of :class:`RunComparison`: deprecated, it also named
     ``eog_core.verify.Comparison`` (the result of one value comparison)."""
     if name == "Comparison":
-        warnings.warn("eog_core.metrics.Comparison is deprecated: use RunComparison",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            "eog_core.metrics.Comparison is deprecated: use RunComparison",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return RunComparison
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -153,8 +153,10 @@ def compare_runs(
     note = None
     if len(per_task) < min_tasks:
         equivalent = False
-        note = (f"not judged: {len(per_task)} paired task(s), equivalence needs at least {min_tasks} "
-                "(a bootstrap over so few tasks understates the uncertainty)")
+        note = (
+            f"not judged: {len(per_task)} paired task(s), equivalence needs at least {min_tasks} "
+            "(a bootstrap over so few tasks understates the uncertainty)"
+        )
 
     tasks_a = {key[:3] for key in runs_a}
     tasks_b = {key[:3] for key in runs_b}
@@ -202,8 +204,11 @@ def format_comparison(comparison: RunComparison) -> str:
     """The comparison as text; rates and differences in percentage points, two decimals."""
     c = comparison
     p = "-" if c.tost_p is None else f"{c.tost_p:.4g}"
-    policy = ("each side's primary outcome: strict where present, else parity"
-              if c.policy == "primary" else c.policy)
+    policy = (
+        "each side's primary outcome: strict where present, else parity"
+        if c.policy == "primary"
+        else c.policy
+    )
     verdict = c.equivalence_note or ("equivalent" if c.equivalent else "not shown equivalent")
     lines = [
         f"PAIRED COMPARISON (B vs A; policy: {policy})",
@@ -214,13 +219,11 @@ def format_comparison(comparison: RunComparison) -> str:
         f"B - A: {percent(c.difference)} pp",
         f"Both succeed: {c.both_success}   only A: {c.only_a}   only B: {c.only_b}   "
         f"both fail: {c.both_fail}",
-        f"Agreement: runs {percent(c.agreement_rate)} %   "
-        f"tasks {percent(c.task_agreement_rate)} %",
+        f"Agreement: runs {percent(c.agreement_rate)} %   tasks {percent(c.task_agreement_rate)} %",
         f"McNemar exact p: {c.mcnemar_p:.4g}",
         f"Bootstrap ({c.n_boot} resamples of tasks, seed {c.seed}): "
         f"95% CI {_interval(c.ci95)} pp   90% CI {_interval(c.ci90)} pp",
-        f"TOST at +/-{percent(c.margin)} pp: "
-        f"{verdict} (normal-approx p = {p})",
+        f"TOST at +/-{percent(c.margin)} pp: {verdict} (normal-approx p = {p})",
         f"Runs only in A: {c.runs_only_in_a}   only in B: {c.runs_only_in_b}   "
         f"tasks only in A: {len(c.tasks_only_in_a)}   only in B: {len(c.tasks_only_in_b)}",
     ]

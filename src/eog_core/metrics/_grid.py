@@ -33,10 +33,13 @@ from collections.abc import Callable, Sequence
 __all__ = ["grid_table", "percent", "tabulate_grid"]
 
 #: ANSI escapes tabulate ignores in widths: CSI sequences (colours) and OSC 8 links.
-_ANSI = re.compile(r"""
+_ANSI = re.compile(
+    r"""
     ( \x1b\[ [\x30-\x3f]* [\x20-\x2f]* [\x40-\x7e]
     | \x1b\]8; (\w+=\w+:?)* ; ([^\x1b]+) \x1b\\ ([^\x1b]+) \x1b\]8;;\x1b\\ )
-""", re.VERBOSE)
+""",
+    re.VERBOSE,
+)
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 _THOUSANDS = re.compile(r"^(([+-]?[0-9]{1,3})(?:,([0-9]{3}))*)?(?(1)\.[0-9]*|\.[0-9]+)?$")
 _EMPTY, _BOOL, _INT, _FLOAT, _TEXT = range(5)
@@ -63,8 +66,13 @@ def _pad(text: str, size: int, width: Callable[[str], int], *, right: bool) -> s
     return gap + text if right else text + gap
 
 
-def _draw(columns: Sequence[Sequence[str]], rows: int, width: Callable[[str], int], *,
-          header_rule_when_empty: str) -> str:
+def _draw(
+    columns: Sequence[Sequence[str]],
+    rows: int,
+    width: Callable[[str], int],
+    *,
+    header_rule_when_empty: str,
+) -> str:
     """The grid of ``columns`` (each its header then ``rows`` cells, already padded)."""
     sizes = [width(column[0]) for column in columns]
 
@@ -85,10 +93,13 @@ def grid_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     columns: list[list[str]] = []
     for i, header in enumerate(headers):
         cells = [row[i] for row in rows]
-        numeric = (any(cell != "-" for cell in cells)
-                   and all(cell == "-" or _NUMBER.fullmatch(_visible(cell).strip()) for cell in cells))
+        numeric = any(cell != "-" for cell in cells) and all(
+            cell == "-" or _NUMBER.fullmatch(_visible(cell).strip()) for cell in cells
+        )
         size = max([len(header) + 2, *(_visible_width(cell) for cell in cells)])
-        columns.append([_pad(text, size, _visible_width, right=numeric) for text in [header, *cells]])
+        columns.append(
+            [_pad(text, size, _visible_width, right=numeric) for text in [header, *cells]]
+        )
     return _draw(columns, len(rows), _visible_width, header_rule_when_empty="-")
 
 
@@ -110,7 +121,11 @@ def _is_number(cell: Cell) -> bool:
     if not _reads_as(float, str(cell)):
         return False
     value = float(cell)
-    return not (math.isinf(value) or math.isnan(value)) or str(cell).lower() in ("inf", "-inf", "nan")
+    return not (math.isinf(value) or math.isnan(value)) or str(cell).lower() in (
+        "inf",
+        "-inf",
+        "nan",
+    )
 
 
 def _kind(cell: Cell) -> int:
@@ -157,7 +172,9 @@ def _after_point(text: str) -> int:
 
 def tabulate_grid(headers: Sequence[str], rows: Sequence[Sequence[Cell]]) -> str:
     """The grid tabulate prints for ``rows`` under ``headers`` (no trailing newline)."""
-    invisible = any(_ANSI.search(str(cell)) for cell in (*headers, *(c for row in rows for c in row)))
+    invisible = any(
+        _ANSI.search(str(cell)) for cell in (*headers, *(c for row in rows for c in row))
+    )
     width: Callable[[str], int] = _visible_width if invisible else len
     cells_by_column = list(zip(*rows, strict=True)) if rows else [() for _ in headers]
     columns: list[list[str]] = []

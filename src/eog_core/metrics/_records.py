@@ -23,7 +23,6 @@ PolicyName = Literal["strict", "parity"]
 TaskKey = tuple[str, str, str]
 
 
-
 @attrs.frozen(kw_only=True)
 class PolicyOutcome:
     """How one run fared under one policy.

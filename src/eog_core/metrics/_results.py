@@ -131,8 +131,11 @@ def as_run_records(
         else:
             files.append(item)
     skipped = [(f.path, f.error) for f in files if f.error is not None]
-    skipped += [(f.path, "file name does not say mode, domain and task id")
-                for f in files if f.error is None and f.task_id is None]
+    skipped += [
+        (f.path, "file name does not say mode, domain and task id")
+        for f in files
+        if f.error is None and f.task_id is None
+    ]
     return runs + runs_from_verdicts(verdicts) + runs_from_upstream(files), skipped
 
 
@@ -192,8 +195,9 @@ def _policy_stats(
     )
 
 
-def _group(kind: GroupKind, name: str, records: Sequence[RunRecord],
-           ks: Sequence[int]) -> GroupStats:
+def _group(
+    kind: GroupKind, name: str, records: Sequence[RunRecord], ks: Sequence[int]
+) -> GroupStats:
     return GroupStats(
         kind=kind,
         name=name,
@@ -257,28 +261,46 @@ def _policy_table(summary: CorrectedSummary, policy: PolicyName) -> str | None:
     groups = [summary.overall, *summary.by_domain, *summary.by_mode]
     if summary.overall.policy(policy) is None:
         return None
-    headers = ["Group", "Tasks", "Runs", "Errored", "Run-wtd (%)", "Task-wtd (%)",
-               "Macro (%)", "Verifier (%)", *(f"pass@{k} (%)" for k in summary.ks)]
+    headers = [
+        "Group",
+        "Tasks",
+        "Runs",
+        "Errored",
+        "Run-wtd (%)",
+        "Task-wtd (%)",
+        "Macro (%)",
+        "Verifier (%)",
+        *(f"pass@{k} (%)" for k in summary.ks),
+    ]
     rows = []
     for group in groups:
         stats = group.policy(policy)
         if stats is None:
             continue
         label = "all" if group.kind == "overall" else f"{group.kind}={group.name}"
-        rows.append([
-            label, str(stats.tasks_scored), str(stats.runs_scored), str(stats.runs_errored),
-            percent(stats.run_success_rate), percent(stats.task_success_rate),
-            percent(stats.macro_success_rate), percent(stats.verifier_pass_rate),
-            *(percent(p.value) for p in stats.pass_at),
-        ])
+        rows.append(
+            [
+                label,
+                str(stats.tasks_scored),
+                str(stats.runs_scored),
+                str(stats.runs_errored),
+                percent(stats.run_success_rate),
+                percent(stats.task_success_rate),
+                percent(stats.macro_success_rate),
+                percent(stats.verifier_pass_rate),
+                *(percent(p.value) for p in stats.pass_at),
+            ]
+        )
     return grid_table(headers, rows)
 
 
 def format_corrected(summary: CorrectedSummary) -> str:
     """The corrected summary as text tables, percentages with two decimals."""
     overall = summary.overall
-    lines = ["CORRECTED RESULTS (errored runs excluded from every rate)",
-             f"Tasks with results: {overall.tasks}   Runs: {overall.runs}"]
+    lines = [
+        "CORRECTED RESULTS (errored runs excluded from every rate)",
+        f"Tasks with results: {overall.tasks}   Runs: {overall.runs}",
+    ]
     legend = [
         "Tasks/Runs: tasks and runs with a scored result; Errored: runs left out.",
         "Success rates: Run-wtd = successes / scored runs; Task-wtd = mean over tasks of",
@@ -286,9 +308,11 @@ def format_corrected(summary: CorrectedSummary) -> str:
         "Task-wtd rates. Verifier = mean verifier pass rate over scored runs.",
     ]
     if summary.expected_tasks is not None:
-        lines.append(f"Expected tasks: {summary.expected_tasks}   "
-                     f"Missing (mode, task): {len(summary.missing_tasks)}   "
-                     f"Unexpected tasks: {len(summary.unexpected_tasks)}")
+        lines.append(
+            f"Expected tasks: {summary.expected_tasks}   "
+            f"Missing (mode, task): {len(summary.missing_tasks)}   "
+            f"Unexpected tasks: {len(summary.unexpected_tasks)}"
+        )
     for policy in ("strict", "parity"):
         table = _policy_table(summary, policy)
         if table is None:
@@ -302,12 +326,18 @@ def format_corrected(summary: CorrectedSummary) -> str:
         if stats.tasks_all_errored:
             lines.append(f"Tasks with every run errored ({policy}): {stats.tasks_all_errored}")
         if stats.repeat_mean is not None:
-            spread = f" ± {percent(stats.repeat_sd)} (sample sd)" if stats.repeat_sd is not None else ""
+            spread = (
+                f" ± {percent(stats.repeat_sd)} (sample sd)" if stats.repeat_sd is not None else ""
+            )
             each = ", ".join(f"#{r}: {percent(rate)}" for r, rate in stats.repeat_success_rates)
-            lines.append(f"Mean success over {len(stats.repeat_success_rates)} repeat(s) ({policy}): "
-                         f"{percent(stats.repeat_mean)}{spread}   [{each}]")
-        lines.append("pass@k over tasks with at least k scored runs: "
-                     + ", ".join(f"pass@{p.k} {p.tasks} task(s)" for p in stats.pass_at))
+            lines.append(
+                f"Mean success over {len(stats.repeat_success_rates)} repeat(s) ({policy}): "
+                f"{percent(stats.repeat_mean)}{spread}   [{each}]"
+            )
+        lines.append(
+            "pass@k over tasks with at least k scored runs: "
+            + ", ".join(f"pass@{p.k} {p.tasks} task(s)" for p in stats.pass_at)
+        )
     lines += ["", *legend]
     if summary.missing_tasks:
         lines += ["", "Missing tasks (no result):"]

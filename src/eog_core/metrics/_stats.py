@@ -128,7 +128,9 @@ def normal_sf(x: float) -> float:
     return 0.5 * math.erfc(x / math.sqrt(2.0))
 
 
-def tost_normal_p_values(difference: float, standard_error: float, margin: float) -> tuple[float, float]:
+def tost_normal_p_values(
+    difference: float, standard_error: float, margin: float
+) -> tuple[float, float]:
     """The two one-sided p-values of TOST, by a normal approximation.
 
     Lower test, H0: ``difference <= -margin``; upper test, H0: ``difference >=

@@ -83,10 +83,18 @@ def _outcome(key: TaskKey, runs: Sequence[RunRecord], policy: PolicyName) -> Tas
     scored = [o for o in outcomes if o is not None]
     n, c = len(scored), sum(scored)
     return TaskOutcome(
-        mode=key[0], domain=key[1], task_id=key[2], repeats=tuple(repeats),
-        outcomes=tuple(outcomes), failure_kinds=tuple(kinds), successes=c, scored=n,
-        errored=len(outcomes) - n, success_rate=c / n if n else None,
-        flip_rate=2 * c * (n - c) / (n * (n - 1)) if n >= 2 else None)
+        mode=key[0],
+        domain=key[1],
+        task_id=key[2],
+        repeats=tuple(repeats),
+        outcomes=tuple(outcomes),
+        failure_kinds=tuple(kinds),
+        successes=c,
+        scored=n,
+        errored=len(outcomes) - n,
+        success_rate=c / n if n else None,
+        flip_rate=2 * c * (n - c) / (n * (n - 1)) if n >= 2 else None,
+    )
 
 
 def task_outcomes(items: Iterable[MetricsInput], policy: PolicyName) -> tuple[TaskOutcome, ...]:
@@ -110,8 +118,11 @@ def pass_hat_at(outcomes: Sequence[TaskOutcome], ks: Iterable[int]) -> tuple[Pas
     found = []
     for k in ks:
         values = [pass_hat_k(o.scored, o.successes, k) for o in outcomes if o.scored >= k]
-        found.append(PassAtK(k=k, value=math.fsum(values) / len(values) if values else None,
-                             tasks=len(values)))
+        found.append(
+            PassAtK(
+                k=k, value=math.fsum(values) / len(values) if values else None, tasks=len(values)
+            )
+        )
     return tuple(found)
 
 
@@ -133,10 +144,13 @@ def rate_intervals(stats: PolicyStats, confidence: float = 0.95) -> RateInterval
     def interval(rate: float | None) -> tuple[float, float] | None:
         return None if rate is None or n < 1 else wilson_interval(rate, n, confidence)
 
-    return RateIntervals(confidence=confidence, tasks=n,
-                         run_success=interval(stats.run_success_rate),
-                         task_success=interval(stats.task_success_rate),
-                         verifier_pass=interval(stats.verifier_pass_rate))
+    return RateIntervals(
+        confidence=confidence,
+        tasks=n,
+        run_success=interval(stats.run_success_rate),
+        task_success=interval(stats.task_success_rate),
+        verifier_pass=interval(stats.verifier_pass_rate),
+    )
 
 
 @attrs.frozen(kw_only=True)
@@ -167,10 +181,12 @@ def task_bands(outcomes: Iterable[TaskOutcome]) -> tuple[TaskBand, ...]:
         else:
             mixed.append(outcome)
     mixed.sort(key=lambda o: (abs((o.success_rate or 0.0) - 0.5), o.task_key))
-    return (TaskBand(name="never", low=0.0, high=0.0, tasks=tuple(never)),
-            TaskBand(name="mixed", low=0.0, high=1.0, tasks=tuple(mixed)),
-            TaskBand(name="always", low=1.0, high=1.0, tasks=tuple(always)),
-            TaskBand(name="unscored", low=None, high=None, tasks=tuple(unscored)))
+    return (
+        TaskBand(name="never", low=0.0, high=0.0, tasks=tuple(never)),
+        TaskBand(name="mixed", low=0.0, high=1.0, tasks=tuple(mixed)),
+        TaskBand(name="always", low=1.0, high=1.0, tasks=tuple(always)),
+        TaskBand(name="unscored", low=None, high=None, tasks=tuple(unscored)),
+    )
 
 
 @attrs.frozen(kw_only=True)
@@ -202,10 +218,21 @@ class TaskWins:
 def task_wins(a: Iterable[TaskOutcome], b: Iterable[TaskOutcome]) -> TaskWins:
     """Pair the tasks scored on both sides by (mode, domain, task id)."""
     rates_a = {o.task_key: o.success_rate for o in a if o.success_rate is not None}
-    found = [TaskDifference(mode=o.mode, domain=o.domain, task_id=o.task_id,
-                            rate_a=rates_a[o.task_key], rate_b=o.success_rate)
-             for o in b if o.success_rate is not None and o.task_key in rates_a]
+    found = [
+        TaskDifference(
+            mode=o.mode,
+            domain=o.domain,
+            task_id=o.task_id,
+            rate_a=rates_a[o.task_key],
+            rate_b=o.success_rate,
+        )
+        for o in b
+        if o.success_rate is not None and o.task_key in rates_a
+    ]
     found.sort(key=lambda d: (-d.difference, d.mode, d.domain, d.task_id))
-    return TaskWins(wins=sum(d.difference > 0 for d in found),
-                    losses=sum(d.difference < 0 for d in found),
-                    ties=sum(d.difference == 0 for d in found), tasks=tuple(found))
+    return TaskWins(
+        wins=sum(d.difference > 0 for d in found),
+        losses=sum(d.difference < 0 for d in found),
+        ties=sum(d.difference == 0 for d in found),
+        tasks=tuple(found),
+    )

@@ -125,9 +125,13 @@ def _parse_run(raw: Any) -> UpstreamRun | None:
     summary = summary if isinstance(summary, Mapping) else {}
     run_number = raw.get("run_number")
     return UpstreamRun(
-        run_number=run_number if isinstance(run_number, int) and not isinstance(run_number, bool) else None,
+        run_number=run_number
+        if isinstance(run_number, int) and not isinstance(run_number, bool)
+        else None,
         success=raw.get("overall_success") is True,
-        error=(error if isinstance(error, str) else json.dumps(error, default=str)) if error else None,
+        error=(error if isinstance(error, str) else json.dumps(error, default=str))
+        if error
+        else None,
         verifiers_total=_count(summary, "total"),
         verifiers_passed=_count(summary, "passed"),
         pass_rate=_finite(summary.get("pass_rate")),
@@ -138,8 +142,10 @@ def _any_run_error(runs: Any) -> bool:
     """``any(run.get("error") for run in runs)`` as upstream evaluates it, or ValueError where it fails."""
     if isinstance(runs, Mapping | str):
         if runs:
-            raise ValueError(f"runs is {'an object' if isinstance(runs, Mapping) else 'a string'}: "
-                             "upstream iterates it and fails")
+            raise ValueError(
+                f"runs is {'an object' if isinstance(runs, Mapping) else 'a string'}: "
+                "upstream iterates it and fails"
+            )
         return False
     if not isinstance(runs, list):
         raise ValueError(f"runs is {json.dumps(runs)[:40]}: upstream cannot iterate it")
@@ -159,7 +165,9 @@ def _rate(statistics: Any, key: str) -> Any:
     value = statistics[key]
     if isinstance(value, int | float):  # booleans too: sum() adds them
         return value
-    raise ValueError(f"statistics.{key} is not a number ({json.dumps(value)[:40]}): upstream fails summing it")
+    raise ValueError(
+        f"statistics.{key} is not a number ({json.dumps(value)[:40]}): upstream fails summing it"
+    )
 
 
 def _parse_content(data: Any) -> dict[str, Any]:
@@ -194,8 +202,12 @@ def _read_one(root: Path, path: Path) -> UpstreamResultFile:
         if match := _RUN_FOLDER.fullmatch(folder):
             run_index = int(match.group(1))
             break
-    base = {"path": str(path), "group": parts[0] if len(parts) > 1 else None,
-            "run_index": run_index, **_identity(path.name)}
+    base = {
+        "path": str(path),
+        "group": parts[0] if len(parts) > 1 else None,
+        "run_index": run_index,
+        **_identity(path.name),
+    }
     try:  # read as upstream reads it: text in the locale's encoding, then json.loads
         with path.open(encoding=locale.getpreferredencoding(False)) as handle:
             text = handle.read()
@@ -203,7 +215,9 @@ def _read_one(root: Path, path: Path) -> UpstreamResultFile:
     except OSError as exc:
         return UpstreamResultFile(**base, error=f"cannot read file: {exc.strerror or exc}")
     except UnicodeDecodeError as exc:
-        return UpstreamResultFile(**base, error=f"cannot decode file: {exc.reason} at byte {exc.start}")
+        return UpstreamResultFile(
+            **base, error=f"cannot decode file: {exc.reason} at byte {exc.start}"
+        )
     except json.JSONDecodeError as exc:
         return UpstreamResultFile(
             **base, error=f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
@@ -231,13 +245,20 @@ def read_upstream_results(path: str | os.PathLike[str]) -> list[UpstreamResultFi
     """
     root = Path(path)
     if not root.is_dir():
-        raise MetricsError("not a results folder (expected run_<i>/results_*.json under it)", source=str(root))
+        raise MetricsError(
+            "not a results folder (expected run_<i>/results_*.json under it)", source=str(root)
+        )
     found: list[UpstreamResultFile] = []
     for group in upstream_groups(root):
         for folder, _, names in os.walk(root / group):
-            found += [_read_one(root, Path(folder) / name) for name in names if name.endswith(".json")]
-    found += [_read_one(root, root / name) for name in sorted(os.listdir(root))
-              if name.endswith(".json") and not (root / name).is_dir()]
+            found += [
+                _read_one(root, Path(folder) / name) for name in names if name.endswith(".json")
+            ]
+    found += [
+        _read_one(root, root / name)
+        for name in sorted(os.listdir(root))
+        if name.endswith(".json") and not (root / name).is_dir()
+    ]
     return found
 
 
@@ -275,10 +296,19 @@ def _mean(files: list[UpstreamResultFile], which: int) -> float:
     try:
         return sum(f.rates[which] for f in files) / len(files)  # type: ignore[no-any-return]
     except OverflowError:
-        culprit = next((f for f in files if _finite(f.rates[which]) is None
-                        and isinstance(f.rates[which], int)), files[0])
-        raise MetricsError(f"statistics.{_RATES[which]} is too large to average (upstream's "
-                           "compute_score.py fails with OverflowError)", source=culprit.path) from None
+        culprit = next(
+            (
+                f
+                for f in files
+                if _finite(f.rates[which]) is None and isinstance(f.rates[which], int)
+            ),
+            files[0],
+        )
+        raise MetricsError(
+            f"statistics.{_RATES[which]} is too large to average (upstream's "
+            "compute_score.py fails with OverflowError)",
+            source=culprit.path,
+        ) from None
 
 
 def _group(name: str, files: list[UpstreamResultFile]) -> UpstreamGroup:
@@ -291,8 +321,9 @@ def _group(name: str, files: list[UpstreamResultFile]) -> UpstreamGroup:
     )
 
 
-def upstream_summary(files: Iterable[UpstreamResultFile],
-                     groups: Iterable[str] = ()) -> UpstreamSummary:
+def upstream_summary(
+    files: Iterable[UpstreamResultFile], groups: Iterable[str] = ()
+) -> UpstreamSummary:
     """Upstream's table from already read files: per group, plain means over files.
 
     ``groups`` adds rows for folders holding no result file (upstream prints
@@ -331,14 +362,27 @@ def upstream_table(summary: UpstreamSummary, *, color: bool = False) -> str:
     """
     if not summary.groups:
         return ""
-    headers = ["Mode", "Total Files", "Files w/ Errors", "Avg Success Rate (%)", "Avg Verifier Pass (%)"]
+    headers = [
+        "Mode",
+        "Total Files",
+        "Files w/ Errors",
+        "Avg Success Rate (%)",
+        "Avg Verifier Pass (%)",
+    ]
     rows: list[list[str | int]] = []
     for group in summary.groups:
         errors = str(group.files_with_errors)
         if group.files_with_errors > 0:
             errors = f"{_RED}{errors}{_RESET}"
-        rows.append([group.name, group.total_files, errors if group.files_with_errors > 0 else "0",
-                     f"{group.avg_success_rate * 100.0:.2f}", f"{group.avg_verifier_pass_rate * 100.0:.2f}"])
+        rows.append(
+            [
+                group.name,
+                group.total_files,
+                errors if group.files_with_errors > 0 else "0",
+                f"{group.avg_success_rate * 100.0:.2f}",
+                f"{group.avg_verifier_pass_rate * 100.0:.2f}",
+            ]
+        )
     table = tabulate_grid(headers, rows)
     if not color:
         table = table.replace(_RED, "").replace(_RESET, "")
@@ -395,6 +439,15 @@ def runs_from_upstream(files: Iterable[UpstreamResultFile]) -> list[RunRecord]:
                 completed=run.error is None,
                 failure_kind="run_error" if run.error is not None else None,
             )
-            records.append(RunRecord(task_id=task_id, domain=domain, mode=mode,
-                                     repeat=repeat, parity=outcome, source=path, source_index=position))
+            records.append(
+                RunRecord(
+                    task_id=task_id,
+                    domain=domain,
+                    mode=mode,
+                    repeat=repeat,
+                    parity=outcome,
+                    source=path,
+                    source_index=position,
+                )
+            )
     return records

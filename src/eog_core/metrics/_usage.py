@@ -17,7 +17,15 @@ import attrs
 
 from eog_core.errors import UsageError
 
-__all__ = ["Histogram", "Price", "RolloutUsage", "UsageStats", "histogram", "rollout_cost", "usage_stats"]
+__all__ = [
+    "Histogram",
+    "Price",
+    "RolloutUsage",
+    "UsageStats",
+    "histogram",
+    "rollout_cost",
+    "usage_stats",
+]
 
 
 def _count(data: Mapping[str, Any] | None, key: str) -> float:
@@ -46,11 +54,17 @@ class Price:
         try:
             values = [float(part) for part in parts]
         except ValueError:
-            raise UsageError(f"a price holds numbers: MODEL=IN,OUT[,CACHED], got {text!r}") from None
+            raise UsageError(
+                f"a price holds numbers: MODEL=IN,OUT[,CACHED], got {text!r}"
+            ) from None
         if any(not math.isfinite(v) or v < 0 for v in values):
             raise UsageError(f"prices are non-negative numbers, got {text!r}")
-        return cls(model=model, input_per_million=values[0], output_per_million=values[1],
-                   cached_per_million=values[2] if len(values) == 3 else None)
+        return cls(
+            model=model,
+            input_per_million=values[0],
+            output_per_million=values[1],
+            cached_per_million=values[2] if len(values) == 3 else None,
+        )
 
 
 @attrs.frozen(kw_only=True)
@@ -73,24 +87,31 @@ class RolloutUsage:
         usage = record.get("usage")
         usage = usage if isinstance(usage, Mapping) else None
         model = record.get("model")
-        return cls(model=model if isinstance(model, str) else None,
-                   turns=int(_count(record, "num_turns")),
-                   tool_calls=int(_count(record, "num_tool_calls")),
-                   input_tokens=int(_count(usage, "input_tokens")),
-                   output_tokens=int(_count(usage, "output_tokens")),
-                   cached_tokens=int(_count(usage, "cached_tokens")),
-                   reasoning_tokens=int(_count(usage, "reasoning_tokens")),
-                   model_latency_ms=_count(record, "model_latency_ms"),
-                   tool_latency_ms=_count(record, "tool_latency_ms"),
-                   duration_ms=_count(record, "duration_ms"))
+        return cls(
+            model=model if isinstance(model, str) else None,
+            turns=int(_count(record, "num_turns")),
+            tool_calls=int(_count(record, "num_tool_calls")),
+            input_tokens=int(_count(usage, "input_tokens")),
+            output_tokens=int(_count(usage, "output_tokens")),
+            cached_tokens=int(_count(usage, "cached_tokens")),
+            reasoning_tokens=int(_count(usage, "reasoning_tokens")),
+            model_latency_ms=_count(record, "model_latency_ms"),
+            tool_latency_ms=_count(record, "tool_latency_ms"),
+            duration_ms=_count(record, "duration_ms"),
+        )
 
 
 def rollout_cost(usage: RolloutUsage, price: Price) -> float:
     """The cost of one rollout: uncached input, cached input and output at their prices."""
     cached = min(usage.cached_tokens, usage.input_tokens)
-    cached_price = price.input_per_million if price.cached_per_million is None else price.cached_per_million
-    return ((usage.input_tokens - cached) * price.input_per_million + cached * cached_price
-            + usage.output_tokens * price.output_per_million) / 1_000_000
+    cached_price = (
+        price.input_per_million if price.cached_per_million is None else price.cached_per_million
+    )
+    return (
+        (usage.input_tokens - cached) * price.input_per_million
+        + cached * cached_price
+        + usage.output_tokens * price.output_per_million
+    ) / 1_000_000
 
 
 @attrs.frozen(kw_only=True)
@@ -115,11 +136,16 @@ def _mean(values: Sequence[float]) -> float | None:
     return math.fsum(values) / len(values) if values else None
 
 
-def usage_stats(usages: Sequence[RolloutUsage], prices: Mapping[str, Price] | None = None) -> UsageStats:
+def usage_stats(
+    usages: Sequence[RolloutUsage], prices: Mapping[str, Price] | None = None
+) -> UsageStats:
     """Sum and average ``usages``; the cost needs a price for the model of every rollout."""
     prices = prices or {}
-    costs = [rollout_cost(u, prices[u.model]) for u in usages
-             if u.model is not None and u.model in prices]
+    costs = [
+        rollout_cost(u, prices[u.model])
+        for u in usages
+        if u.model is not None and u.model in prices
+    ]
     priced = bool(usages) and len(costs) == len(usages)
     return UsageStats(
         rollouts=len(usages),
@@ -132,7 +158,8 @@ def usage_stats(usages: Sequence[RolloutUsage], prices: Mapping[str, Price] | No
         mean_tokens=_mean([u.input_tokens + u.output_tokens for u in usages]),
         mean_duration_ms=_mean([u.duration_ms for u in usages]),
         cost=math.fsum(costs) if priced else None,
-        mean_cost=_mean(costs) if priced else None)
+        mean_cost=_mean(costs) if priced else None,
+    )
 
 
 @attrs.frozen(kw_only=True)

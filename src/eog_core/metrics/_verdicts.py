@@ -24,7 +24,13 @@ import attrs
 
 from eog_core.metrics._records import MetricsError, PolicyName, PolicyOutcome, RunRecord
 
-__all__ = ["VerdictRecord", "expected_task_ids", "parse_verdict", "read_verdicts", "runs_from_verdicts"]
+__all__ = [
+    "VerdictRecord",
+    "expected_task_ids",
+    "parse_verdict",
+    "read_verdicts",
+    "runs_from_verdicts",
+]
 
 _POLICIES = ("strict", "parity")
 
@@ -54,8 +60,12 @@ class VerdictRecord:
     @property
     def outcome(self) -> PolicyOutcome:
         """This line's own policy outcome."""
-        return PolicyOutcome(success=self.success, pass_rate=self.pass_rate,
-                             completed=self.evaluation_completed, failure_kind=self.failure_kind)
+        return PolicyOutcome(
+            success=self.success,
+            pass_rate=self.pass_rate,
+            completed=self.evaluation_completed,
+            failure_kind=self.failure_kind,
+        )
 
 
 class _Fields:
@@ -99,8 +109,11 @@ class _Fields:
         value = self._get(key, default is None)
         if value is None and default is not None:
             return default
-        if (isinstance(value, bool) or not isinstance(value, int | float)
-                or not math.isfinite(value)):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
             raise self._bad(key, "a number", value)
         return float(value)
 
@@ -134,7 +147,8 @@ def _verdict_from_object(data: Any, *, source: str, line: int) -> VerdictRecord:
             success=inner.flag("success"),
             pass_rate=inner.number("pass_rate"),
             completed=inner.flag("evaluation_completed", completed),
-            failure_kind=inner.optional_text("failure_kind") if "failure_kind" in nested
+            failure_kind=inner.optional_text("failure_kind")
+            if "failure_kind" in nested
             else failure_kind,
         )
     return VerdictRecord(
@@ -171,8 +185,9 @@ def _jsonl_objects(path: Path) -> Iterable[tuple[int, Any]]:
         try:
             yield number, json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise MetricsError(f"invalid JSON at column {exc.colno}: {exc.msg}",
-                               source=str(path), line=number) from exc
+            raise MetricsError(
+                f"invalid JSON at column {exc.colno}: {exc.msg}", source=str(path), line=number
+            ) from exc
 
 
 def read_verdicts(path: str | os.PathLike[str]) -> list[VerdictRecord]:
@@ -224,12 +239,20 @@ def runs_from_verdicts(verdicts: Iterable[VerdictRecord]) -> list[RunRecord]:
                 raise MetricsError(
                     f"{policy} verdict for task {verdict.task_id!r} repeat {verdict.repeat} "
                     f"given twice (again at {_where(verdict)})",
-                    source=verdict.source, line=verdict.line,
+                    source=verdict.source,
+                    line=verdict.line,
                 )
             slot[policy] = outcome
     return [
-        RunRecord(task_id=task_id, domain=domain, mode=mode, repeat=repeat,
-                  strict=slot.get("strict"), parity=slot.get("parity"), source=slot["source"])
+        RunRecord(
+            task_id=task_id,
+            domain=domain,
+            mode=mode,
+            repeat=repeat,
+            strict=slot.get("strict"),
+            parity=slot.get("parity"),
+            source=slot["source"],
+        )
         for (mode, domain, task_id, repeat), slot in sorted(merged.items())
     ]
 
@@ -254,13 +277,17 @@ def expected_task_ids(path: str | os.PathLike[str]) -> frozenset[str]:
     if source.is_dir():
         return frozenset(file.stem for file in source.rglob("*.json") if file.is_file())
     if source.suffix != ".jsonl":
-        raise MetricsError("expected a .jsonl of task rows or a directory of .json tasks",
-                           source=str(source))
+        raise MetricsError(
+            "expected a .jsonl of task rows or a directory of .json tasks", source=str(source)
+        )
     ids = set()
     for number, row in _jsonl_objects(source):
         task_id = _row_task_id(row)
         if task_id is None:
-            raise MetricsError("row has no task_id (nor verifier_metadata.task_id)",
-                               source=str(source), line=number)
+            raise MetricsError(
+                "row has no task_id (nor verifier_metadata.task_id)",
+                source=str(source),
+                line=number,
+            )
         ids.add(task_id)
     return frozenset(ids)

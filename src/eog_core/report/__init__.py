@@ -58,18 +58,33 @@ __all__ = [
 ]
 
 
-def write_report(paths: Sequence[str | Path], output: str | Path, *, title: str = "EOG evaluation report",
-                 prices: Sequence[Price] = (), tasks: Mapping[str, Any] | None = None) -> ReportContent:
+def write_report(
+    paths: Sequence[str | Path],
+    output: str | Path,
+    *,
+    title: str = "EOG evaluation report",
+    prices: Sequence[Price] = (),
+    tasks: Mapping[str, Any] | None = None,
+) -> ReportContent:
     """Read the runs at ``paths`` and write the page to ``output`` (as ``eog-core report``)."""
     with paused_gc():
-        content = build_content([load_run(path) for path in paths], title=title, prices=prices, tasks=tasks)
+        content = build_content(
+            [load_run(path) for path in paths], title=title, prices=prices, tasks=tasks
+        )
         write_html(content, output)
         return content
 
 
-def build_report(paths: Sequence[str | Path], *, title: str = "EOG evaluation report",
-                 prices: Sequence[Price] = (), tasks: Mapping[str, Any] | None = None) -> tuple[str, ReportContent]:
+def build_report(
+    paths: Sequence[str | Path],
+    *,
+    title: str = "EOG evaluation report",
+    prices: Sequence[Price] = (),
+    tasks: Mapping[str, Any] | None = None,
+) -> tuple[str, ReportContent]:
     """Read the runs at ``paths`` and return the HTML page and the content it shows."""
     with paused_gc():
-        content = build_content([load_run(path) for path in paths], title=title, prices=prices, tasks=tasks)
+        content = build_content(
+            [load_run(path) for path in paths], title=title, prices=prices, tasks=tasks
+        )
         return render_html(content), content

@@ -45,8 +45,15 @@ from eog_core.report._load import RunSource
 from eog_core.report._transcript import rollout_detail, rollout_row
 from eog_core.report._upstream import UpstreamFiles
 
-__all__ = ["BANDS_FORMAT", "ComparisonView", "PolicyView", "ReportContent", "RunView", "bands_document",
-           "build_content"]
+__all__ = [
+    "BANDS_FORMAT",
+    "ComparisonView",
+    "PolicyView",
+    "ReportContent",
+    "RunView",
+    "bands_document",
+    "build_content",
+]
 
 POLICIES: tuple[PolicyName, ...] = ("strict", "parity")
 TaskKey = tuple[str, str, str]
@@ -100,7 +107,9 @@ class ReportContent:
     prices: tuple[Price, ...]
 
 
-def _policy_view(runs: Sequence[RunRecord], summary: CorrectedSummary, policy: PolicyName) -> PolicyView | None:
+def _policy_view(
+    runs: Sequence[RunRecord], summary: CorrectedSummary, policy: PolicyName
+) -> PolicyView | None:
     overall = summary.overall.policy(policy)
     if overall is None:
         return None
@@ -110,8 +119,14 @@ def _policy_view(runs: Sequence[RunRecord], summary: CorrectedSummary, policy: P
         if stats is not None:
             intervals[group.name] = rate_intervals(stats)
     outcomes = task_outcomes(runs, policy)
-    return PolicyView(policy=policy, intervals=intervals, pass_hat=pass_hat_at(outcomes, summary.ks),
-                      flip_rate=mean_flip_rate(outcomes), outcomes=outcomes, bands=task_bands(outcomes))
+    return PolicyView(
+        policy=policy,
+        intervals=intervals,
+        pass_hat=pass_hat_at(outcomes, summary.ks),
+        flip_rate=mean_flip_rate(outcomes),
+        outcomes=outcomes,
+        bands=task_bands(outcomes),
+    )
 
 
 def _record_key(record: Mapping[str, Any]) -> TaskKey:
@@ -131,10 +146,16 @@ def _run_view(index: int, source: RunSource, prices: Mapping[str, Price]) -> Run
     by_task: dict[TaskKey, list[RolloutUsage]] = defaultdict(list)
     for record, usage in zip(source.records, usages, strict=True):
         by_task[_record_key(record)].append(usage)
-    return RunView(index=index, source=source, summary=summary, policies=policies,
-                   usage=usage_stats(usages, prices),
-                   task_usage={key: usage_stats(u, prices) for key, u in by_task.items()},
-                   priced=bool(usages) and all(u.model in prices for u in usages), usages=tuple(usages))
+    return RunView(
+        index=index,
+        source=source,
+        summary=summary,
+        policies=policies,
+        usage=usage_stats(usages, prices),
+        task_usage={key: usage_stats(u, prices) for key, u in by_task.items()},
+        priced=bool(usages) and all(u.model in prices for u in usages),
+        usages=tuple(usages),
+    )
 
 
 def _task_rows(run: RunView) -> list[dict[str, Any]]:
@@ -143,28 +164,51 @@ def _task_rows(run: RunView) -> list[dict[str, Any]]:
     rows = []
     for key in keys:
         usage = run.task_usage.get(key)
-        row: dict[str, Any] = {"run": run.index, "mode": key[0], "domain": key[1], "task_id": key[2]}
+        row: dict[str, Any] = {
+            "run": run.index,
+            "mode": key[0],
+            "domain": key[1],
+            "task_id": key[2],
+        }
         for policy, by_key in outcomes.items():
             outcome = by_key.get(key)
             if outcome is not None:
-                row[policy] = {"outcomes": list(outcome.outcomes), "rate": outcome.success_rate,
-                               "flip": outcome.flip_rate, "scored": outcome.scored,
-                               "errored": outcome.errored}
+                row[policy] = {
+                    "outcomes": list(outcome.outcomes),
+                    "rate": outcome.success_rate,
+                    "flip": outcome.flip_rate,
+                    "scored": outcome.scored,
+                    "errored": outcome.errored,
+                }
         if usage is not None:
-            row |= {"turns": usage.mean_turns, "calls": usage.mean_tool_calls,
-                    "tokens": usage.mean_tokens, "cost": usage.cost}
+            row |= {
+                "turns": usage.mean_turns,
+                "calls": usage.mean_tool_calls,
+                "tokens": usage.mean_tokens,
+                "cost": usage.cost,
+            }
         rows.append(row)
     return rows
 
 
-def _rollouts(run: RunView, prices: Mapping[str, Price], tasks: Mapping[str, Any],
-              rows: list[dict[str, Any]], details: list[dict[str, Any] | None]) -> None:
+def _rollouts(
+    run: RunView,
+    prices: Mapping[str, Price],
+    tasks: Mapping[str, Any],
+    rows: list[dict[str, Any]],
+    details: list[dict[str, Any] | None],
+) -> None:
     if run.source.records:
-        order = sorted(range(len(run.source.records)), key=lambda i: _rollout_order(run.source.records[i]))
+        order = sorted(
+            range(len(run.source.records)), key=lambda i: _rollout_order(run.source.records[i])
+        )
         for index in order:
             record, usage = run.source.records[index], run.usages[index]
-            cost = (rollout_cost(usage, prices[usage.model])
-                    if usage.model is not None and usage.model in prices else None)
+            cost = (
+                rollout_cost(usage, prices[usage.model])
+                if usage.model is not None and usage.model in prices
+                else None
+            )
             rows.append(rollout_row(run.index, record, usage, cost))
             details.append(rollout_detail(record, tasks.get(str(record.get("task_id")))))
         return
@@ -172,11 +216,20 @@ def _rollouts(run: RunView, prices: Mapping[str, Price], tasks: Mapping[str, Any
     files = UpstreamFiles()
     for run_record in scored:
         primary = run_record.primary
-        row = rollout_row(run.index, {
-            "task_id": run_record.task_id, "domain": run_record.domain, "mode": run_record.mode,
-            "repeat": run_record.repeat,
-            "status": "evaluated" if primary is not None and primary.completed else "incomplete"},
-            None, None)
+        row = rollout_row(
+            run.index,
+            {
+                "task_id": run_record.task_id,
+                "domain": run_record.domain,
+                "mode": run_record.mode,
+                "repeat": run_record.repeat,
+                "status": "evaluated"
+                if primary is not None and primary.completed
+                else "incomplete",
+            },
+            None,
+            None,
+        )
         for policy in POLICIES:
             outcome = run_record.outcome(policy)
             row[policy] = None if outcome is None or not outcome.completed else outcome.success
@@ -186,9 +239,15 @@ def _rollouts(run: RunView, prices: Mapping[str, Price], tasks: Mapping[str, Any
         details.append(files.detail(run_record))
 
 
-def build_content(sources: Sequence[RunSource], *, title: str, prices: Sequence[Price] = (),
-                  tasks: Mapping[str, Any] | None = None, n_boot: int = 10000,
-                  seed: int = 0) -> ReportContent:
+def build_content(
+    sources: Sequence[RunSource],
+    *,
+    title: str,
+    prices: Sequence[Price] = (),
+    tasks: Mapping[str, Any] | None = None,
+    n_boot: int = 10000,
+    seed: int = 0,
+) -> ReportContent:
     """Everything the page shows; comparisons pair every later run with the first one."""
     by_model = {price.model: price for price in prices}
     runs = tuple(_run_view(i, source, by_model) for i, source in enumerate(sources))
@@ -196,18 +255,32 @@ def build_content(sources: Sequence[RunSource], *, title: str, prices: Sequence[
     for run in runs[1:]:
         for policy in POLICIES:
             if policy in runs[0].policies and policy in run.policies:
-                comparison = compare_runs(runs[0].source.inputs, run.source.inputs, policy=policy,
-                                          n_boot=n_boot, seed=seed)
+                comparison = compare_runs(
+                    runs[0].source.inputs,
+                    run.source.inputs,
+                    policy=policy,
+                    n_boot=n_boot,
+                    seed=seed,
+                )
                 wins = task_wins(runs[0].policies[policy].outcomes, run.policies[policy].outcomes)
-                comparisons.append(ComparisonView(a=0, b=run.index, policy=policy,
-                                                  comparison=comparison, wins=wins))
+                comparisons.append(
+                    ComparisonView(
+                        a=0, b=run.index, policy=policy, comparison=comparison, wins=wins
+                    )
+                )
     rows: list[dict[str, Any]] = []
     details: list[dict[str, Any] | None] = []
     for run in runs:
         _rollouts(run, by_model, tasks or {}, rows, details)
-    return ReportContent(title=title, runs=runs, comparisons=tuple(comparisons), rows=rows,
-                         details=details, tasks=[row for run in runs for row in _task_rows(run)],
-                         prices=tuple(prices))
+    return ReportContent(
+        title=title,
+        runs=runs,
+        comparisons=tuple(comparisons),
+        rows=rows,
+        details=details,
+        tasks=[row for run in runs for row in _task_rows(run)],
+        prices=tuple(prices),
+    )
 
 
 BANDS_FORMAT = "eog_core.task_bands/1"
@@ -221,11 +294,27 @@ def bands_document(content: ReportContent) -> dict[str, Any]:
         for policy, view in run.policies.items():
             policies[policy] = {
                 "flip_rate": view.flip_rate,
-                "bands": [{"name": band.name, "low": band.low, "high": band.high,
-                           "tasks": [{"mode": t.mode, "domain": t.domain, "task_id": t.task_id,
-                                      "successes": t.successes, "scored": t.scored, "errored": t.errored,
-                                      "success_rate": t.success_rate, "outcomes": list(t.outcomes)}
-                                     for t in band.tasks]}
-                          for band in view.bands]}
+                "bands": [
+                    {
+                        "name": band.name,
+                        "low": band.low,
+                        "high": band.high,
+                        "tasks": [
+                            {
+                                "mode": t.mode,
+                                "domain": t.domain,
+                                "task_id": t.task_id,
+                                "successes": t.successes,
+                                "scored": t.scored,
+                                "errored": t.errored,
+                                "success_rate": t.success_rate,
+                                "outcomes": list(t.outcomes),
+                            }
+                            for t in band.tasks
+                        ],
+                    }
+                    for band in view.bands
+                ],
+            }
         runs.append({"run": run.source.label, "path": run.source.path, "policies": policies})
     return {"format": BANDS_FORMAT, "runs": runs}

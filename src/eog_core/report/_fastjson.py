@@ -16,7 +16,14 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["dumps_for_script", "dumps_for_script_bytes", "exact_loads", "loads", "may_hold_big_integer", "paused_gc"]
+__all__ = [
+    "dumps_for_script",
+    "dumps_for_script_bytes",
+    "exact_loads",
+    "loads",
+    "may_hold_big_integer",
+    "paused_gc",
+]
 
 _BIG = float(2**63)
 
@@ -57,7 +64,9 @@ def dumps_for_script_bytes(data: Any) -> bytes:
         else:
             return raw.replace(b"<", b"\\u003c")
     # ASCII: a lone surrogate is written as its escape, which UTF-8 could not hold
-    text = json.dumps(data, ensure_ascii=True, separators=(",", ":"), default=str).replace("<", "\\u003c")
+    text = json.dumps(data, ensure_ascii=True, separators=(",", ":"), default=str).replace(
+        "<", "\\u003c"
+    )
     return text.encode("ascii")
 
 

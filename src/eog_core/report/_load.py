@@ -53,8 +53,10 @@ def _big_verdict_value(data: Any) -> bool:
     for verdict in verdicts:
         results = verdict.get("results") if isinstance(verdict, dict) else None
         for result in results if isinstance(results, list) else ():
-            if isinstance(result, dict) and (may_hold_big_integer(result.get("expected"))
-                                             or may_hold_big_integer(result.get("actual"))):
+            if isinstance(result, dict) and (
+                may_hold_big_integer(result.get("expected"))
+                or may_hold_big_integer(result.get("actual"))
+            ):
                 return True
     return False
 
@@ -74,8 +76,9 @@ def _read_rollouts(path: Path) -> tuple[list[VerdictRecord], list[Mapping[str, A
             if _big_verdict_value(data):
                 data = exact_loads(raw)
         except json.JSONDecodeError as exc:
-            raise MetricsError(f"invalid JSON at column {exc.colno}: {exc.msg}",
-                               source=str(path), line=number) from exc
+            raise MetricsError(
+                f"invalid JSON at column {exc.colno}: {exc.msg}", source=str(path), line=number
+            ) from exc
         verdicts.append(parse_verdict(data, source=str(path), line=number))
         records.append(data)
     return verdicts, records
@@ -100,16 +103,26 @@ def load_run(path: str | Path, label: str | None = None) -> RunSource:
         verdicts, records = _read_rollouts(rollouts)
         if not verdicts:
             raise MetricsError("no rollout records in the file", source=str(rollouts))
-        return RunSource(label=label or _label(rollouts, records), path=str(rollouts),
-                         kind="rollouts", inputs=tuple(verdicts), records=tuple(records))
+        return RunSource(
+            label=label or _label(rollouts, records),
+            path=str(rollouts),
+            kind="rollouts",
+            inputs=tuple(verdicts),
+            records=tuple(records),
+        )
     if source.is_dir():
         files = read_upstream_results(source)
         if not files:
-            raise MetricsError(f"no {ROLLOUTS_FILE} and no upstream results_*.json files in the folder",
-                               source=str(source))
-        return RunSource(label=label or source.name, path=str(source), kind="upstream",
-                         inputs=tuple(files))
+            raise MetricsError(
+                f"no {ROLLOUTS_FILE} and no upstream results_*.json files in the folder",
+                source=str(source),
+            )
+        return RunSource(
+            label=label or source.name, path=str(source), kind="upstream", inputs=tuple(files)
+        )
     if not source.exists():
         raise MetricsError("no such file or folder", source=str(source))
-    raise MetricsError(f"expected a run folder, a {ROLLOUTS_FILE} file or an upstream result folder",
-                       source=str(source))
+    raise MetricsError(
+        f"expected a run folder, a {ROLLOUTS_FILE} file or an upstream result folder",
+        source=str(source),
+    )

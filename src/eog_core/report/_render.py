@@ -22,10 +22,16 @@ from eog_core.report._build import ReportContent, RunView, bands_document
 from eog_core.report._fastjson import dumps_for_script, dumps_for_script_bytes
 from eog_core.report._svg import PALETTE, Bar, bar_chart, histogram_chart, line_chart
 
-__all__ = ["INSTALL_HINT", "MissingExtraError", "render_html", "require_extra", "script_json", "write_html"]
+__all__ = [
+    "INSTALL_HINT",
+    "MissingExtraError",
+    "render_html",
+    "require_extra",
+    "script_json",
+    "write_html",
+]
 
 INSTALL_HINT = "pip install 'eog-core[report]'"
-
 
 
 def require_extra() -> None:
@@ -41,9 +47,13 @@ def _environment() -> Any:
     require_extra()
     import jinja2
 
-    return jinja2.Environment(loader=jinja2.PackageLoader("eog_core.report", "templates"),
-                              autoescape=True, undefined=jinja2.StrictUndefined,
-                              trim_blocks=True, lstrip_blocks=True)
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("eog_core.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
 
 
 def _static(name: str) -> str:
@@ -73,12 +83,18 @@ def _plots(content: ReportContent) -> dict[str, str]:
                 group = run.summary.overall if name == "all" else groups.get(name)
                 stats = group.policy(policy) if group is not None else None
                 interval = view.intervals.get(name) if view is not None else None
-                bars.append((name, stats.task_success_rate if stats else None,
-                             interval.task_success if interval else None))
+                bars.append(
+                    (
+                        name,
+                        stats.task_success_rate if stats else None,
+                        interval.task_success if interval else None,
+                    )
+                )
             series.append((run.source.label, bars))
         if any(b[1] is not None for _, bars in series for b in bars):
-            plots[f"domains_{policy}"] = bar_chart(["all", *domains], series,
-                                                   label=f"{policy} success by domain")
+            plots[f"domains_{policy}"] = bar_chart(
+                ["all", *domains], series, label=f"{policy} success by domain"
+            )
     ks = list(runs[0].summary.ks) if runs else []
     curves: list[tuple[str, Sequence[float | None], bool]] = []
     for run in runs:
@@ -99,11 +115,25 @@ def _distributions(run: RunView) -> dict[str, str]:
     usages = run.usages
     if not usages:
         return {}
-    return {"turns": histogram_chart(histogram([u.turns for u in usages], 20), label="turns per rollout"),
-            "latency": histogram_chart(histogram([u.duration_ms / 1000 for u in usages], 20),
-                                       label="rollout duration", unit=" s"),
-            **({"tools": histogram_chart(histogram(latencies, 20), label="tool call latency", unit=" ms")}
-               if (latencies := _tool_latencies(run)) else {})}
+    return {
+        "turns": histogram_chart(
+            histogram([u.turns for u in usages], 20), label="turns per rollout"
+        ),
+        "latency": histogram_chart(
+            histogram([u.duration_ms / 1000 for u in usages], 20),
+            label="rollout duration",
+            unit=" s",
+        ),
+        **(
+            {
+                "tools": histogram_chart(
+                    histogram(latencies, 20), label="tool call latency", unit=" ms"
+                )
+            }
+            if (latencies := _tool_latencies(run))
+            else {}
+        ),
+    }
 
 
 def _tool_latencies(run: RunView) -> list[float]:
@@ -147,18 +177,35 @@ def _render(content: ReportContent, details_json: str) -> str:
     environment.filters["pct_sign"] = lambda value: "-" if value is None else f"{percent(value)}%"
     environment.filters["ci"] = _interval
     template = environment.get_template("report.html.j2")
-    meta = {"title": content.title, "version": __version__,
-            "runs": [{"index": r.index, "label": r.source.label, "kind": r.source.kind,
-                      "colour": PALETTE[r.index % len(PALETTE)]} for r in content.runs]}
-    return str(template.render(
-        content=content, version=__version__, plots=_plots(content), palette=PALETTE,
-        groups=lambda run: [run.summary.overall, *run.summary.by_domain, *run.summary.by_mode],
-        domains=sorted({g.name for run in content.runs for g in run.summary.by_domain}),
-        distributions={run.index: _distributions(run) for run in content.runs},
-        css=Markup(_static("report.css")), js=Markup(_static("report.js")),
-        meta_json=Markup(script_json(meta)),
-        rows_json=Markup(script_json(content.rows)),
-        tasks_json=Markup(script_json(content.tasks)),
-        bands_json=Markup(script_json(bands_document(content))),
-        details_json=Markup(details_json),
-        svg=Markup))
+    meta = {
+        "title": content.title,
+        "version": __version__,
+        "runs": [
+            {
+                "index": r.index,
+                "label": r.source.label,
+                "kind": r.source.kind,
+                "colour": PALETTE[r.index % len(PALETTE)],
+            }
+            for r in content.runs
+        ],
+    }
+    return str(
+        template.render(
+            content=content,
+            version=__version__,
+            plots=_plots(content),
+            palette=PALETTE,
+            groups=lambda run: [run.summary.overall, *run.summary.by_domain, *run.summary.by_mode],
+            domains=sorted({g.name for run in content.runs for g in run.summary.by_domain}),
+            distributions={run.index: _distributions(run) for run in content.runs},
+            css=Markup(_static("report.css")),
+            js=Markup(_static("report.js")),
+            meta_json=Markup(script_json(meta)),
+            rows_json=Markup(script_json(content.rows)),
+            tasks_json=Markup(script_json(content.tasks)),
+            bands_json=Markup(script_json(bands_document(content))),
+            details_json=Markup(details_json),
+            svg=Markup,
+        )
+    )

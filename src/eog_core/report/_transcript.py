@@ -37,8 +37,16 @@ def _number(value: Any) -> float | None:
 
 def rollout_id(run: int, record: Mapping[str, Any]) -> str:
     """The deep-link id of a rollout: ``RUN/MODE/DOMAIN/TASK/REPEAT``."""
-    return "/".join(str(part) for part in (run, record.get("mode"), record.get("domain"),
-                                           record.get("task_id"), record.get("repeat")))
+    return "/".join(
+        str(part)
+        for part in (
+            run,
+            record.get("mode"),
+            record.get("domain"),
+            record.get("task_id"),
+            record.get("repeat"),
+        )
+    )
 
 
 def _success(policy: Any) -> bool | None:
@@ -48,20 +56,31 @@ def _success(policy: Any) -> bool | None:
     return success if isinstance(success, bool) else None
 
 
-def rollout_row(run: int, record: Mapping[str, Any], usage: RolloutUsage | None,
-                cost: float | None) -> dict[str, Any]:
+def rollout_row(
+    run: int, record: Mapping[str, Any], usage: RolloutUsage | None, cost: float | None
+) -> dict[str, Any]:
     """The table row: identity, outcome under each policy (None = not evaluated), effort."""
     row: dict[str, Any] = {
-        "id": rollout_id(run, record), "run": run, "task_id": str(record.get("task_id")),
-        "domain": str(record.get("domain")), "mode": str(record.get("mode")),
-        "repeat": record.get("repeat"), "status": _text(record.get("status")),
-        "strict": _success(record), "parity": _success(record.get("parity")),
+        "id": rollout_id(run, record),
+        "run": run,
+        "task_id": str(record.get("task_id")),
+        "domain": str(record.get("domain")),
+        "mode": str(record.get("mode")),
+        "repeat": record.get("repeat"),
+        "status": _text(record.get("status")),
+        "strict": _success(record),
+        "parity": _success(record.get("parity")),
         "failure_kind": _text(record.get("failure_kind")),
-        "stop_reason": _text(record.get("stop_reason")), "cost": cost}
+        "stop_reason": _text(record.get("stop_reason")),
+        "cost": cost,
+    }
     if usage is not None:
-        row |= {"turns": usage.turns, "calls": usage.tool_calls,
-                "tokens": usage.input_tokens + usage.output_tokens,
-                "duration_ms": usage.duration_ms}
+        row |= {
+            "turns": usage.turns,
+            "calls": usage.tool_calls,
+            "tokens": usage.input_tokens + usage.output_tokens,
+            "duration_ms": usage.duration_ms,
+        }
     return row
 
 
@@ -73,9 +92,14 @@ def _short(value: Any) -> Any:
 # The known keys only, as dict literals (the fastest way CPython builds them): a newer
 # record's per-turn ``token_ids`` or ``logprobs`` stay out of the page.
 def _call(c: Mapping[str, Any]) -> dict[str, Any]:
-    return {"name": c.get("name"), "arguments": _short(c.get("arguments")),
-            "observation": _short(c.get("observation")), "latency_ms": c.get("latency_ms"),
-            "is_error": c.get("is_error"), "gym": c.get("gym")}
+    return {
+        "name": c.get("name"),
+        "arguments": _short(c.get("arguments")),
+        "observation": _short(c.get("observation")),
+        "latency_ms": c.get("latency_ms"),
+        "is_error": c.get("is_error"),
+        "gym": c.get("gym"),
+    }
 
 
 def _turns(turns: Any) -> list[dict[str, Any]]:
@@ -84,20 +108,39 @@ def _turns(turns: Any) -> list[dict[str, Any]]:
         if not isinstance(turn, dict):
             continue
         calls = turn.get("tool_calls")
-        found.append({"turn": turn.get("turn"), "text": _short(turn.get("text")),
-                      "reasoning": _short(turn.get("reasoning")), "finish_reason": turn.get("finish_reason"),
-                      "model_latency_ms": turn.get("model_latency_ms"), "usage": turn.get("usage"),
-                      "tool_calls": [_call(c) for c in (calls if isinstance(calls, list) else ())
-                                     if isinstance(c, dict)]})
+        found.append(
+            {
+                "turn": turn.get("turn"),
+                "text": _short(turn.get("text")),
+                "reasoning": _short(turn.get("reasoning")),
+                "finish_reason": turn.get("finish_reason"),
+                "model_latency_ms": turn.get("model_latency_ms"),
+                "usage": turn.get("usage"),
+                "tool_calls": [
+                    _call(c)
+                    for c in (calls if isinstance(calls, list) else ())
+                    if isinstance(c, dict)
+                ],
+            }
+        )
     return found
 
 
 def _result(r: Mapping[str, Any]) -> dict[str, Any]:
-    return {"name": r.get("name"), "kind": r.get("kind"), "gym": r.get("gym"), "query": _short(r.get("query")),
-            "expected": _short(r.get("expected")), "actual": _short(r.get("actual")),
-            "comparison_type": r.get("comparison_type"), "passed": r.get("passed"), "counted": r.get("counted"),
-            "error": _short(r.get("error")), "details": _short(r.get("details")),
-            "failure_kind": r.get("failure_kind")}
+    return {
+        "name": r.get("name"),
+        "kind": r.get("kind"),
+        "gym": r.get("gym"),
+        "query": _short(r.get("query")),
+        "expected": _short(r.get("expected")),
+        "actual": _short(r.get("actual")),
+        "comparison_type": r.get("comparison_type"),
+        "passed": r.get("passed"),
+        "counted": r.get("counted"),
+        "error": _short(r.get("error")),
+        "details": _short(r.get("details")),
+        "failure_kind": r.get("failure_kind"),
+    }
 
 
 def _verdicts(policy: Any) -> list[dict[str, Any]]:
@@ -120,6 +163,8 @@ def rollout_detail(record: Mapping[str, Any], task: Any = None) -> dict[str, Any
         "model": _text(record.get("model")),
         "started_at": _text(record.get("started_at")),
         "verdicts": {"strict": _verdicts(record), "parity": _verdicts(parity)},
-        "pass_rate": {"strict": _number(record.get("pass_rate")),
-                      "parity": _number(parity.get("pass_rate")) if isinstance(parity, Mapping) else None},
+        "pass_rate": {
+            "strict": _number(record.get("pass_rate")),
+            "parity": _number(parity.get("pass_rate")) if isinstance(parity, Mapping) else None,
+        },
     }

@@ -41,17 +41,38 @@ def _turns(flow: list[Any]) -> tuple[list[dict[str, Any]], dict[str, str | None]
             continue
         kind = item.get("type")
         if kind in ("system_message", "user_message"):
-            prompts["system_prompt" if kind == "system_message" else "user_prompt"] = _short(item.get("content"))
+            prompts["system_prompt" if kind == "system_message" else "user_prompt"] = _short(
+                item.get("content")
+            )
         elif kind == "ai_message":
             raw_calls = item.get("tool_calls")
             calls = raw_calls if isinstance(raw_calls, list) else []
-            pending = [{"name": c.get("name"), "arguments": _text(c.get("args")), "observation": None,
-                        "latency_ms": None, "is_error": False, "gym": None} for c in calls if isinstance(c, Mapping)]
+            pending = [
+                {
+                    "name": c.get("name"),
+                    "arguments": _text(c.get("args")),
+                    "observation": None,
+                    "latency_ms": None,
+                    "is_error": False,
+                    "gym": None,
+                }
+                for c in calls
+                if isinstance(c, Mapping)
+            ]
             metadata = item.get("response_metadata")
-            turns.append({"turn": len(turns) + 1, "text": _short(item.get("content")), "reasoning": None,
-                          "finish_reason": metadata.get("finish_reason") if isinstance(metadata, Mapping) else None,
-                          "model_latency_ms": None, "usage": item.get("usage_metadata"),
-                          "tool_calls": pending})
+            turns.append(
+                {
+                    "turn": len(turns) + 1,
+                    "text": _short(item.get("content")),
+                    "reasoning": None,
+                    "finish_reason": metadata.get("finish_reason")
+                    if isinstance(metadata, Mapping)
+                    else None,
+                    "model_latency_ms": None,
+                    "usage": item.get("usage_metadata"),
+                    "tool_calls": pending,
+                }
+            )
             pending = list(pending)
         elif kind == "tool_result" and pending:
             call = pending.pop(0)
@@ -66,17 +87,39 @@ def upstream_detail(run: Mapping[str, Any]) -> dict[str, Any]:
     flow = run.get("conversation_flow")
     turns, prompts = _turns(flow if isinstance(flow, list) else [])
     results = run.get("verification_results")
-    verdicts = [{"name": name, "kind": None, "gym": None, "query": _short(r.get("query")),
-                 "expected": _short(r.get("expected")), "actual": _short(r.get("actual")),
-                 "comparison_type": r.get("comparison_type"), "passed": r.get("passed"), "counted": True,
-                 "error": _short(r.get("error")), "details": _short(r.get("details")), "failure_kind": None}
-                for name, r in (results.items() if isinstance(results, Mapping) else ()) if isinstance(r, Mapping)]
+    verdicts = [
+        {
+            "name": name,
+            "kind": None,
+            "gym": None,
+            "query": _short(r.get("query")),
+            "expected": _short(r.get("expected")),
+            "actual": _short(r.get("actual")),
+            "comparison_type": r.get("comparison_type"),
+            "passed": r.get("passed"),
+            "counted": True,
+            "error": _short(r.get("error")),
+            "details": _short(r.get("details")),
+            "failure_kind": None,
+        }
+        for name, r in (results.items() if isinstance(results, Mapping) else ())
+        if isinstance(r, Mapping)
+    ]
     summary = run.get("verification_summary")
-    return {**prompts, "turns": turns, "final_answer": _short(run.get("model_response")),
-            "failure_reason": _short(run.get("error")), "context_overflow": None, "model": None,
-            "started_at": run.get("started_at") if isinstance(run.get("started_at"), str) else None,
-            "verdicts": {"strict": [], "parity": verdicts},
-            "pass_rate": {"strict": None, "parity": summary.get("pass_rate") if isinstance(summary, Mapping) else None}}
+    return {
+        **prompts,
+        "turns": turns,
+        "final_answer": _short(run.get("model_response")),
+        "failure_reason": _short(run.get("error")),
+        "context_overflow": None,
+        "model": None,
+        "started_at": run.get("started_at") if isinstance(run.get("started_at"), str) else None,
+        "verdicts": {"strict": [], "parity": verdicts},
+        "pass_rate": {
+            "strict": None,
+            "parity": summary.get("pass_rate") if isinstance(summary, Mapping) else None,
+        },
+    }
 
 
 class UpstreamFiles:

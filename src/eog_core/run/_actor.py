@@ -24,8 +24,9 @@ __all__ = ["ActorBody"]
 class ActorBody:
     """Subclass it for an actor body: ``ray.remote(MyActor).options(max_concurrency=N)``."""
 
-    def __init__(self, replicas: Mapping[str, str | Sequence[str]], *,
-                 timeouts: Timeouts | None = None) -> None:
+    def __init__(
+        self, replicas: Mapping[str, str | Sequence[str]], *, timeouts: Timeouts | None = None
+    ) -> None:
         self._replicas = dict(replicas)
         self._timeouts = timeouts
         self._ready: asyncio.Lock | None = None

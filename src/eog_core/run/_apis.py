@@ -43,7 +43,9 @@ _OVERFLOW = re.compile(
     r"|input is too long|exceeds the (model'?s? )?(maximum|max)\w* (context|input|prompt|sequence"
     r"|model|number of tokens|tokens)|exceeds? (the )?available context"
     r"|exceed_context_size|longer than the (maximum model length|model'?s context)"
-    r"|maximum model length", re.IGNORECASE)
+    r"|maximum model length",
+    re.IGNORECASE,
+)
 # llama.cpp's own overflow wording, also when an older build answers it with HTTP 500.
 _LLAMA_CPP_OVERFLOW = re.compile(r"exceed_context_size_error|exceeds the available context size")
 # vLLM's "'max_tokens' or 'max_completion_tokens' is too large: 4096. This model's maximum
@@ -56,7 +58,9 @@ _LLAMA_CPP_OVERFLOW = re.compile(r"exceed_context_size_error|exceeds the availab
 _TOOL_CALL_PARSE = re.compile(
     r"failed to parse (the )?(tool[_ ]call|function[_ ]call|input at pos)|error in extracting tool"
     r"[_ ]call|invalid tool[_ ]call(?![_ ]?id)|tool[_ ]call (arguments )?(is |are )?not valid json"
-    r"|could not parse tool[_ ]call", re.IGNORECASE)
+    r"|could not parse tool[_ ]call",
+    re.IGNORECASE,
+)
 _RAW_AFTER = re.compile(r"failed to parse input at pos \d+:\s*|as JSON:\s*", re.IGNORECASE)
 
 
@@ -84,14 +88,20 @@ class Usage:
         inputs = _int(usage.get("input_tokens", usage.get("prompt_tokens")))
         outputs = _int(usage.get("output_tokens", usage.get("completion_tokens")))
         in_details = usage.get("input_tokens_details") or usage.get("prompt_tokens_details") or {}
-        out_details = (usage.get("output_tokens_details")
-                       or usage.get("completion_tokens_details") or {})
+        out_details = (
+            usage.get("output_tokens_details") or usage.get("completion_tokens_details") or {}
+        )
         return cls(
-            input_tokens=inputs, output_tokens=outputs,
-            cached_tokens=_int(in_details.get("cached_tokens")) if isinstance(in_details, Mapping) else 0,
-            reasoning_tokens=(_int(out_details.get("reasoning_tokens"))
-                              if isinstance(out_details, Mapping) else 0),
-            total_tokens=_int(usage.get("total_tokens")) or inputs + outputs)
+            input_tokens=inputs,
+            output_tokens=outputs,
+            cached_tokens=_int(in_details.get("cached_tokens"))
+            if isinstance(in_details, Mapping)
+            else 0,
+            reasoning_tokens=(
+                _int(out_details.get("reasoning_tokens")) if isinstance(out_details, Mapping) else 0
+            ),
+            total_tokens=_int(usage.get("total_tokens")) or inputs + outputs,
+        )
 
 
 _USAGE_FIELDS = tuple(a.name for a in attrs.fields(Usage))
@@ -149,7 +159,7 @@ def tool_call_raw_text(body: Any, detail: str) -> str | None:
                 if isinstance(source.get(key), str) and source[key]:
                     return str(source[key])
     match = _RAW_AFTER.search(detail)
-    return detail[match.end():] or None if match else None
+    return detail[match.end() :] or None if match else None
 
 
 class Conversation(Protocol):
@@ -204,8 +214,12 @@ def _token_data(answer: Mapping[str, Any], choice: Mapping[str, Any]) -> dict[st
     """Token ids and logprobs where the server returned them (vLLM puts ``prompt_token_ids``
     at the top and ``token_ids`` in the choice; ``logprobs.content`` is OpenAI's shape)."""
     data: dict[str, Any] = {}
-    for key, source in (("prompt_token_ids", answer), ("prompt_token_ids", choice),
-                        ("token_ids", choice), ("token_ids", answer)):
+    for key, source in (
+        ("prompt_token_ids", answer),
+        ("prompt_token_ids", choice),
+        ("token_ids", choice),
+        ("token_ids", answer),
+    ):
         if key not in data and isinstance(source.get(key), list):
             data[key] = source[key]
     logprobs = choice.get("logprobs")
@@ -213,7 +227,9 @@ def _token_data(answer: Mapping[str, Any], choice: Mapping[str, Any]) -> dict[st
     if isinstance(content, list):
         data["logprobs"] = [
             {k: entry[k] for k in ("token", "logprob", "id") if k in entry}
-            for entry in content if isinstance(entry, Mapping)]
+            for entry in content
+            if isinstance(entry, Mapping)
+        ]
     return data or None
 
 
@@ -233,7 +249,9 @@ class ChatConversation:
 
     @classmethod
     def start(cls, system: str, user: str, tools: Sequence[Mapping[str, Any]]) -> ChatConversation:
-        return cls([{"role": "system", "content": system}, {"role": "user", "content": user}], tools)
+        return cls(
+            [{"role": "system", "content": system}, {"role": "user", "content": user}], tools
+        )
 
     def body(self, settings: RequestSettings) -> dict[str, Any]:
         body: dict[str, Any] = {"model": settings.model, "messages": self.messages}
@@ -257,8 +275,11 @@ class ChatConversation:
             raise ValueError("choices[0] has no message")
         content = message.get("content")
         if isinstance(content, list):
-            text = "".join(p.get("text", "") for p in content
-                           if isinstance(p, Mapping) and isinstance(p.get("text"), str))
+            text = "".join(
+                p.get("text", "")
+                for p in content
+                if isinstance(p, Mapping) and isinstance(p.get("text"), str)
+            )
         else:
             text = content if isinstance(content, str) else ""
         calls: list[ToolCall] = []
@@ -267,13 +288,24 @@ class ChatConversation:
             function = raw.get("function") if isinstance(raw, Mapping) else None
             if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
                 raise ValueError(f"tool_calls[{index}] has no function name")
-            call_id = raw.get("id") if isinstance(raw.get("id"), str) and raw["id"] else \
-                f"call_{turn}_{index}"
-            call = ToolCall(call_id=call_id, name=function["name"],
-                            arguments=_arguments(function.get("arguments")))
+            call_id = (
+                raw.get("id")
+                if isinstance(raw.get("id"), str) and raw["id"]
+                else f"call_{turn}_{index}"
+            )
+            call = ToolCall(
+                call_id=call_id,
+                name=function["name"],
+                arguments=_arguments(function.get("arguments")),
+            )
             calls.append(call)
-            wire_calls.append({"id": call.call_id, "type": "function",
-                               "function": {"name": call.name, "arguments": call.arguments}})
+            wire_calls.append(
+                {
+                    "id": call.call_id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments},
+                }
+            )
         assistant: dict[str, Any] = {"role": "assistant", "content": content}
         if wire_calls:
             assistant["tool_calls"] = wire_calls
@@ -281,10 +313,14 @@ class ChatConversation:
             assistant["reasoning_details"] = message["reasoning_details"]
         reasoning = message.get("reasoning_content", message.get("reasoning"))
         return ModelTurn(
-            text=text, tool_calls=tuple(calls), usage=Usage.from_api(answer.get("usage")),
+            text=text,
+            tool_calls=tuple(calls),
+            usage=Usage.from_api(answer.get("usage")),
             finish_reason=choices[0].get("finish_reason"),
-            reasoning=reasoning if isinstance(reasoning, str) else None, history=(assistant,),
-            token_data=_token_data(answer, choices[0]))
+            reasoning=reasoning if isinstance(reasoning, str) else None,
+            history=(assistant,),
+            token_data=_token_data(answer, choices[0]),
+        )
 
     def add_turn(self, turn: ModelTurn) -> None:
         self.messages.extend(dict(item) for item in turn.history)
@@ -306,9 +342,12 @@ class ResponsesConversation:
     endpoint: str = "/responses"
 
     @classmethod
-    def start(cls, system: str, user: str,
-              tools: Sequence[Mapping[str, Any]]) -> ResponsesConversation:
-        return cls([{"role": "system", "content": system}, {"role": "user", "content": user}], tools)
+    def start(
+        cls, system: str, user: str, tools: Sequence[Mapping[str, Any]]
+    ) -> ResponsesConversation:
+        return cls(
+            [{"role": "system", "content": system}, {"role": "user", "content": user}], tools
+        )
 
     def body(self, settings: RequestSettings) -> dict[str, Any]:
         body: dict[str, Any] = {"model": settings.model, "input": self.items}
@@ -335,45 +374,69 @@ class ResponsesConversation:
                 raise ValueError(f"output[{index}] is not an object")
             kind = item.get("type")
             if kind == "message":
-                texts.extend(part["text"] for part in item.get("content") or ()
-                             if isinstance(part, Mapping) and part.get("type") == "output_text"
-                             and isinstance(part.get("text"), str))
+                texts.extend(
+                    part["text"]
+                    for part in item.get("content") or ()
+                    if isinstance(part, Mapping)
+                    and part.get("type") == "output_text"
+                    and isinstance(part.get("text"), str)
+                )
             elif kind == "function_call":
                 if not isinstance(item.get("name"), str):
                     raise ValueError(f"output[{index}] function_call has no name")
                 call_id = item.get("call_id") or item.get("id") or f"call_{turn}_{index}"
-                calls.append(ToolCall(call_id=str(call_id), name=item["name"],
-                                      arguments=_arguments(item.get("arguments"))))
+                calls.append(
+                    ToolCall(
+                        call_id=str(call_id),
+                        name=item["name"],
+                        arguments=_arguments(item.get("arguments")),
+                    )
+                )
                 item = {**item, "call_id": str(call_id), "arguments": calls[-1].arguments}
             elif kind == "reasoning":
-                reasoning.extend(part["text"] for part in item.get("summary") or ()
-                                 if isinstance(part, Mapping) and isinstance(part.get("text"), str))
+                reasoning.extend(
+                    part["text"]
+                    for part in item.get("summary") or ()
+                    if isinstance(part, Mapping) and isinstance(part.get("text"), str)
+                )
             history.append(dict(item))
         details = answer.get("incomplete_details")
         finish = details.get("reason") if isinstance(details, Mapping) else answer.get("status")
-        logprobs = [lp for item in output if isinstance(item, Mapping)
-                    for part in item.get("content") or () if isinstance(part, Mapping)
-                    for lp in part.get("logprobs") or ()]
+        logprobs = [
+            lp
+            for item in output
+            if isinstance(item, Mapping)
+            for part in item.get("content") or ()
+            if isinstance(part, Mapping)
+            for lp in part.get("logprobs") or ()
+        ]
         data = _token_data(answer, {"logprobs": {"content": logprobs}} if logprobs else {})
         return ModelTurn(
-            text="".join(texts), tool_calls=tuple(calls), usage=Usage.from_api(answer.get("usage")),
+            text="".join(texts),
+            tool_calls=tuple(calls),
+            usage=Usage.from_api(answer.get("usage")),
             finish_reason=finish if isinstance(finish, str) else None,
-            reasoning="\n".join(reasoning) or None, history=tuple(history), token_data=data)
+            reasoning="\n".join(reasoning) or None,
+            history=tuple(history),
+            token_data=data,
+        )
 
     def add_turn(self, turn: ModelTurn) -> None:
         self.items.extend(dict(item) for item in turn.history)
 
     def add_observation(self, call: ToolCall, observation: str) -> None:
-        self.items.append({"type": "function_call_output", "call_id": call.call_id,
-                           "output": observation})
+        self.items.append(
+            {"type": "function_call_output", "call_id": call.call_id, "output": observation}
+        )
 
     @property
     def transcript(self) -> list[dict[str, Any]]:
         return self.items
 
 
-def new_conversation(api: ApiName, system: str, user: str,
-                     tools: Sequence[Mapping[str, Any]]) -> Conversation:
+def new_conversation(
+    api: ApiName, system: str, user: str, tools: Sequence[Mapping[str, Any]]
+) -> Conversation:
     """A fresh conversation: system prompt, user prompt, the task's tools in ``api``'s shape."""
     if api == "chat":
         return ChatConversation.start(system, user, tools)

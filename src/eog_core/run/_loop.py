@@ -25,7 +25,9 @@ from eog_core.run._model import ModelClient
 
 __all__ = ["AgentRun", "StopReason", "iso_time", "model_tools", "run_agent"]
 
-StopReason = Literal["answered", "truncated", "max_turns", "context_overflow", "malformed_tool_call"]
+StopReason = Literal[
+    "answered", "truncated", "max_turns", "context_overflow", "malformed_tool_call"
+]
 """How the loop ended: an answer without tool calls (``truncated`` when the output-token limit
 cut it off), the turn cap, the context window, or a tool call the server could not parse."""
 
@@ -64,16 +66,18 @@ def _cut_off(answer: ModelTurn, limit: int | None) -> bool:
     return limit is not None and answer.usage.output_tokens >= limit
 
 
-def model_tools(session: TaskSession, client: ModelClient, *,
-                raw: bool = False) -> list[dict[str, Any]]:
+def model_tools(
+    session: TaskSession, client: ModelClient, *, raw: bool = False
+) -> list[dict[str, Any]]:
     """The task's tools in the shape of the client's API: upstream-cleaned schemas unless ``raw``."""
     if client.settings.api == "responses":
         return session.tools.responses_tools(raw=raw)
     return session.tools.chat_tools(raw=raw)
 
 
-async def run_agent(session: TaskSession, client: ModelClient, *, max_turns: int = 50,
-                    raw_schemas: bool = False) -> AgentRun:
+async def run_agent(
+    session: TaskSession, client: ModelClient, *, max_turns: int = 50, raw_schemas: bool = False
+) -> AgentRun:
     """Run the loop on an open session; gym and model failures propagate as EogError.
 
     A gym's JSON-RPC error answer to a tool call is shown to the model (as upstream
@@ -102,10 +106,16 @@ async def run_agent(session: TaskSession, client: ModelClient, *, max_turns: int
         model_ms += reply.latency_ms
         conversation.add_turn(answer)
         record: dict[str, Any] = {
-            "turn": number, "started_at": iso_time(reply.started_at),
-            "model_latency_ms": round(reply.latency_ms, 3), "attempts": reply.attempts,
-            "usage": answer.usage.to_dict(), "finish_reason": answer.finish_reason,
-            "text": answer.text, "reasoning": answer.reasoning, "tool_calls": []}
+            "turn": number,
+            "started_at": iso_time(reply.started_at),
+            "model_latency_ms": round(reply.latency_ms, 3),
+            "attempts": reply.attempts,
+            "usage": answer.usage.to_dict(),
+            "finish_reason": answer.finish_reason,
+            "text": answer.text,
+            "reasoning": answer.reasoning,
+            "tool_calls": [],
+        }
         if reply.repaired:
             record["repaired_surrogates"] = reply.repaired
         if answer.token_data is not None:
@@ -113,26 +123,45 @@ async def run_agent(session: TaskSession, client: ModelClient, *, max_turns: int
         turns.append(record)
         if not answer.tool_calls:
             record["finished_at"] = iso_time(time.time())
-            stop = "truncated" if _cut_off(answer, client.settings.max_output_tokens) else "answered"
+            stop = (
+                "truncated" if _cut_off(answer, client.settings.max_output_tokens) else "answered"
+            )
             break
         for call in answer.tool_calls:
             called_at = time.time()
             try:
                 result = await session.call_tool(call.name, call.arguments)
-            except JsonRpcError as exc:  # the gym answered the call with an error: the model sees it
+            except (
+                JsonRpcError
+            ) as exc:  # the gym answered the call with an error: the model sees it
                 observation, is_error = tool_observation(exc), True
             else:
                 observation, is_error = tool_observation(result), result.is_error
             routed = session.trajectory[-1]
             conversation.add_observation(call, observation)
             tool_ms += routed.latency_ms
-            record["tool_calls"].append({
-                "call_id": call.call_id, "name": call.name, "arguments": call.arguments,
-                "started_at": iso_time(called_at), "latency_ms": round(routed.latency_ms, 3),
-                "gym": routed.gym, "is_error": is_error, "observation": observation})
+            record["tool_calls"].append(
+                {
+                    "call_id": call.call_id,
+                    "name": call.name,
+                    "arguments": call.arguments,
+                    "started_at": iso_time(called_at),
+                    "latency_ms": round(routed.latency_ms, 3),
+                    "gym": routed.gym,
+                    "is_error": is_error,
+                    "observation": observation,
+                }
+            )
         record["finished_at"] = iso_time(time.time())
     return AgentRun(
-        turns=tuple(turns), stop_reason=stop, final_answer=final_answer(conversation.transcript),
-        tools_used=tuple(tools_used(session.trajectory)), usage=usage,
-        model_latency_ms=model_ms, tool_latency_ms=tool_ms, tools_offered=len(tools),
-        overflow_detail=overflow, malformed_tool_call=malformed)
+        turns=tuple(turns),
+        stop_reason=stop,
+        final_answer=final_answer(conversation.transcript),
+        tools_used=tuple(tools_used(session.trajectory)),
+        usage=usage,
+        model_latency_ms=model_ms,
+        tool_latency_ms=tool_ms,
+        tools_offered=len(tools),
+        overflow_detail=overflow,
+        malformed_tool_call=malformed,
+    )

@@ -119,9 +119,14 @@ class ModelSettings:
 
     def describe(self) -> dict[str, Any]:
         """The settings as recorded in outputs: everything except the key."""
-        return {"model": self.model, "base_url": redact_url(self.base_url), "api": self.api,
-                "temperature": self.temperature, "max_output_tokens": self.max_output_tokens,
-                "extra_body": dict(self.extra_body)}
+        return {
+            "model": self.model,
+            "base_url": redact_url(self.base_url),
+            "api": self.api,
+            "temperature": self.temperature,
+            "max_output_tokens": self.max_output_tokens,
+            "extra_body": dict(self.extra_body),
+        }
 
 
 @attrs.frozen(kw_only=True)
@@ -223,8 +228,13 @@ class ModelClient:
     def conversation(self, system: str, user: str, tools: list[dict[str, Any]]) -> Conversation:
         return new_conversation(self.settings.api, system, user, tools)
 
-    async def ask(self, conversation: Conversation, *, turn: int = 0,
-                  overrides: Mapping[str, Any] | None = None) -> ModelReply:
+    async def ask(
+        self,
+        conversation: Conversation,
+        *,
+        turn: int = 0,
+        overrides: Mapping[str, Any] | None = None,
+    ) -> ModelReply:
         """Send the conversation, read the answer; retries as the module says."""
         settings = self.settings
         if overrides:
@@ -236,10 +246,16 @@ class ModelClient:
         try:
             parsed = conversation.read(answer, turn)
         except ValueError as exc:
-            raise ModelUnreachableError(f"model answer could not be read: {exc}",
-                                        status=200, attempts=attempts) from exc
-        return ModelReply(turn=parsed, started_at=started, repaired=repaired,
-                          latency_ms=(time.perf_counter() - clock) * 1000, attempts=attempts)
+            raise ModelUnreachableError(
+                f"model answer could not be read: {exc}", status=200, attempts=attempts
+            ) from exc
+        return ModelReply(
+            turn=parsed,
+            started_at=started,
+            repaired=repaired,
+            latency_ms=(time.perf_counter() - clock) * 1000,
+            attempts=attempts,
+        )
 
     def _open(self) -> aiohttp.ClientSession:
         if self._closed:
@@ -250,15 +266,21 @@ class ModelClient:
                 headers["Authorization"] = f"Bearer {self.settings.api_key}"
             timeout = self.settings.timeout
             self._session = aiohttp.ClientSession(
-                headers=headers, connector=aiohttp.TCPConnector(limit=0),
-                timeout=aiohttp.ClientTimeout(total=timeout, sock_connect=min(10.0, timeout)))
+                headers=headers,
+                connector=aiohttp.TCPConnector(limit=0),
+                timeout=aiohttp.ClientTimeout(total=timeout, sock_connect=min(10.0, timeout)),
+            )
         return self._session
 
-    async def _exchange(self, method: str, url: str, payload: bytes | None = None,
-                        seconds: float | None = None) -> _Answer:
+    async def _exchange(
+        self, method: str, url: str, payload: bytes | None = None, seconds: float | None = None
+    ) -> _Answer:
         session = self._open()
-        limit = session.timeout if seconds is None else aiohttp.ClientTimeout(
-            total=seconds, sock_connect=min(10.0, seconds))
+        limit = (
+            session.timeout
+            if seconds is None
+            else aiohttp.ClientTimeout(total=seconds, sock_connect=min(10.0, seconds))
+        )
         async with session.request(method, url, data=payload, timeout=limit) as response:
             text = await response.text(errors="replace")
             self._last_answer = time.monotonic()  # the server is working, whoever waits on it
@@ -268,7 +290,9 @@ class ModelClient:
         """Does the endpoint answer ``GET {base_url}/models`` (with any HTTP status) in time?
         An answer also ends a stretch of transport failures: the endpoint is back."""
         try:
-            answer = await self._exchange("GET", self.settings.base_url + "/models", seconds=seconds)
+            answer = await self._exchange(
+                "GET", self.settings.base_url + "/models", seconds=seconds
+            )
         except (aiohttp.ClientError, TimeoutError):
             return False
         if not _backend_missing(answer.status, _json_or_none(answer.text)):
@@ -306,8 +330,10 @@ class ModelClient:
                 if request.done():  # answered while the probe was out
                     return request.result()
                 if not probe.result() and not self._heard_within(idle):
-                    raise _Hung(f"no answer for {idle:g}s, none to any other request either, "
-                                "and GET /models unanswered")
+                    raise _Hung(
+                        f"no answer for {idle:g}s, none to any other request either, "
+                        "and GET /models unanswered"
+                    )
         finally:
             for pending in (request, probe):
                 if pending is not None and not pending.done():
@@ -320,8 +346,9 @@ class ModelClient:
             self._failing_since = since
         return time.monotonic() - self._failing_since >= self.settings.unreachable_after
 
-    async def _post(self, endpoint: str,
-                    body: Mapping[str, Any]) -> tuple[dict[str, Any], int, int]:
+    async def _post(
+        self, endpoint: str, body: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], int, int]:
         """The answer (lone surrogates repaired), the attempts it took, how many were repaired."""
         settings = self.settings
         url = settings.base_url + endpoint
@@ -347,7 +374,9 @@ class ModelClient:
                     reason = f"hung: {exc}"
                 # a hung request was silent since it was sent; a timeout or a refusal counts
                 # from now, so one slow generation alone never reads as an outage
-                give_up = self._transport_failed(sent if isinstance(exc, _Hung) else time.monotonic())
+                give_up = self._transport_failed(
+                    sent if isinstance(exc, _Hung) else time.monotonic()
+                )
             else:
                 status = answer.status
                 wait = retry_after_seconds(answer.headers)
@@ -365,19 +394,31 @@ class ModelClient:
                 else:
                     detail = _detail(answer.text)
                     if is_context_overflow(status, detail):
-                        raise ContextOverflowError(f"context window exceeded: {detail}",
-                                                   status=status, detail=detail, attempts=attempt)
+                        raise ContextOverflowError(
+                            f"context window exceeded: {detail}",
+                            status=status,
+                            detail=detail,
+                            attempts=attempt,
+                        )
                     if is_tool_call_parse_error(status, detail):
                         parse_failures += 1
                         if parse_failures > 1 or attempt > settings.max_retries:
                             raise ToolCallParseError(
                                 f"the server could not parse the model's tool call (HTTP {status}): "
-                                f"{detail}", status=status, detail=detail, attempts=attempt,
-                                raw_text=tool_call_raw_text(_json_or_none(answer.text), detail))
+                                f"{detail}",
+                                status=status,
+                                detail=detail,
+                                attempts=attempt,
+                                raw_text=tool_call_raw_text(_json_or_none(answer.text), detail),
+                            )
                         wait = 0.0  # a sampled answer may parse on a second try; at once
                     elif status not in _RETRY_STATUSES and status < 500:
-                        raise ModelHTTPError(f"model endpoint answered HTTP {status}: {detail}",
-                                             status=status, detail=detail, attempts=attempt)
+                        raise ModelHTTPError(
+                            f"model endpoint answered HTTP {status}: {detail}",
+                            status=status,
+                            detail=detail,
+                            attempts=attempt,
+                        )
                     reason = f"HTTP {status}: {detail}"
                     if _backend_missing(status, parsed):  # a proxy whose model server is gone
                         give_up = self._transport_failed(time.monotonic())
@@ -385,7 +426,10 @@ class ModelClient:
                 down = time.monotonic() - (self._failing_since or sent)
                 raise ModelUnreachableError(
                     f"model endpoint {redact_url(url)} unreachable for {down:.0f}s "
-                    f"({attempt} attempt(s)); last: {reason}", status=status, attempts=attempt)
+                    f"({attempt} attempt(s)); last: {reason}",
+                    status=status,
+                    attempts=attempt,
+                )
             if attempt > settings.max_retries:
                 break
             if wait is None:
@@ -395,12 +439,20 @@ class ModelClient:
             if self._failing_since is not None:  # never sleep past the give-up point
                 left = settings.unreachable_after - (time.monotonic() - self._failing_since)
                 wait = max(0.0, min(wait, left))
-            log.warning("model request failed (%s); retry %d of %d in %.2fs",
-                        reason, attempt, settings.max_retries, wait)
+            log.warning(
+                "model request failed (%s); retry %d of %d in %.2fs",
+                reason,
+                attempt,
+                settings.max_retries,
+                wait,
+            )
             await asyncio.sleep(wait)
         raise ModelUnreachableError(
             f"model endpoint {redact_url(url)} gave no usable answer after {settings.max_retries + 1} "
-            f"attempts; last: {reason}", status=status, attempts=settings.max_retries + 1)
+            f"attempts; last: {reason}",
+            status=status,
+            attempts=settings.max_retries + 1,
+        )
 
     async def preflight(self) -> str:
         """Check the endpoint before a run seeds anything: it answers, takes the key, knows the
@@ -422,17 +474,24 @@ class ModelClient:
                     exc_text = "nothing accepts connections there"
                     raise ModelPreflightError(
                         f"no model server answers at {where}: {exc_text} (waited "
-                        f"{_STARTING_GRACE:g}s)") from None
+                        f"{_STARTING_GRACE:g}s)"
+                    ) from None
                 await asyncio.sleep(0.25)
             except (aiohttp.ClientError, TimeoutError) as exc:
                 hung = isinstance(exc, TimeoutError)
                 raise ModelPreflightError(
-                    f"no model server answers at {where}: " + (
-                        f"GET /models got no answer in {timeout:g}s" if hung else
-                        f"{type(exc).__name__}: {exc}".rstrip(": "))) from None
+                    f"no model server answers at {where}: "
+                    + (
+                        f"GET /models got no answer in {timeout:g}s"
+                        if hung
+                        else f"{type(exc).__name__}: {exc}".rstrip(": ")
+                    )
+                ) from None
         if answer.status in (401, 403):
-            raise ModelPreflightError(f"{where} refused the API key (HTTP {answer.status}: "
-                                      f"{_detail(answer.text)})", status=answer.status)
+            raise ModelPreflightError(
+                f"{where} refused the API key (HTTP {answer.status}: {_detail(answer.text)})",
+                status=answer.status,
+            )
         listed = _model_ids(answer.text) if answer.status == 200 else None
         if listed is not None and settings.model in listed:
             return f"{where}: model {settings.model!r} listed by GET /models"
@@ -445,8 +504,10 @@ class ModelClient:
             try:
                 answer = await self._watched(settings.base_url + conversation.endpoint, payload)
             except (aiohttp.ClientError, TimeoutError, _Hung) as exc:
-                raise ModelPreflightError(f"{where} did not answer a one-line request: "
-                                          f"{type(exc).__name__}: {exc}".rstrip(": ")) from None
+                raise ModelPreflightError(
+                    f"{where} did not answer a one-line request: "
+                    f"{type(exc).__name__}: {exc}".rstrip(": ")
+                ) from None
             if answer.status != 503 or time.monotonic() > loading_until:
                 break
             await asyncio.sleep(2.0)  # llama.cpp and vLLM answer 503 while loading the model
@@ -458,14 +519,17 @@ class ModelClient:
             except ValueError as exc:
                 raise ModelPreflightError(
                     f"{where} answered HTTP {answer.status} with no model answer ({exc}): is "
-                    f"--base-url the API's base (ending in /v1)? {answer.text[:120]!r}") from None
+                    f"--base-url the API's base (ending in /v1)? {answer.text[:120]!r}"
+                ) from None
             return f"{where}: a one-line request for model {settings.model!r} was answered"
         if answer.status in _RETRY_STATUSES:
             return f"{where}: a one-line request answered HTTP {answer.status} (busy, not refused)"
         known = f"; the server lists {', '.join(sorted(listed)[:5])}" if listed else ""
         raise ModelPreflightError(
             f"{where} refused a one-line request for model {settings.model!r} (HTTP "
-            f"{answer.status}: {detail}){known}", status=answer.status)
+            f"{answer.status}: {detail}){known}",
+            status=answer.status,
+        )
 
     async def aclose(self) -> None:
         """Close the connection pool. Idempotent."""
@@ -503,7 +567,9 @@ def _model_ids(text: str) -> set[str] | None:
     names: set[str] = set()
     for entry in data:
         if isinstance(entry, Mapping):
-            names.update(str(entry[k]) for k in ("id", "name", "model") if isinstance(entry.get(k), str))
+            names.update(
+                str(entry[k]) for k in ("id", "name", "model") if isinstance(entry.get(k), str)
+            )
     return names
 
 

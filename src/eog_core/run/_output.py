@@ -33,8 +33,14 @@ from eog_core.errors import UsageError
 from eog_core.run._records import RolloutKey, record_key, safe_file_part
 from eog_core.tasks import Task
 
-__all__ = ["ROLLOUTS_FILE", "UPSTREAM_DIR", "RolloutLog", "upstream_path", "upstream_result",
-           "write_upstream_result"]
+__all__ = [
+    "ROLLOUTS_FILE",
+    "UPSTREAM_DIR",
+    "RolloutLog",
+    "upstream_path",
+    "upstream_result",
+    "write_upstream_result",
+]
 
 ROLLOUTS_FILE = "rollouts.jsonl"
 UPSTREAM_DIR = "upstream"
@@ -82,11 +88,14 @@ class RolloutLog:
                 record = json.loads(line.decode("utf-8"))
                 key = record_key(record)
             except (ValueError, KeyError, TypeError) as exc:
-                raise UsageError(f"{path}:{number}: not a rollout record ({exc}); "
-                                 "use another --out directory") from exc
+                raise UsageError(
+                    f"{path}:{number}: not a rollout record ({exc}); use another --out directory"
+                ) from exc
             if model is not None and record.get("model") != model:
-                raise UsageError(f"{path} holds rollouts of model {record.get('model')!r}, not "
-                                 f"{model!r}; use another --out directory")
+                raise UsageError(
+                    f"{path} holds rollouts of model {record.get('model')!r}, not "
+                    f"{model!r}; use another --out directory"
+                )
             if record.get("status") != "evaluated" or key in finished:
                 dropped += 1
                 continue
@@ -119,18 +128,36 @@ def _observation_value(text: str) -> Any:
 
 
 def _conversation_flow(task: Task, record: Mapping[str, Any]) -> list[dict[str, Any]]:
-    flow: list[dict[str, Any]] = [{"type": "system_message", "content": task.system_prompt or ""},
-                                  {"type": "user_message", "content": task.user_prompt or ""}]
+    flow: list[dict[str, Any]] = [
+        {"type": "system_message", "content": task.system_prompt or ""},
+        {"type": "user_message", "content": task.user_prompt or ""},
+    ]
     for turn in record.get("turns") or ():
-        flow.append({"type": "ai_message", "content": turn["text"],
-                     "usage_metadata": turn["usage"],
-                     "response_metadata": {"finish_reason": turn["finish_reason"]},
-                     "tool_calls": [{"name": c["name"], "args": _observation_value(c["arguments"])}
-                                    for c in turn["tool_calls"]]})
-        flow.extend({"type": "tool_result", "tool_name": c["name"], "gym_server": c["gym"],
-                     "result": {"success": True, "result": _observation_value(c["observation"]),
-                                "error": None}}
-                    for c in turn["tool_calls"])
+        flow.append(
+            {
+                "type": "ai_message",
+                "content": turn["text"],
+                "usage_metadata": turn["usage"],
+                "response_metadata": {"finish_reason": turn["finish_reason"]},
+                "tool_calls": [
+                    {"name": c["name"], "args": _observation_value(c["arguments"])}
+                    for c in turn["tool_calls"]
+                ],
+            }
+        )
+        flow.extend(
+            {
+                "type": "tool_result",
+                "tool_name": c["name"],
+                "gym_server": c["gym"],
+                "result": {
+                    "success": True,
+                    "result": _observation_value(c["observation"]),
+                    "error": None,
+                },
+            }
+            for c in turn["tool_calls"]
+        )
     return flow
 
 
@@ -143,19 +170,29 @@ def _statistics(run: Mapping[str, Any], tools_used: list[str]) -> dict[str, Any]
     for name in tools_used:
         usage[name] = usage.get(name, 0) + 1
     return {
-        "total_runs": 1, "successful_runs": int(success),
-        "overall_success_rate": 1.0 if success else 0.0, "pass_at_1": 1.0 if success else 0.0,
+        "total_runs": 1,
+        "successful_runs": int(success),
+        "overall_success_rate": 1.0 if success else 0.0,
+        "pass_at_1": 1.0 if success else 0.0,
         "verifier_level_pass_rate": passed / total if total else 0,
-        "total_verifiers_checked": total, "total_verifiers_passed": passed,
+        "total_verifiers_checked": total,
+        "total_verifiers_passed": passed,
         "individual_verifier_stats": {
-            name: {"passed": int(bool(r.get("passed"))), "total": 1,
-                   "pass_rate": 1.0 if r.get("passed") else 0.0}
-            for name, r in (run.get("verification_results") or {}).items()},
-        "mean_execution_time_ms": run.get("execution_time_ms", 0), "tool_usage": usage}
+            name: {
+                "passed": int(bool(r.get("passed"))),
+                "total": 1,
+                "pass_rate": 1.0 if r.get("passed") else 0.0,
+            }
+            for name, r in (run.get("verification_results") or {}).items()
+        },
+        "mean_execution_time_ms": run.get("execution_time_ms", 0),
+        "tool_usage": usage,
+    }
 
 
-def upstream_result(task: Task, record: Mapping[str, Any], *, model: str,
-                    tools_available: int) -> dict[str, Any]:
+def upstream_result(
+    task: Task, record: Mapping[str, Any], *, model: str, tools_available: int
+) -> dict[str, Any]:
     """One evaluated rollout as upstream's ``results_*.json``: one run, the parity verdict's
     run record (a parity run error is recorded as upstream records it)."""
     parity = record["parity"]
@@ -165,26 +202,48 @@ def upstream_result(task: Task, record: Mapping[str, Any], *, model: str,
     else:
         calls = [c for turn in record.get("turns") or () for c in turn["tool_calls"]]
         run |= {
-            "started_at": record["started_at"], "execution_time_ms": int(record["duration_ms"]),
+            "started_at": record["started_at"],
+            "execution_time_ms": int(record["duration_ms"]),
             "model_response": record["final_answer"],
             "conversation_flow": _conversation_flow(task, record),
             "tools_used": record["tools_used"],
-            "tool_results": [{"tool_name": c["name"], "arguments": _observation_value(c["arguments"]),
-                              "result": {"success": True,
-                                         "result": _observation_value(c["observation"]),
-                                         "error": None}, "gym_server": c["gym"]} for c in calls],
+            "tool_results": [
+                {
+                    "tool_name": c["name"],
+                    "arguments": _observation_value(c["arguments"]),
+                    "result": {
+                        "success": True,
+                        "result": _observation_value(c["observation"]),
+                        "error": None,
+                    },
+                    "gym_server": c["gym"],
+                }
+                for c in calls
+            ],
             "verification_results": parity["verification_results"],
             "verification_summary": parity["verification_summary"],
-            "overall_success": parity["overall_success"]}
+            "overall_success": parity["overall_success"],
+        }
     return {
         "benchmark_config": {
-            "model": f"openai-compatible/{model}", "number_of_runs": 1,
+            "model": f"openai-compatible/{model}",
+            "number_of_runs": 1,
             "user_prompt": task.user_prompt,
-            "gym_servers": [{"name": g.name, "url": g.url,
-                             "seed_database_file": g.seed_database_file or "",
-                             "uses_cloning": True} for g in task.gym_servers],
-            "total_gyms": len(task.gym_servers), "total_tools_available": tools_available},
-        "runs": [run], "statistics": _statistics(run, record["tools_used"] if "tools_used" in run else [])}
+            "gym_servers": [
+                {
+                    "name": g.name,
+                    "url": g.url,
+                    "seed_database_file": g.seed_database_file or "",
+                    "uses_cloning": True,
+                }
+                for g in task.gym_servers
+            ],
+            "total_gyms": len(task.gym_servers),
+            "total_tools_available": tools_available,
+        },
+        "runs": [run],
+        "statistics": _statistics(run, record["tools_used"] if "tools_used" in run else []),
+    }
 
 
 _MAX_NAME_BYTES = 255  # NAME_MAX of Linux and macOS file systems
@@ -194,19 +253,23 @@ def upstream_path(out_dir: Path, record: Mapping[str, Any]) -> Path:
     """``out_dir/upstream/run_<repeat+1>/results_<mode>__<domain>__<task_id>.json``; a name too
     long for the file system keeps its head and gets a hash of the whole (upstream's scorer
     reads every ``results_*.json`` and takes the task from inside the file)."""
-    name = "results_{}__{}__{}.json".format(*(safe_file_part(str(record[k]))
-                                             for k in ("mode", "domain", "task_id")))
+    name = "results_{}__{}__{}.json".format(
+        *(safe_file_part(str(record[k])) for k in ("mode", "domain", "task_id"))
+    )
     if len(name.encode()) > _MAX_NAME_BYTES:
         digest = hashlib.sha256(name.encode()).hexdigest()[:16]
-        name = f"{name[:_MAX_NAME_BYTES - len(digest) - 7]}~{digest}.json"
+        name = f"{name[: _MAX_NAME_BYTES - len(digest) - 7]}~{digest}.json"
     return out_dir / UPSTREAM_DIR / f"run_{int(record['repeat']) + 1}" / name
 
 
-def write_upstream_result(out_dir: Path, task: Task, record: Mapping[str, Any], *,
-                          tools_available: int) -> Path:
+def write_upstream_result(
+    out_dir: Path, task: Task, record: Mapping[str, Any], *, tools_available: int
+) -> Path:
     """Write (atomically) the upstream-format file of one evaluated rollout; returns its path."""
     path = upstream_path(out_dir, record)
-    body = upstream_result(task, record, model=str(record["model"]), tools_available=tools_available)
+    body = upstream_result(
+        task, record, model=str(record["model"]), tools_available=tools_available
+    )
     # compact: the C encoder (indent would take the pure-Python one, ~5x the CPU)
     _atomic_write(path, dumps_line(body))
     return path

@@ -37,8 +37,13 @@ OnRecord = Callable[[Task, Mapping[str, Any]], None]
 class RolloutActor(ActorBody):
     """An actor body: ``ray.remote(RolloutActor).options(max_concurrency=N).remote(...)``."""
 
-    def __init__(self, settings: ModelSettings, replicas: Mapping[str, str | Sequence[str]],
-                 options: RolloutOptions, judge_model: str | None = None) -> None:
+    def __init__(
+        self,
+        settings: ModelSettings,
+        replicas: Mapping[str, str | Sequence[str]],
+        options: RolloutOptions,
+        judge_model: str | None = None,
+    ) -> None:
         super().__init__(replicas, timeouts=options.timeouts)
         self._settings = settings
         self._options = options
@@ -48,15 +53,22 @@ class RolloutActor(ActorBody):
     async def _enter(self, stack: contextlib.AsyncExitStack) -> None:
         self._client = await stack.enter_async_context(ModelClient(self._settings))
         if self._options.judge is None:
-            self._options = attrs.evolve(self._options,
-                                         judge=ModelJudge(self._client, self._judge_model))
+            self._options = attrs.evolve(
+                self._options, judge=ModelJudge(self._client, self._judge_model)
+            )
 
     async def rollout(self, task: Mapping[str, Any], repeat: int) -> dict[str, Any]:
         """One rollout, exactly as a local run makes it; its record as plain data."""
         directory, janitor = await self.gyms()
         assert self._client is not None
-        record = await run_rollout(load_task(dict(task)), repeat, client=self._client,
-                                   directory=directory, janitor=janitor, options=self._options)
+        record = await run_rollout(
+            load_task(dict(task)),
+            repeat,
+            client=self._client,
+            directory=directory,
+            janitor=janitor,
+            options=self._options,
+        )
         return dict(record)
 
 
@@ -90,16 +102,22 @@ async def run_on_ray(
     """
     ray = _ray_module()
     if not ray.is_initialized():
-        ray.init(address=None if address == "local" else address, include_dashboard=False,
-                 log_to_driver=False)
+        ray.init(
+            address=None if address == "local" else address,
+            include_dashboard=False,
+            log_to_driver=False,
+        )
     actors_wanted = num_actors or max(1, int(ray.cluster_resources().get("CPU", 1)))
     count = max(1, min(actors_wanted, len(pending), concurrency))
     per_actor = math.ceil(concurrency / count)
     actor_class = ray.remote(RolloutActor).options(max_concurrency=per_actor, num_cpus=0)
-    actors = [actor_class.remote(settings, dict(replicas), attrs.evolve(options, judge=None),
-                                 judge_model) for _ in range(count)]
-    log.info("sharding %d rollouts over %d Ray actors, %d in flight each", len(pending), count,
-             per_actor)
+    actors = [
+        actor_class.remote(settings, dict(replicas), attrs.evolve(options, judge=None), judge_model)
+        for _ in range(count)
+    ]
+    log.info(
+        "sharding %d rollouts over %d Ray actors, %d in flight each", len(pending), count, per_actor
+    )
     limit = asyncio.Semaphore(concurrency)
     submitted: list[Any] = []
 

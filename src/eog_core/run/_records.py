@@ -31,9 +31,19 @@ __all__ = [
 RECORD_FORMAT = "eog_core.rollout/1"
 
 #: Why a rollout could not be evaluated (besides the verifier engine's own kinds).
-IncompleteKind = Literal["gym_unreachable", "gym_error", "seed_failed", "model_unreachable", "model_error",
-                         "malformed_tool_call", "config_error", "verifier_error", "judge_error",
-                         "no_verifiers", "abandoned"]
+IncompleteKind = Literal[
+    "gym_unreachable",
+    "gym_error",
+    "seed_failed",
+    "model_unreachable",
+    "model_error",
+    "malformed_tool_call",
+    "config_error",
+    "verifier_error",
+    "judge_error",
+    "no_verifiers",
+    "abandoned",
+]
 """``abandoned``: an MCP gateway rollout given up by its agent or idle past its TTL."""
 
 #: (mode, domain, task_id, repeat): what resumption skips when already evaluated.
@@ -49,8 +59,12 @@ def rollout_key(task: Task, repeat: int) -> RolloutKey:
 
 
 def record_key(record: Mapping[str, Any]) -> RolloutKey:
-    return (str(record["mode"]), str(record["domain"]), str(record["task_id"]),
-            int(record["repeat"]))
+    return (
+        str(record["mode"]),
+        str(record["domain"]),
+        str(record["task_id"]),
+        int(record["repeat"]),
+    )
 
 
 def safe_file_part(text: str) -> str:
@@ -58,32 +72,65 @@ def safe_file_part(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._+-]", "_", text) or "_"
 
 
-def _head(task: Task, repeat: int, model: Mapping[str, Any], attempts: int,
-          started: float, finished: float) -> dict[str, Any]:
+def _head(
+    task: Task,
+    repeat: int,
+    model: Mapping[str, Any],
+    attempts: int,
+    started: float,
+    finished: float,
+) -> dict[str, Any]:
     mode, domain, task_id = _identity(task)
-    return {"format": RECORD_FORMAT, "task_id": task_id, "domain": domain, "mode": mode,
-            "repeat": repeat, "model": model.get("model"), "api": model.get("api"),
-            "attempts": attempts, "started_at": iso_time(started), "finished_at": iso_time(finished),
-            "duration_ms": round((finished - started) * 1000, 3)}
+    return {
+        "format": RECORD_FORMAT,
+        "task_id": task_id,
+        "domain": domain,
+        "mode": mode,
+        "repeat": repeat,
+        "model": model.get("model"),
+        "api": model.get("api"),
+        "attempts": attempts,
+        "started_at": iso_time(started),
+        "finished_at": iso_time(finished),
+        "duration_ms": round((finished - started) * 1000, 3),
+    }
 
 
 def _agent_fields(agent: AgentRun | None) -> dict[str, Any]:
     if agent is None:
-        return {"stop_reason": None, "final_answer": None, "tools_used": [], "tools_offered": None,
-                "num_turns": 0,
-                "num_tool_calls": 0, "usage": None, "model_latency_ms": None,
-                "tool_latency_ms": None, "turns": []}
+        return {
+            "stop_reason": None,
+            "final_answer": None,
+            "tools_used": [],
+            "tools_offered": None,
+            "num_turns": 0,
+            "num_tool_calls": 0,
+            "usage": None,
+            "model_latency_ms": None,
+            "tool_latency_ms": None,
+            "turns": [],
+        }
     fields: dict[str, Any] = {}
     if (error := agent.malformed_tool_call) is not None:
-        fields["malformed_tool_call"] = {"status": error.status, "detail": error.detail,
-                                         "raw_text": error.raw_text, "attempts": error.attempts}
-    return fields | {"stop_reason": agent.stop_reason, "context_overflow": agent.overflow_detail,
-            "final_answer": agent.final_answer, "tools_used": list(agent.tools_used),
-            "tools_offered": agent.tools_offered,
-            "num_turns": len(agent.turns),
-            "num_tool_calls": sum(len(t["tool_calls"]) for t in agent.turns),
-            "usage": agent.usage.to_dict(), "model_latency_ms": round(agent.model_latency_ms, 3),
-            "tool_latency_ms": round(agent.tool_latency_ms, 3), "turns": list(agent.turns)}
+        fields["malformed_tool_call"] = {
+            "status": error.status,
+            "detail": error.detail,
+            "raw_text": error.raw_text,
+            "attempts": error.attempts,
+        }
+    return fields | {
+        "stop_reason": agent.stop_reason,
+        "context_overflow": agent.overflow_detail,
+        "final_answer": agent.final_answer,
+        "tools_used": list(agent.tools_used),
+        "tools_offered": agent.tools_offered,
+        "num_turns": len(agent.turns),
+        "num_tool_calls": sum(len(t["tool_calls"]) for t in agent.turns),
+        "usage": agent.usage.to_dict(),
+        "model_latency_ms": round(agent.model_latency_ms, 3),
+        "tool_latency_ms": round(agent.tool_latency_ms, 3),
+        "turns": list(agent.turns),
+    }
 
 
 def _verdict_fields(verdict: TaskVerdict) -> dict[str, Any]:
@@ -94,28 +141,68 @@ def _verdict_fields(verdict: TaskVerdict) -> dict[str, Any]:
     return data
 
 
-def evaluated_record(task: Task, repeat: int, *, model: Mapping[str, Any], agent: AgentRun,
-                     strict: TaskVerdict, parity: TaskVerdict, attempts: int, started: float,
-                     finished: float) -> dict[str, Any]:
+def evaluated_record(
+    task: Task,
+    repeat: int,
+    *,
+    model: Mapping[str, Any],
+    agent: AgentRun,
+    strict: TaskVerdict,
+    parity: TaskVerdict,
+    attempts: int,
+    started: float,
+    finished: float,
+) -> dict[str, Any]:
     """A record of a rollout that ran and was verified (its strict verdict may still be incomplete)."""
     head = _head(task, repeat, model, attempts, started, finished)
     status = "evaluated" if strict.evaluation_completed else "incomplete"
-    return head | {"status": status} | _verdict_fields(strict) | {
-        "failure_reason": None if strict.evaluation_completed else _first_error(strict),
-        "parity": _verdict_fields(parity)} | _agent_fields(agent)
+    return (
+        head
+        | {"status": status}
+        | _verdict_fields(strict)
+        | {
+            "failure_reason": None if strict.evaluation_completed else _first_error(strict),
+            "parity": _verdict_fields(parity),
+        }
+        | _agent_fields(agent)
+    )
 
 
 def _first_error(verdict: TaskVerdict) -> str | None:
     return next((r.error or r.details for r in verdict.results if r.failure_kind), None)
 
 
-def incomplete_record(task: Task, repeat: int, *, model: Mapping[str, Any], kind: IncompleteKind,
-                      reason: str, attempts: int, started: float, finished: float,
-                      agent: AgentRun | None = None) -> dict[str, Any]:
+def incomplete_record(
+    task: Task,
+    repeat: int,
+    *,
+    model: Mapping[str, Any],
+    kind: IncompleteKind,
+    reason: str,
+    attempts: int,
+    started: float,
+    finished: float,
+    agent: AgentRun | None = None,
+) -> dict[str, Any]:
     """A record of a rollout that could not be evaluated: not a 0, a gap with a reason."""
     head = _head(task, repeat, model, attempts, started, finished)
-    unscored = {"success": False, "reward": 0.0, "pass_rate": 0.0, "evaluation_completed": False,
-                "failure_kind": kind}
-    return head | {"status": "incomplete", "policy": "strict"} | unscored | {
-        "num_defined": len(task.verifiers), "num_scored": 0, "num_passed": 0,
-        "failure_reason": reason, "parity": {"policy": "parity", **unscored}} | _agent_fields(agent)
+    unscored = {
+        "success": False,
+        "reward": 0.0,
+        "pass_rate": 0.0,
+        "evaluation_completed": False,
+        "failure_kind": kind,
+    }
+    return (
+        head
+        | {"status": "incomplete", "policy": "strict"}
+        | unscored
+        | {
+            "num_defined": len(task.verifiers),
+            "num_scored": 0,
+            "num_passed": 0,
+            "failure_reason": reason,
+            "parity": {"policy": "parity", **unscored},
+        }
+        | _agent_fields(agent)
+    )

@@ -60,7 +60,9 @@ class RolloutOptions:
     timeouts: Timeouts | None = None
 
     @classmethod
-    def build(cls, *, seed_root: str | os.PathLike[str] | None = None, **options: Any) -> RolloutOptions:
+    def build(
+        cls, *, seed_root: str | os.PathLike[str] | None = None, **options: Any
+    ) -> RolloutOptions:
         return cls(seed_root=None if seed_root is None else Path(seed_root), **options)
 
 
@@ -98,18 +100,27 @@ class SharedQueries:
 
     read_only: SqlRunner
     plain: SqlRunner
-    _answers: dict[tuple[str, str | None, str, tuple[tuple[str, str], ...]],
-                   asyncio.Task[SqlOutcome]] = attrs.field(factory=dict)
+    _answers: dict[
+        tuple[str, str | None, str, tuple[tuple[str, str], ...]], asyncio.Task[SqlOutcome]
+    ] = attrs.field(factory=dict)
 
     def for_policy(self, policy: Policy) -> SqlRunner:
         return _PolicyQueries(self, policy.read_only_sql)
 
-    async def run_sql(self, gym_name: str, database_id: str | None, query: str,
-                      context: Mapping[str, str], *, read_only: bool) -> SqlOutcome:
+    async def run_sql(
+        self,
+        gym_name: str,
+        database_id: str | None,
+        query: str,
+        context: Mapping[str, str],
+        *,
+        read_only: bool,
+    ) -> SqlOutcome:
         key = (gym_name, database_id, query, tuple(sorted(context.items())))
         if key not in self._answers:
             self._answers[key] = asyncio.ensure_future(
-                self.read_only.run_sql(gym_name, database_id, query, context))
+                self.read_only.run_sql(gym_name, database_id, query, context)
+            )
         outcome = await self._answers[key]  # both verdicts are cancelled together, if ever
         if read_only or outcome.success:
             return outcome
@@ -121,41 +132,69 @@ class _PolicyQueries:
     shared: SharedQueries
     read_only: bool
 
-    async def run_sql(self, gym_name: str, database_id: str | None, query: str,
-                      context: Mapping[str, str]) -> SqlOutcome:
-        return await self.shared.run_sql(gym_name, database_id, query, context,
-                                         read_only=self.read_only)
+    async def run_sql(
+        self, gym_name: str, database_id: str | None, query: str, context: Mapping[str, str]
+    ) -> SqlOutcome:
+        return await self.shared.run_sql(
+            gym_name, database_id, query, context, read_only=self.read_only
+        )
 
 
-async def _attempt(task: Task, client: ModelClient, directory: GymDirectory, janitor: Janitor,
-                   options: RolloutOptions) -> tuple[AgentRun, Any, Any]:
+async def _attempt(
+    task: Task,
+    client: ModelClient,
+    directory: GymDirectory,
+    janitor: Janitor,
+    options: RolloutOptions,
+) -> tuple[AgentRun, Any, Any]:
     """One try: seed, loop, verify (not after a malformed tool call: the rollout is recorded
     incomplete with the model's text), delete."""
     async with TaskSession.start(
-        task, directory=directory, seed_root=options.seed_root,
-        tool_snapshots=options.tool_snapshots, janitor=janitor,
-        forward_any_tool=options.forward_any_tool, timeouts=options.timeouts,
+        task,
+        directory=directory,
+        seed_root=options.seed_root,
+        tool_snapshots=options.tool_snapshots,
+        janitor=janitor,
+        forward_any_tool=options.forward_any_tool,
+        timeouts=options.timeouts,
     ) as session:
-        agent = await run_agent(session, client, max_turns=options.max_turns,
-                                raw_schemas=options.raw_schemas)
+        agent = await run_agent(
+            session, client, max_turns=options.max_turns, raw_schemas=options.raw_schemas
+        )
         if agent.malformed_tool_call is not None:
             return agent, None, None
         strict, parity = await verify_both(session, agent.final_answer, options.judge)
     return agent, strict, parity
 
 
-async def verify_both(session: TaskSession, final_answer: str | None,
-                      judge: Judge | None) -> tuple[TaskVerdict, TaskVerdict]:
+async def verify_both(
+    session: TaskSession, final_answer: str | None, judge: Judge | None
+) -> tuple[TaskVerdict, TaskVerdict]:
     """The strict and parity verdicts of an open session, from one set of verifier queries."""
     shared = SharedQueries(session.sql_runner(read_only=True), session.sql_runner())
     strict, parity = await asyncio.gather(
-        *(session.verify(policy=policy, final_response=final_answer, judge=judge,
-                         sql=shared.for_policy(policy)) for policy in (STRICT, PARITY)))
+        *(
+            session.verify(
+                policy=policy,
+                final_response=final_answer,
+                judge=judge,
+                sql=shared.for_policy(policy),
+            )
+            for policy in (STRICT, PARITY)
+        )
+    )
     return strict, parity
 
 
-async def run_rollout(task: Task, repeat: int, *, client: ModelClient, directory: GymDirectory,
-                      janitor: Janitor, options: RolloutOptions) -> dict[str, Any]:
+async def run_rollout(
+    task: Task,
+    repeat: int,
+    *,
+    client: ModelClient,
+    directory: GymDirectory,
+    janitor: Janitor,
+    options: RolloutOptions,
+) -> dict[str, Any]:
     """Run, verify and close one rollout; returns its record (evaluated or incomplete)."""
     model = client.settings.describe()
     started = time.time()
@@ -171,19 +210,55 @@ async def run_rollout(task: Task, repeat: int, *, client: ModelClient, directory
         else:
             if agent.malformed_tool_call is not None:  # the model's doing: no whole-rollout retry
                 error = agent.malformed_tool_call
-                return incomplete_record(task, repeat, model=model, kind="malformed_tool_call",
-                                         reason=f"{type(error).__name__}: {error}", agent=agent,
-                                         attempts=attempt, started=started, finished=time.time())
+                return incomplete_record(
+                    task,
+                    repeat,
+                    model=model,
+                    kind="malformed_tool_call",
+                    reason=f"{type(error).__name__}: {error}",
+                    agent=agent,
+                    attempts=attempt,
+                    started=started,
+                    finished=time.time(),
+                )
             if strict.failure_kind != "gym_unreachable" or attempt == attempts:
-                return evaluated_record(task, repeat, model=model, agent=agent, strict=strict,
-                                        parity=parity, attempts=attempt, started=started,
-                                        finished=time.time())
-            kind, retry, reason = "gym_unreachable", True, "a verifier query could not reach its gym"
+                return evaluated_record(
+                    task,
+                    repeat,
+                    model=model,
+                    agent=agent,
+                    strict=strict,
+                    parity=parity,
+                    attempts=attempt,
+                    started=started,
+                    finished=time.time(),
+                )
+            kind, retry, reason = (
+                "gym_unreachable",
+                True,
+                "a verifier query could not reach its gym",
+            )
         if not retry or attempt == attempts:
-            return incomplete_record(task, repeat, model=model, kind=kind, reason=reason,
-                                     attempts=attempt, started=started, finished=time.time())
+            return incomplete_record(
+                task,
+                repeat,
+                model=model,
+                kind=kind,
+                reason=reason,
+                attempts=attempt,
+                started=started,
+                finished=time.time(),
+            )
         delay = options.retry_delay * 2 ** (attempt - 1)
-        log.warning("rollout %s repeat %d: %s (%s); attempt %d of %d in %.1fs",
-                    task.task_id, repeat, kind, reason, attempt + 1, attempts, delay)
+        log.warning(
+            "rollout %s repeat %d: %s (%s); attempt %d of %d in %.1fs",
+            task.task_id,
+            repeat,
+            kind,
+            reason,
+            attempt + 1,
+            attempts,
+            delay,
+        )
         await asyncio.sleep(delay)
     raise AssertionError("unreachable")  # pragma: no cover

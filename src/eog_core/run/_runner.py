@@ -95,8 +95,10 @@ def _check_unique(tasks: Sequence[Task]) -> None:
     for task in tasks:
         key = rollout_key(task, 0)[:3]
         if key in seen:
-            raise UsageError(f"task {key[2]!r} ({key[1]}, {key[0]}) is given twice; every task "
-                             "of a run needs its own id (results are keyed by it)")
+            raise UsageError(
+                f"task {key[2]!r} ({key[1]}, {key[0]}) is given twice; every task "
+                "of a run needs its own id (results are keyed by it)"
+            )
         seen[key] = task
 
 
@@ -130,8 +132,11 @@ async def run_evaluation(
     out = Path(out_dir)
     rollouts = RolloutLog.open(out, model=settings.model)
     by_identity = {rollout_key(task, 0)[:3]: task for task in tasks}
-    kept = {key: record for key, record in rollouts.finished.items()
-            if key[3] < repeats and key[:3] in by_identity}
+    kept = {
+        key: record
+        for key, record in rollouts.finished.items()
+        if key[3] < repeats and key[:3] in by_identity
+    }
     progress = progress if progress is not None else RunProgress()
     progress.total, progress.skipped = len(tasks) * repeats, len(kept)
     pending_count = progress.total - progress.skipped
@@ -146,9 +151,15 @@ async def run_evaluation(
                 if rollout_key(task, repeat) not in kept:
                     # an upstream file without an evaluated record: written before a kill, or
                     # by a try that ended incomplete; it must not count until this one ends
-                    stale = upstream_path(out, {"mode": task.mode or "task", "repeat": repeat,
-                                                "domain": task.domain or "unknown",
-                                                "task_id": task.task_id or "task"})
+                    stale = upstream_path(
+                        out,
+                        {
+                            "mode": task.mode or "task",
+                            "repeat": repeat,
+                            "domain": task.domain or "unknown",
+                            "task_id": task.task_id or "task",
+                        },
+                    )
                     stale.unlink(missing_ok=True)
                     yield task, repeat
 
@@ -175,12 +186,20 @@ async def run_evaluation(
         if (stop := outage.saw(record)) is not None:  # on Ray too: this runs in the driver
             raise stop
 
-    async def worker(client: ModelClient, janitor: Janitor, rollout_options: RolloutOptions) -> None:
+    async def worker(
+        client: ModelClient, janitor: Janitor, rollout_options: RolloutOptions
+    ) -> None:
         for task, repeat in work:
             started()
             try:
-                record = await run_rollout(task, repeat, client=client, directory=directory,
-                                           janitor=janitor, options=rollout_options)
+                record = await run_rollout(
+                    task,
+                    repeat,
+                    client=client,
+                    directory=directory,
+                    janitor=janitor,
+                    options=rollout_options,
+                )
             except BaseException:
                 progress.in_flight -= 1
                 raise
@@ -189,21 +208,34 @@ async def run_evaluation(
     try:
         for key, kept_record in kept.items():  # a kill between the two writes of an old version
             if not upstream_path(out, kept_record).exists():
-                write_upstream_result(out, by_identity[key[:3]], kept_record,
-                                      tools_available=kept_record["tools_offered"])
+                write_upstream_result(
+                    out,
+                    by_identity[key[:3]],
+                    kept_record,
+                    tools_available=kept_record["tools_offered"],
+                )
         if preflight and pending_count:  # before anything is seeded
             async with ModelClient(settings) as probe:
                 log.info("model endpoint: %s", await probe.preflight())
         if ray_address is not None:
-            leaks = await run_on_ray(list(work), settings, directory.replicas, options,
-                                     address=ray_address, concurrency=concurrency,
-                                     num_actors=ray_actors, judge_model=judge_model,
-                                     on_start=started, on_record=finished)
+            leaks = await run_on_ray(
+                list(work),
+                settings,
+                directory.replicas,
+                options,
+                address=ray_address,
+                concurrency=concurrency,
+                num_actors=ray_actors,
+                judge_model=judge_model,
+                on_start=started,
+                on_record=finished,
+            )
             for leak in leaks:
                 log.error("database left on a gym by a Ray worker: %s", leak)
         else:
-            await _run_here(settings, directory, options, judge_model, concurrency,
-                            pending_count, worker)
+            await _run_here(
+                settings, directory, options, judge_model, concurrency, pending_count, worker
+            )
     finally:
         rollouts.close()
     records: dict[RolloutKey, Mapping[str, Any]] = {**kept}
@@ -211,21 +243,27 @@ async def run_evaluation(
         records[(record["mode"], record["domain"], record["task_id"], record["repeat"])] = record
     order = {key: index for index, key in enumerate(by_identity)}
     ordered = tuple(records[key] for key in sorted(records, key=lambda k: (k[3], order[k[:3]])))
-    return RunReport(out_dir=out, records=ordered, planned=progress.total,
-                     skipped=progress.skipped, ran=len(new))
+    return RunReport(
+        out_dir=out, records=ordered, planned=progress.total, skipped=progress.skipped, ran=len(new)
+    )
 
 
-def _check_plan(tasks: Sequence[Task], repeats: int, concurrency: int,
-                max_consecutive_unreachable: int | None) -> None:
+def _check_plan(
+    tasks: Sequence[Task], repeats: int, concurrency: int, max_consecutive_unreachable: int | None
+) -> None:
     if not tasks:
         raise UsageError("no tasks to run (the task paths held none)")
-    for name, value, most in (("repeats", repeats, MAX_REPEATS),
-                              ("concurrency", concurrency, MAX_CONCURRENCY)):
+    for name, value, most in (
+        ("repeats", repeats, MAX_REPEATS),
+        ("concurrency", concurrency, MAX_CONCURRENCY),
+    ):
         if not 1 <= value <= most:
             raise UsageError(f"{name} must be between 1 and {most:,}, got {value}")
     if max_consecutive_unreachable is not None and max_consecutive_unreachable < 1:
-        raise UsageError("max_consecutive_unreachable must be at least 1 (or None), got "
-                         f"{max_consecutive_unreachable}")
+        raise UsageError(
+            "max_consecutive_unreachable must be at least 1 (or None), got "
+            f"{max_consecutive_unreachable}"
+        )
     _check_unique(tasks)
 
 
@@ -247,7 +285,9 @@ class _OutageWatch:
             self.tripped = ModelOutageError(
                 f"{self.in_a_row} rollouts in a row found the model endpoint unreachable; the run "
                 f"stopped taking work (last: {record.get('failure_reason')}); rerun the same "
-                "command to resume", rollouts=self.in_a_row)
+                "command to resume",
+                rollouts=self.in_a_row,
+            )
             return self.tripped
         return None
 
@@ -266,14 +306,23 @@ def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
     return next((e for e in leaves if isinstance(e, EogError)), leaves[0] if leaves else group)
 
 
-async def _run_here(settings: ModelSettings, directory: GymDirectory, options: RolloutOptions,
-                    judge_model: str | None, concurrency: int, pending: int,
-                    worker: Callable[[ModelClient, Janitor, RolloutOptions], Any]) -> None:
+async def _run_here(
+    settings: ModelSettings,
+    directory: GymDirectory,
+    options: RolloutOptions,
+    judge_model: str | None,
+    concurrency: int,
+    pending: int,
+    worker: Callable[[ModelClient, Janitor, RolloutOptions], Any],
+) -> None:
     """The local run: ``concurrency`` workers on this event loop."""
     # The directory holds the connection pool, and with it one MCP session per gym
     # replica shared by every rollout; the janitor finishes failed deletions first.
-    async with (ModelClient(settings) as client, directory,
-                Janitor(timeouts=options.timeouts) as janitor):
+    async with (
+        ModelClient(settings) as client,
+        directory,
+        Janitor(timeouts=options.timeouts) as janitor,
+    ):
         if options.judge is None:
             options = attrs.evolve(options, judge=ModelJudge(client, judge_model))
         try:

@@ -59,8 +59,15 @@ def _expect(kind: type | tuple[type, ...], label: str) -> Callable[[Any, Any], A
 
 
 def _json_type(value: Any) -> str:
-    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
-             int: "an integer", float: "a number", type(None): "null"}
+    names = {
+        dict: "an object",
+        list: "an array",
+        str: "a string",
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        type(None): "null",
+    }
     return names.get(type(value), type(value).__name__)
 
 
@@ -75,7 +82,9 @@ def make_converter() -> cattrs.Converter:
     conv.register_structure_hook(str, _expect(str, "a string"))
     conv.register_structure_hook(bool, _expect(bool, "a boolean"))
     conv.register_structure_hook(int, _expect(int, "an integer"))
-    conv.register_structure_hook(float, lambda v, _t: float(_expect((int, float), "a number")(v, _t)))
+    conv.register_structure_hook(
+        float, lambda v, _t: float(_expect((int, float), "a number")(v, _t))
+    )
     conv.register_structure_hook(typing.Any, lambda v, _t: v)
 
     def structure_str_tuple(value: Any, _type: Any) -> tuple[str, ...]:
@@ -100,26 +109,45 @@ def make_converter() -> cattrs.Converter:
             return value
         raise _Invalid(f"expected a number or null, got {_json_type(value)}")
 
-    conv.register_structure_hook_func(lambda t: t == (int | float | None), structure_optional_number)
+    conv.register_structure_hook_func(
+        lambda t: t == (int | float | None), structure_optional_number
+    )
 
-    def closed_object(cls: type[Any], *, extra: bool = False, **overrides: Any) -> Callable[[Any, Any], Any]:
+    def closed_object(
+        cls: type[Any], *, extra: bool = False, **overrides: Any
+    ) -> Callable[[Any, Any], Any]:
         """A hook for ``cls`` that refuses unknown keys (or keeps them in ``extra``)
         and records the keys it was read with in ``source_keys``."""
         fields = {a.name for a in attrs.fields(cls)}
-        omitted = {name: override(omit=True)
-                   for name in ("source_keys", "extra", "null_context", "has_validation_config",
-                                "has_expected_value", "has_comparison_type", "gym_from_legacy_keys")
-                   if name in fields}
-        generated = make_dict_structure_fn(cls, conv, _cattrs_forbid_extra_keys=True,
-                                           **(omitted | overrides))
-        wire = {getattr(overrides.get(a.name), "rename", None) or a.name
-                for a in attrs.fields(cls) if a.name not in omitted}
+        omitted = {
+            name: override(omit=True)
+            for name in (
+                "source_keys",
+                "extra",
+                "null_context",
+                "has_validation_config",
+                "has_expected_value",
+                "has_comparison_type",
+                "gym_from_legacy_keys",
+            )
+            if name in fields
+        }
+        generated = make_dict_structure_fn(
+            cls, conv, _cattrs_forbid_extra_keys=True, **(omitted | overrides)
+        )
+        wire = {
+            getattr(overrides.get(a.name), "rename", None) or a.name
+            for a in attrs.fields(cls)
+            if a.name not in omitted
+        }
 
         def hook(value: Any, _type: Any) -> Any:
             if not isinstance(value, dict):
                 raise _Invalid(f"expected an object, got {_json_type(value)}")
             data = _strip_private(value)
-            changes: dict[str, Any] = {"source_keys": tuple(data)} if "source_keys" in fields else {}
+            changes: dict[str, Any] = (
+                {"source_keys": tuple(data)} if "source_keys" in fields else {}
+            )
             if extra:
                 changes["extra"] = {k: v for k, v in data.items() if k not in wire}
                 data = {k: v for k, v in data.items() if k in wire}
@@ -129,7 +157,8 @@ def make_converter() -> cattrs.Converter:
 
     conv.register_structure_hook(AuthConfig, closed_object(AuthConfig))
     gym_hook = closed_object(
-        GymServer, extra=True,
+        GymServer,
+        extra=True,
         name=override(rename="mcp_server_name"),
         url=override(rename="mcp_server_url"),
         auth=override(rename="auth_config"),
@@ -192,6 +221,7 @@ def make_converter() -> cattrs.Converter:
     )
     return conv
 
+
 _GYM_WIRE_NAMES = {"name": "mcp_server_name", "url": "mcp_server_url", "auth": "auth_config"}
 _GYM_PATH = re.compile(r"^\$\.gym_servers(\[\d+\])?(?:\.(name|url|auth)\b)?")
 
@@ -245,8 +275,9 @@ def _same_path(path: str) -> str:
     return path
 
 
-def structure_or_raise(data: Any, cls: type[T], *, source: str | None = None,
-                       remap: Callable[[str], str] = _same_path) -> T:
+def structure_or_raise(
+    data: Any, cls: type[T], *, source: str | None = None, remap: Callable[[str], str] = _same_path
+) -> T:
     """Structure ``data`` as ``cls`` with the task converter, or raise :class:`SchemaError`.
 
     ``remap`` turns the path of the structured data into the path in the file it

@@ -22,8 +22,14 @@ from eog_core.errors import SchemaError, UsageError
 from eog_core.tasks._formats import task_from_mapping
 from eog_core.tasks._schema import Task
 
-__all__ = ["MODES", "mode_from_path", "parquet_rows", "sample_stratified", "select_tasks",
-           "task_from_row"]
+__all__ = [
+    "MODES",
+    "mode_from_path",
+    "parquet_rows",
+    "sample_stratified",
+    "select_tasks",
+    "task_from_row",
+]
 
 MODES = ("oracle", "plus_5_tools", "plus_10_tools", "plus_15_tools")
 """The dataset's configs: the task's own tools, or 5, 10 or 15 distractor tools more."""
@@ -55,8 +61,10 @@ def parquet_rows(path: str | os.PathLike[str]) -> Iterator[tuple[str, dict[str, 
     try:
         import pyarrow.parquet as pq  # type: ignore[import-not-found, import-untyped, unused-ignore]
     except ImportError:
-        raise SchemaError("reading Parquet needs the parquet extra: pip install "
-                          "'eog-core[parquet]'", source=str(source)) from None
+        raise SchemaError(
+            "reading Parquet needs the parquet extra: pip install 'eog-core[parquet]'",
+            source=str(source),
+        ) from None
     try:
         parquet = pq.ParquetFile(source)
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
@@ -104,14 +112,20 @@ def sample_stratified(tasks: Sequence[Task], limit: int, seed: int) -> list[Task
     return [tasks[i] for i in sorted(chosen)]
 
 
-def select_tasks(tasks: Sequence[Task], *, domains: Collection[str] | None = None,
-                 modes: Collection[str] | None = None, limit: int | None = None,
-                 shuffle_seed: int = 0) -> list[Task]:
+def select_tasks(
+    tasks: Sequence[Task],
+    *,
+    domains: Collection[str] | None = None,
+    modes: Collection[str] | None = None,
+    limit: int | None = None,
+    shuffle_seed: int = 0,
+) -> list[Task]:
     """The tasks of ``domains`` and ``modes`` (None: all), then at most ``limit`` of them
     (a seeded sample stratified by domain, never the head of the file)."""
     unknown = sorted(set(modes or ()) - set(MODES))
     if unknown:
         raise UsageError(f"unknown mode(s) {', '.join(unknown)}; the modes are {', '.join(MODES)}")
-    chosen = [t for t in tasks if (not domains or t.domain in domains)
-              and (not modes or t.mode in modes)]
+    chosen = [
+        t for t in tasks if (not domains or t.domain in domains) and (not modes or t.mode in modes)
+    ]
     return chosen if limit is None else sample_stratified(chosen, limit, shuffle_seed)

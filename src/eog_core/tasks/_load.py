@@ -79,8 +79,9 @@ def iter_tasks(path: str | os.PathLike[str]) -> Iterator[Task]:
     if root.is_dir():
         files = sorted(p for p in root.rglob("*") if p.suffix in TASK_SUFFIXES and p.is_file())
         if not files:
-            raise SchemaError("no .json, .jsonl or .parquet task files in directory",
-                              source=str(root))
+            raise SchemaError(
+                "no .json, .jsonl or .parquet task files in directory", source=str(root)
+            )
         for file in files:
             yield from iter_tasks(file)
         return

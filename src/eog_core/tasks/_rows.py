@@ -32,12 +32,16 @@ def to_nemo_row(task: Task, tools: Mapping[str, ToolSnapshot] | ToolSet) -> dict
         gyms = {key: value for key, value in upstream.items() if key in LEGACY_KEYS}
     return {
         "responses_create_params": {
-            "input": [{"role": "system", "content": task.system_prompt, "type": "message"},
-                      {"role": "user", "content": task.user_prompt, "type": "message"}],
+            "input": [
+                {"role": "system", "content": task.system_prompt, "type": "message"},
+                {"role": "user", "content": task.user_prompt, "type": "message"},
+            ],
             "tools": toolset.responses_tools(),
         },
         "verifier_metadata": {
-            "task_id": task.task_id, "domain": task.domain, "mode": task.mode or MISSING_MODE,
+            "task_id": task.task_id,
+            "domain": task.domain,
+            "mode": task.mode or MISSING_MODE,
             **gyms,
             "verifiers": upstream.get("verifiers", []),
             "selected_tools": upstream.get("selected_tools"),

@@ -76,8 +76,9 @@ class GymServer:
     name: str
     url: str = attrs.field(repr=redacted_url_repr)
     seed_database_file: str | None = None
-    context: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping,
-                                             repr=redacted_mapping_repr)
+    context: Mapping[str, Any] = attrs.field(
+        factory=dict, converter=_frozen_mapping, repr=redacted_mapping_repr
+    )
     user_info: Any = None
     mcp_endpoint: str | None = None
     auth: AuthConfig | None = None
@@ -202,8 +203,9 @@ class Task:
     mcp_endpoint: str = "/mcp"
     number_of_runs: int = 1
     reset_database_between_runs: bool = True
-    legacy: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping,
-                                            repr=redacted_mapping_repr)
+    legacy: Mapping[str, Any] = attrs.field(
+        factory=dict, converter=_frozen_mapping, repr=redacted_mapping_repr
+    )
     source_keys: tuple[str, ...] | None = _source_keys()
     gym_from_legacy_keys: bool = attrs.field(default=False, eq=False, repr=False)
 

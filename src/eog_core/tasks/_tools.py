@@ -42,8 +42,14 @@ def _members(value: Any) -> list[Any]:
 
 
 def _first_object_option(options: Any) -> dict[str, Any] | None:
-    return next((dict(option) for option in _members(options)
-                 if isinstance(option, Mapping) and option.get("type") == "object"), None)
+    return next(
+        (
+            dict(option)
+            for option in _members(options)
+            if isinstance(option, Mapping) and option.get("type") == "object"
+        ),
+        None,
+    )
 
 
 def _merge_all_of(parts: Any) -> dict[str, Any]:
@@ -152,11 +158,19 @@ class ToolSpec:
     gym: str | None = None
 
     @classmethod
-    def from_mcp(cls, tool: Mapping[str, Any], *, gym: str | None = None,
-                 where: str = "$", source: str | None = None) -> ToolSpec:
+    def from_mcp(
+        cls,
+        tool: Mapping[str, Any],
+        *,
+        gym: str | None = None,
+        where: str = "$",
+        source: str | None = None,
+    ) -> ToolSpec:
         """Read a ``tools/list`` entry (``{name, description, inputSchema, ...}``)."""
         if not isinstance(tool, Mapping) or not isinstance(tool.get("name"), str):
-            raise SchemaError("expected a tool object with a string name", path=where, source=source)
+            raise SchemaError(
+                "expected a tool object with a string name", path=where, source=source
+            )
         # A tool without a schema gets the one upstream assumes for it.
         schema = tool.get("inputSchema", tool.get("parameters", _empty_object()))
         if not isinstance(schema, Mapping):
@@ -165,8 +179,13 @@ class ToolSpec:
         if not isinstance(description, str):
             raise SchemaError("expected a string", path=f"{where}.description", source=source)
         output = tool.get("outputSchema")
-        return cls(name=tool["name"], description=description, input_schema=dict(schema),
-                   output_schema=dict(output) if isinstance(output, Mapping) else None, gym=gym)
+        return cls(
+            name=tool["name"],
+            description=description,
+            input_schema=dict(schema),
+            output_schema=dict(output) if isinstance(output, Mapping) else None,
+            gym=gym,
+        )
 
     def parameters(self, *, raw: bool = False) -> dict[str, Any]:
         """The input schema shown to the model: upstream's cleaned schema (:func:`clean_schema`),
@@ -176,14 +195,24 @@ class ToolSpec:
     def to_responses_tool(self, *, raw: bool = False) -> dict[str, Any]:
         """The tool as an OpenAI Responses-API function tool, as upstream sends it (and as
         NeMo Gym rows carry it): cleaned parameters and ``strict: false``."""
-        return {"type": "function", "name": self.name, "description": self.description,
-                "parameters": self.parameters(raw=raw), "strict": False}
+        return {
+            "type": "function",
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters(raw=raw),
+            "strict": False,
+        }
 
     def to_chat_tool(self, *, raw: bool = False) -> dict[str, Any]:
         """The tool as a Chat-Completions function tool, as upstream sends it (no ``strict``)."""
-        return {"type": "function", "function": {
-            "name": self.name, "description": self.description,
-            "parameters": self.parameters(raw=raw)}}
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters(raw=raw),
+            },
+        }
 
 
 @attrs.frozen(kw_only=True)
@@ -204,7 +233,8 @@ class ToolSet:
     missing: tuple[str, ...] = ()
     """Selected tool names that no gym of the task offers."""
     _by_name: dict[str, ToolSpec] | None = attrs.field(
-        default=None, init=False, eq=False, repr=False, hash=False)
+        default=None, init=False, eq=False, repr=False, hash=False
+    )
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and self.get(name) is not None
@@ -250,12 +280,19 @@ def _read_snapshot(path: Path) -> ToolSnapshot:
         raise SchemaError("expected an array", path="$.tools", source=str(path))
     gym = data["gym_name"]
     return ToolSnapshot(
-        gym_name=gym, gym_url=data.get("gym_url"), snapshot_at=data.get("snapshot_at"),
-        tools=tuple(ToolSpec.from_mcp(t, gym=gym, where=f"$.tools[{i}]", source=str(path))
-                    for i, t in enumerate(tools)))
+        gym_name=gym,
+        gym_url=data.get("gym_url"),
+        snapshot_at=data.get("snapshot_at"),
+        tools=tuple(
+            ToolSpec.from_mcp(t, gym=gym, where=f"$.tools[{i}]", source=str(path))
+            for i, t in enumerate(tools)
+        ),
+    )
 
 
-def load_tool_snapshots(source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> dict[str, ToolSnapshot]:
+def load_tool_snapshots(
+    source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+) -> dict[str, ToolSnapshot]:
     """Load tool snapshots from a directory of ``*.json`` files (or a list of files), by gym name.
 
     Two snapshots of one ``gym_name`` raise :class:`SchemaError` naming both files.
@@ -272,15 +309,20 @@ def load_tool_snapshots(source: str | os.PathLike[str] | Iterable[str | os.PathL
     for path in paths:
         snapshot = _read_snapshot(path)
         if snapshot.gym_name in by_gym:  # which one is meant cannot be guessed
-            raise SchemaError(f"a second tool snapshot of gym {snapshot.gym_name!r} "
-                              f"(first in {first_file[snapshot.gym_name]})", path="$.gym_name",
-                              source=str(path))
+            raise SchemaError(
+                f"a second tool snapshot of gym {snapshot.gym_name!r} "
+                f"(first in {first_file[snapshot.gym_name]})",
+                path="$.gym_name",
+                source=str(path),
+            )
         by_gym[snapshot.gym_name] = snapshot
         first_file[snapshot.gym_name] = path
     return by_gym
 
 
-def merge_tools(task: Task, tools_by_gym: Mapping[str, ToolSnapshot | Sequence[ToolSpec | Mapping[str, Any]]]) -> ToolSet:
+def merge_tools(
+    task: Task, tools_by_gym: Mapping[str, ToolSnapshot | Sequence[ToolSpec | Mapping[str, Any]]]
+) -> ToolSet:
     """The task's tool set: gym order, first duplicate wins, then selected, then restricted."""
     merged: dict[str, ToolSpec] = {}
     for gym in task.gym_servers:

@@ -16,8 +16,9 @@ from eog_core.tasks._schema import (
 __all__ = ["task_record", "to_upstream"]
 
 
-def _keep(full: dict[str, Any], source_keys: tuple[str, ...] | None,
-          optional: tuple[str, ...] = ()) -> dict[str, Any]:
+def _keep(
+    full: dict[str, Any], source_keys: tuple[str, ...] | None, optional: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """``full`` cut down to the keys a record was read with, in their order.
 
     Built in code (no source keys), keys in ``optional`` are left out when None.
@@ -28,42 +29,73 @@ def _keep(full: dict[str, Any], source_keys: tuple[str, ...] | None,
 
 
 def _gym_to_mapping(gym: GymServer) -> dict[str, Any]:
-    auth = None if gym.auth is None else {
-        "type": gym.auth.type, "token": gym.auth.token, "header_name": gym.auth.header_name}
+    auth = (
+        None
+        if gym.auth is None
+        else {"type": gym.auth.type, "token": gym.auth.token, "header_name": gym.auth.header_name}
+    )
     full: dict[str, Any] = {
-        "mcp_server_name": gym.name, "mcp_server_url": gym.url,
+        "mcp_server_name": gym.name,
+        "mcp_server_url": gym.url,
         "seed_database_file": gym.seed_database_file,
         "context": None if gym.null_context else dict(gym.context),
-        "user_info": gym.user_info, "mcp_endpoint": gym.mcp_endpoint, "auth_config": auth,
+        "user_info": gym.user_info,
+        "mcp_endpoint": gym.mcp_endpoint,
+        "auth_config": auth,
     }
     full |= {k: v for k, v in gym.extra.items() if k not in full}
-    return _keep(full, gym.source_keys,
-                 ("seed_database_file", "user_info", "mcp_endpoint", "auth_config"))
+    return _keep(
+        full, gym.source_keys, ("seed_database_file", "user_info", "mcp_endpoint", "auth_config")
+    )
 
 
 def _config_to_mapping(config: Any) -> dict[str, Any]:
     if isinstance(config, DatabaseStateCheck):
-        full = {"query": config.query, "expected_value": config.expected_value,
-                "comparison_type": config.comparison_type}
+        full = {
+            "query": config.query,
+            "expected_value": config.expected_value,
+            "comparison_type": config.comparison_type,
+        }
         if config.source_keys is None:
-            keys = [k for k, given in (("query", config.query is not None),
-                                       ("expected_value", config.has_expected_value),
-                                       ("comparison_type", config.has_comparison_type)) if given]
+            keys = [
+                k
+                for k, given in (
+                    ("query", config.query is not None),
+                    ("expected_value", config.has_expected_value),
+                    ("comparison_type", config.has_comparison_type),
+                )
+                if given
+            ]
             return {k: full[k] for k in keys}
         return _keep(full, config.source_keys)
     if isinstance(config, ResponseCheck):
-        return _keep({"sql_query": config.sql_query, "comparison_prompt": config.comparison_prompt,
-                      "minimum_comparison_value": config.minimum_comparison_value},
-                     config.source_keys, ("sql_query", "comparison_prompt", "minimum_comparison_value"))
+        return _keep(
+            {
+                "sql_query": config.sql_query,
+                "comparison_prompt": config.comparison_prompt,
+                "minimum_comparison_value": config.minimum_comparison_value,
+            },
+            config.source_keys,
+            ("sql_query", "comparison_prompt", "minimum_comparison_value"),
+        )
     if isinstance(config, ToolExecutionCheck):
-        return _keep({"selected_tools": list(config.selected_tools),
-                      "minimum_tool_calls": config.minimum_tool_calls}, config.source_keys)
+        return _keep(
+            {
+                "selected_tools": list(config.selected_tools),
+                "minimum_tool_calls": config.minimum_tool_calls,
+            },
+            config.source_keys,
+        )
     return dict(config)
 
 
 def _verifier_to_mapping(verifier: Verifier) -> dict[str, Any]:
-    full: dict[str, Any] = {"verifier_type": verifier.verifier_type, "name": verifier.name,
-                            "description": verifier.description, "gym_name": verifier.gym_name}
+    full: dict[str, Any] = {
+        "verifier_type": verifier.verifier_type,
+        "name": verifier.name,
+        "description": verifier.description,
+        "gym_name": verifier.gym_name,
+    }
     if verifier.has_validation_config:
         full["validation_config"] = _config_to_mapping(verifier.validation_config)
     return _keep(full, verifier.source_keys, ("name", "description", "gym_name"))

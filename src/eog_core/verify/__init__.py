@@ -59,7 +59,8 @@ __all__ = [
 ]
 
 
-def compare_values(actual: object, expected: object, comparison_type: object,
-                   policy: Policy = STRICT) -> Comparison:
+def compare_values(
+    actual: object, expected: object, comparison_type: object, policy: Policy = STRICT
+) -> Comparison:
     """Compare ``actual`` with ``expected`` under ``policy`` (``passed`` and ``details``)."""
     return policy.compare(actual, expected, comparison_type)

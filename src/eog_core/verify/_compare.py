@@ -49,10 +49,14 @@ def upstream_compare(actual: Any, expected: Any, comparison_type: Any) -> Compar
         elif comparison_type == "contains":
             passed = expected in str(actual)
         else:
-            return Comparison(passed=False, details=f"Unknown comparison type: {comparison_type}",
-                              known_type=False)
-        return Comparison(passed=bool(passed),
-                          details=f"Comparison {comparison_type}: {actual} vs {expected}")
+            return Comparison(
+                passed=False,
+                details=f"Unknown comparison type: {comparison_type}",
+                known_type=False,
+            )
+        return Comparison(
+            passed=bool(passed), details=f"Comparison {comparison_type}: {actual} vs {expected}"
+        )
     except Exception as exc:  # upstream reports any comparison failure as text
         return Comparison(passed=False, details=f"Comparison error: {exc}")
 
@@ -64,7 +68,8 @@ _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
 #: times faster (hour 24, leap seconds and other shapes go to ``isoparse``).
 _PLAIN_TIMESTAMP = re.compile(
     r"\d{4}-\d{2}-\d{2}[T ](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,6})?)?"
-    r"(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)?")
+    r"(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)?"
+)
 
 
 def _is_number(value: Any) -> bool:
@@ -120,7 +125,9 @@ def _as_instant(text: str) -> datetime | None:
         return None
     text, moment = text.strip(), None
     if _PLAIN_TIMESTAMP.fullmatch(text):
-        with contextlib.suppress(ValueError):  # a day that does not exist (2025-02-30): isoparse decides
+        with contextlib.suppress(
+            ValueError
+        ):  # a day that does not exist (2025-02-30): isoparse decides
             moment = datetime.fromisoformat(text)
     if moment is None:
         try:
@@ -153,13 +160,18 @@ def strict_compare(actual: Any, expected: Any, comparison_type: Any) -> Comparis
     report a configuration error; ``contains`` looks for ``str(expected)``.
     """
     if comparison_type not in COMPARISON_TYPES:
-        return Comparison(passed=False, details=f"Unknown comparison type: {comparison_type}",
-                          known_type=False)
+        return Comparison(
+            passed=False, details=f"Unknown comparison type: {comparison_type}", known_type=False
+        )
     details = f"Comparison {comparison_type}: {_text(actual)} vs {_text(expected)}"
     if comparison_type == "contains":
         needle = expected if isinstance(expected, str) else _text(expected)
         return Comparison(needle in _text(actual), details)
-    left, right = (actual, expected) if type(actual) is type(expected) is not str else _coerce(actual, expected)
+    left, right = (
+        (actual, expected)
+        if type(actual) is type(expected) is not str
+        else _coerce(actual, expected)
+    )
     try:
         if comparison_type == "equals":
             passed = left == right

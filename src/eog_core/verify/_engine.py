@@ -38,15 +38,26 @@ from eog_core.verify._verdict import FailureKind, TaskVerdict, ToolLatency, Veri
 __all__ = ["score_database_state", "verify_task"]
 
 #: Upstream's run error for a verifier without ``validation_config`` (its dataclass refuses it).
-MISSING_CONFIG_ERROR = "VerifierConfig.__init__() missing 1 required positional argument: 'validation_config'"
+MISSING_CONFIG_ERROR = (
+    "VerifierConfig.__init__() missing 1 required positional argument: 'validation_config'"
+)
 #: Upstream's run error when no verifier result was recorded (its log line divides by zero).
 NOTHING_COUNTED_ERROR = "division by zero"
 _FAILURE_PRIORITY: tuple[FailureKind, ...] = (
-    "config_error", "gym_unreachable", "verifier_error", "judge_error")
+    "config_error",
+    "gym_unreachable",
+    "verifier_error",
+    "judge_error",
+)
 
 
-def _score(query: str | None, expected: Any, comparison_type: Any, outcome: SqlOutcome | Mapping[str, Any],
-           policy: Policy) -> tuple[dict[str, Any], Comparison | None]:
+def _score(
+    query: str | None,
+    expected: Any,
+    comparison_type: Any,
+    outcome: SqlOutcome | Mapping[str, Any],
+    policy: Policy,
+) -> tuple[dict[str, Any], Comparison | None]:
     succeeded = outcome.success if isinstance(outcome, SqlOutcome) else outcome.get("success")
     if not succeeded:
         error = outcome.error if isinstance(outcome, SqlOutcome) else outcome.get("error")
@@ -54,17 +65,27 @@ def _score(query: str | None, expected: Any, comparison_type: Any, outcome: SqlO
     actual = extract_value(outcome, policy)
     comparison = policy.compare(actual, expected, comparison_type)
     return {
-        "passed": comparison.passed, "expected": expected, "actual": actual,
-        "comparison_type": comparison_type, "query": query, "details": comparison.details,
+        "passed": comparison.passed,
+        "expected": expected,
+        "actual": actual,
+        "comparison_type": comparison_type,
+        "query": query,
+        "details": comparison.details,
     }, comparison
 
 
-def score_database_state(validation_config: Mapping[str, Any] | DatabaseStateCheck,
-                         outcome: SqlOutcome | Mapping[str, Any], policy: Policy = STRICT) -> dict[str, Any]:
+def score_database_state(
+    validation_config: Mapping[str, Any] | DatabaseStateCheck,
+    outcome: SqlOutcome | Mapping[str, Any],
+    policy: Policy = STRICT,
+) -> dict[str, Any]:
     """One ``database_state`` verifier's result dict, given its SQL outcome (pure, sync)."""
     if isinstance(validation_config, DatabaseStateCheck):
         query, expected, comparison_type = (
-            validation_config.query, validation_config.expected_value, validation_config.comparison_type)
+            validation_config.query,
+            validation_config.expected_value,
+            validation_config.comparison_type,
+        )
     else:
         query = validation_config.get("query")
         expected = validation_config.get("expected_value")
@@ -112,16 +133,26 @@ class _Run:
         "tool_names",
     )
 
-    def __init__(self, task: Task, sql: SqlRunner | None, policy: Policy, database_ids: Mapping[str, str],
-                 final_response: str, tool_names: list[str], judge: Judge | None,
-                 judge_prompt: JudgePrompt) -> None:
+    def __init__(
+        self,
+        task: Task,
+        sql: SqlRunner | None,
+        policy: Policy,
+        database_ids: Mapping[str, str],
+        final_response: str,
+        tool_names: list[str],
+        judge: Judge | None,
+        judge_prompt: JudgePrompt,
+    ) -> None:
         self.task, self.sql, self.policy, self.database_ids = task, sql, policy, database_ids
         self.final_response, self.tool_names = final_response, tool_names
         self.judge, self.judge_prompt = judge, judge_prompt
         self.reports_failure_kinds = policy.reports_failure_kinds
         self.semaphore: asyncio.Semaphore | None = None
 
-    def target(self, verifier: Verifier, gym: GymServer | None) -> tuple[GymServer | None, str | None, dict[str, Any]]:
+    def target(
+        self, verifier: Verifier, gym: GymServer | None
+    ) -> tuple[GymServer | None, str | None, dict[str, Any]]:
         """The gym, database id and context a verifier's query runs with (``gym``: its named gym)."""
         if verifier.gym_name:
             return gym, self.database_ids.get(verifier.gym_name), dict(gym.context) if gym else {}
@@ -131,10 +162,13 @@ class _Run:
         if isinstance(legacy_context, Mapping):
             context.update(legacy_context)
         database_id = self.task.legacy.get("database_id") or (
-            self.database_ids.get(gym.name) if gym else None)
+            self.database_ids.get(gym.name) if gym else None
+        )
         return gym, database_id, context
 
-    def query(self, verifier: Verifier, gym: GymServer | None, query: str) -> SqlOutcome | Awaitable[SqlOutcome]:
+    def query(
+        self, verifier: Verifier, gym: GymServer | None, query: str
+    ) -> SqlOutcome | Awaitable[SqlOutcome]:
         """The outcome when it is known without running (no runner, no gym), else the query to await.
 
         Awaiting the query may raise EogError (a runner that raises instead of
@@ -159,77 +193,140 @@ class _Run:
             return SqlOutcome.failed(str(exc), kind="transport")
 
 
-async def _bounded(semaphore: asyncio.Semaphore, sql: SqlRunner, gym_name: str, database_id: str | None,
-                   query: str, context: dict[str, Any]) -> SqlOutcome:
+async def _bounded(
+    semaphore: asyncio.Semaphore,
+    sql: SqlRunner,
+    gym_name: str,
+    database_id: str | None,
+    query: str,
+    context: dict[str, Any],
+) -> SqlOutcome:
     async with semaphore:
         return await sql.run_sql(gym_name, database_id, query, context)
 
 
-def _scored(run: _Run, index: int, verifier: DatabaseStateVerifier, outcome: SqlOutcome) -> VerifierResult:
+def _scored(
+    run: _Run, index: int, verifier: DatabaseStateVerifier, outcome: SqlOutcome
+) -> VerifierResult:
     """A database_state verifier's result, given its SQL outcome."""
     config = verifier.validation_config
-    result, comparison = _score(config.query, config.expected_value, config.comparison_type,
-                                outcome, run.policy)
+    result, comparison = _score(
+        config.query, config.expected_value, config.comparison_type, outcome, run.policy
+    )
     if comparison is None:
         return _result(run, index, verifier, result, _outcome_failure(outcome))
     return VerifierResult(
-        index=index, name=verifier.name or f"verifier_{index + 1}", kind=verifier.verifier_type,
-        gym=verifier.gym_name, passed=bool(comparison.passed), expected=config.expected_value,
-        actual=result["actual"], comparison_type=config.comparison_type, details=comparison.details,
-        query=config.query, upstream=result,
-        failure_kind=None if comparison.known_type or not run.reports_failure_kinds else "config_error")
+        index=index,
+        name=verifier.name or f"verifier_{index + 1}",
+        kind=verifier.verifier_type,
+        gym=verifier.gym_name,
+        passed=bool(comparison.passed),
+        expected=config.expected_value,
+        actual=result["actual"],
+        comparison_type=config.comparison_type,
+        details=comparison.details,
+        query=config.query,
+        upstream=result,
+        failure_kind=None
+        if comparison.known_type or not run.reports_failure_kinds
+        else "config_error",
+    )
 
 
-async def _response_check(run: _Run, verifier: ResponseCheckVerifier, gym: GymServer | None, query: str
-                          ) -> tuple[dict[str, Any], FailureKind | None]:
+async def _response_check(
+    run: _Run, verifier: ResponseCheckVerifier, gym: GymServer | None, query: str
+) -> tuple[dict[str, Any], FailureKind | None]:
     config = verifier.validation_config
     outcome = await run.run_query(verifier, gym, query)
     if not outcome.success:
-        return {"passed": False, "error": f"SQL query failed: {outcome.error}"}, _outcome_failure(outcome)
+        return {"passed": False, "error": f"SQL query failed: {outcome.error}"}, _outcome_failure(
+            outcome
+        )
     sql_result = json.dumps(outcome.body, indent=2)
     minimum = config.minimum_comparison_value
     request = run.judge_prompt.render(
-        sql_result=sql_result, final_response=run.final_response,
-        comparison_prompt=config.comparison_prompt, minimum_score=minimum)  # type: ignore[arg-type]
+        sql_result=sql_result,
+        final_response=run.final_response,
+        comparison_prompt=config.comparison_prompt,
+        minimum_score=minimum,
+    )  # type: ignore[arg-type]
     try:
         reply = await run.judge(request)  # type: ignore[misc]  # checked by _prepare
-        score, reasoning, passed = judge_decision(reply, minimum, upstream=run.policy.name == "parity")
+        score, reasoning, passed = judge_decision(
+            reply, minimum, upstream=run.policy.name == "parity"
+        )
     except Exception as exc:  # a failing judge fails its verifier, never the run
         return {"passed": False, "error": f"Judge comparison failed: {exc}"}, "judge_error"
-    return {"passed": passed, "score": score, "minimum_score": minimum,
-            "reasoning": reasoning, "sql_result": sql_result,
-            "llm_response": run.final_response}, None
+    return {
+        "passed": passed,
+        "score": score,
+        "minimum_score": minimum,
+        "reasoning": reasoning,
+        "sql_result": sql_result,
+        "llm_response": run.final_response,
+    }, None
 
 
 def _tool_execution(run: _Run, verifier: ToolExecutionVerifier) -> dict[str, Any]:
     config = verifier.validation_config
     missing = [tool for tool in config.selected_tools if tool not in run.tool_names]
     passed = not missing and len(run.tool_names) >= config.minimum_tool_calls
-    return {"passed": passed, "selected_tools": list(config.selected_tools),
-            "tools_called": list(run.tool_names), "missing_tools": missing,
-            "minimum_tool_calls": config.minimum_tool_calls, "actual_tool_calls": len(run.tool_names)}
+    return {
+        "passed": passed,
+        "selected_tools": list(config.selected_tools),
+        "tools_called": list(run.tool_names),
+        "missing_tools": missing,
+        "minimum_tool_calls": config.minimum_tool_calls,
+        "actual_tool_calls": len(run.tool_names),
+    }
 
 
-def _result(run: _Run, index: int, verifier: Verifier, result: dict[str, Any],
-            failure: FailureKind | None) -> VerifierResult:
+def _result(
+    run: _Run, index: int, verifier: Verifier, result: dict[str, Any], failure: FailureKind | None
+) -> VerifierResult:
     get = result.get
     return VerifierResult(
-        index=index, name=verifier.name or f"verifier_{index + 1}", kind=verifier.verifier_type,
-        gym=verifier.gym_name, passed=bool(get("passed")), expected=get("expected"),
-        actual=get("actual"), comparison_type=get("comparison_type"), details=get("details"),
-        error=get("error"), query=get("query"),
-        failure_kind=failure if run.reports_failure_kinds else None, upstream=result)
+        index=index,
+        name=verifier.name or f"verifier_{index + 1}",
+        kind=verifier.verifier_type,
+        gym=verifier.gym_name,
+        passed=bool(get("passed")),
+        expected=get("expected"),
+        actual=get("actual"),
+        comparison_type=get("comparison_type"),
+        details=get("details"),
+        error=get("error"),
+        query=get("query"),
+        failure_kind=failure if run.reports_failure_kinds else None,
+        upstream=result,
+    )
 
 
-def _unscored(index: int, verifier: Verifier, error: str, *, counted: bool = True) -> VerifierResult:
+def _unscored(
+    index: int, verifier: Verifier, error: str, *, counted: bool = True
+) -> VerifierResult:
     """A verifier that could not be scored: a configuration error, or (``counted=False``) skipped."""
     name = verifier.name or f"verifier_{index + 1}"
     if not counted:
-        return VerifierResult(index=index, name=name, kind=verifier.verifier_type, gym=verifier.gym_name,
-                              passed=False, counted=False, error=error)
-    return VerifierResult(index=index, name=name, kind=verifier.verifier_type, gym=verifier.gym_name,
-                          passed=False, error=error, failure_kind="config_error",
-                          upstream={"passed": False, "error": error})
+        return VerifierResult(
+            index=index,
+            name=name,
+            kind=verifier.verifier_type,
+            gym=verifier.gym_name,
+            passed=False,
+            counted=False,
+            error=error,
+        )
+    return VerifierResult(
+        index=index,
+        name=name,
+        kind=verifier.verifier_type,
+        gym=verifier.gym_name,
+        passed=False,
+        error=error,
+        failure_kind="config_error",
+        upstream={"passed": False, "error": error},
+    )
 
 
 #: A verifier and what it waits for: its SQL outcome (database_state), its result (response_check).
@@ -252,11 +349,21 @@ def _prepare(run: _Run, index: int, verifier: Verifier) -> VerifierResult | _Pen
     if isinstance(verifier, DatabaseStateVerifier):
         query = verifier.validation_config.query
         if not query:
-            return _result(run, index, verifier, {"passed": False, "error": "No SQL query provided"},
-                           "config_error")
+            return _result(
+                run,
+                index,
+                verifier,
+                {"passed": False, "error": "No SQL query provided"},
+                "config_error",
+            )
         if refusal := run.policy.refuse_query(query):
-            return _result(run, index, verifier, {"passed": False, "error": f"Verifier query refused: {refusal}",
-                                                  "query": query}, "config_error")
+            return _result(
+                run,
+                index,
+                verifier,
+                {"passed": False, "error": f"Verifier query refused: {refusal}", "query": query},
+                "config_error",
+            )
         answer = run.query(verifier, gym, query)
         if isinstance(answer, SqlOutcome):
             return _scored(run, index, verifier, answer)
@@ -264,21 +371,40 @@ def _prepare(run: _Run, index: int, verifier: Verifier) -> VerifierResult | _Pen
     if isinstance(verifier, ResponseCheckVerifier):
         config = verifier.validation_config
         if not config.sql_query or not config.comparison_prompt:
-            return _result(run, index, verifier, {"passed": False, "error": "Missing sql_query or comparison_prompt"},
-                           "config_error")
+            return _result(
+                run,
+                index,
+                verifier,
+                {"passed": False, "error": "Missing sql_query or comparison_prompt"},
+                "config_error",
+            )
         if run.judge is None:
-            return _result(run, index, verifier, {
-                "passed": False, "error": "No judge configured for response_check verifiers"}, "config_error")
+            return _result(
+                run,
+                index,
+                verifier,
+                {"passed": False, "error": "No judge configured for response_check verifiers"},
+                "config_error",
+            )
         query = config.sql_query
         if refusal := run.policy.refuse_query(query):
-            return _result(run, index, verifier, {"passed": False, "error": f"Verifier query refused: {refusal}"},
-                           "config_error")
+            return _result(
+                run,
+                index,
+                verifier,
+                {"passed": False, "error": f"Verifier query refused: {refusal}"},
+                "config_error",
+            )
         return index, verifier, _response_check(run, verifier, gym, query)
     if isinstance(verifier, ToolExecutionVerifier):
         return _result(run, index, verifier, _tool_execution(run, verifier), None)
-    return _result(run, index, verifier, {"passed": False,
-                                          "error": f"Unsupported verifier type: {verifier.verifier_type}"},
-                   "config_error")
+    return _result(
+        run,
+        index,
+        verifier,
+        {"passed": False, "error": f"Unsupported verifier type: {verifier.verifier_type}"},
+        "config_error",
+    )
 
 
 async def _settle(pending: list[_Pending]) -> list[Any]:
@@ -296,8 +422,11 @@ async def _settle(pending: list[_Pending]) -> list[Any]:
     try:
         for position in range(1, len(waits)):
             wait = waits[position]
-            waits[position] = task = (loop.create_task(wait) if type(wait) is CoroutineType
-                                      else asyncio.ensure_future(wait, loop=loop))
+            waits[position] = task = (
+                loop.create_task(wait)
+                if type(wait) is CoroutineType
+                else asyncio.ensure_future(wait, loop=loop)
+            )
             tasks.append(task)
         answers: list[Any] = []
         for (_, verifier, _), wait in zip(pending, waits, strict=True):
@@ -341,14 +470,22 @@ def _run_error(task: Task, policy: Policy, counted: Sequence[VerifierResult]) ->
     return None if counted else NOTHING_COUNTED_ERROR
 
 
-def _aggregate(task: Task, policy: Policy, results: Sequence[VerifierResult],
-               tool_latencies_ms: tuple[ToolLatency, ...] = ()) -> TaskVerdict:
+def _aggregate(
+    task: Task,
+    policy: Policy,
+    results: Sequence[VerifierResult],
+    tool_latencies_ms: tuple[ToolLatency, ...] = (),
+) -> TaskVerdict:
     counted = [r for r in results if r.counted]
     if policy.collapses_names:
         last = {r.name: r.index for r in counted}
         if len(last) < len(counted):  # a name repeats: the last of them counts
-            results = [attrs.evolve(r, counted=False, overwritten=True)
-                       if r.counted and last[r.name] != r.index else r for r in results]
+            results = [
+                attrs.evolve(r, counted=False, overwritten=True)
+                if r.counted and last[r.name] != r.index
+                else r
+                for r in results
+            ]
             counted = [r for r in results if r.counted]
     num_passed = sum([r.passed for r in counted])
     pass_rate = num_passed / len(counted) if counted else 0.0
@@ -366,12 +503,22 @@ def _aggregate(task: Task, policy: Policy, results: Sequence[VerifierResult],
     success = num_passed == len(counted) and bool(counted) and failure_kind is None
     reward = pass_rate if policy.reward == "fractional" else float(success)
     return TaskVerdict(
-        policy=policy.name, task_id=task.task_id, domain=task.domain, mode=task.mode,
-        success=success, reward=reward,
-        pass_rate=pass_rate, num_defined=len(task.verifiers), num_scored=len(counted),
-        num_passed=num_passed, results=tuple(results),
-        evaluation_completed=failure_kind is None, failure_kind=failure_kind, run_error=run_error,
-        tool_latencies_ms=tool_latencies_ms)
+        policy=policy.name,
+        task_id=task.task_id,
+        domain=task.domain,
+        mode=task.mode,
+        success=success,
+        reward=reward,
+        pass_rate=pass_rate,
+        num_defined=len(task.verifiers),
+        num_scored=len(counted),
+        num_passed=num_passed,
+        results=tuple(results),
+        evaluation_completed=failure_kind is None,
+        failure_kind=failure_kind,
+        run_error=run_error,
+        tool_latencies_ms=tool_latencies_ms,
+    )
 
 
 async def verify_task(
@@ -399,8 +546,16 @@ async def verify_task(
     """
     if max_concurrency < 1:
         raise UsageError(f"max_concurrency must be at least 1, got {max_concurrency}")
-    run = _Run(task, sql, policy, database_ids or {}, final_response or "", _tool_names(tool_calls),
-               judge, judge_prompt)
+    run = _Run(
+        task,
+        sql,
+        policy,
+        database_ids or {},
+        final_response or "",
+        _tool_names(tool_calls),
+        judge,
+        judge_prompt,
+    )
     verifiers = task.verifiers
     if len(verifiers) > max_concurrency:
         run.semaphore = asyncio.Semaphore(max_concurrency)

@@ -40,7 +40,9 @@ def _collapse_rows(rows: Any, *, list_rows: bool) -> Any:
     return rows
 
 
-def extract_value(outcome: SqlOutcome | Mapping[str, Any] | None, policy: Policy | None = None) -> Any:
+def extract_value(
+    outcome: SqlOutcome | Mapping[str, Any] | None, policy: Policy | None = None
+) -> Any:
     """The value a verifier compares, taken from a SQL outcome exactly as upstream does.
 
     ``outcome`` is a :class:`SqlOutcome` or upstream's ``{"success", "result"}`` /

@@ -9,8 +9,14 @@ import attrs
 
 from eog_core.errors import JudgeError
 
-__all__ = ["DEFAULT_JUDGE_PROMPT", "JUDGE_TEMPERATURE", "Judge", "JudgePrompt", "JudgeRequest",
-           "parse_judge_reply"]
+__all__ = [
+    "DEFAULT_JUDGE_PROMPT",
+    "JUDGE_TEMPERATURE",
+    "Judge",
+    "JudgePrompt",
+    "JudgeRequest",
+    "parse_judge_reply",
+]
 
 #: The sampling temperature a judge model is asked with. Upstream's judge is its
 #: LLM client, whose temperature defaults to 0.0 (``LLMConfig``, ``LLMClient``).
@@ -47,13 +53,22 @@ class JudgePrompt:
     system: str
     user: str
 
-    def render(self, *, sql_result: str, final_response: str, comparison_prompt: str,
-               minimum_score: float) -> JudgeRequest:
-        user = self.user.format(sql_result=sql_result, final_response=final_response,
-                                comparison_prompt=comparison_prompt)
-        return JudgeRequest(system_prompt=self.system, user_prompt=user, sql_result=sql_result,
-                            final_response=final_response, comparison_prompt=comparison_prompt,
-                            minimum_score=minimum_score)
+    def render(
+        self, *, sql_result: str, final_response: str, comparison_prompt: str, minimum_score: float
+    ) -> JudgeRequest:
+        user = self.user.format(
+            sql_result=sql_result,
+            final_response=final_response,
+            comparison_prompt=comparison_prompt,
+        )
+        return JudgeRequest(
+            system_prompt=self.system,
+            user_prompt=user,
+            sql_result=sql_result,
+            final_response=final_response,
+            comparison_prompt=comparison_prompt,
+            minimum_score=minimum_score,
+        )
 
 
 DEFAULT_JUDGE_PROMPT = JudgePrompt(

@@ -28,17 +28,44 @@ READ_ONLY_STARTS = frozenset({"SELECT", "WITH", "VALUES"})
 #: statement that changes data, schema, attached files, settings or transactions,
 #: the clauses only such statements have, and functions with side effects.
 #: ``REPLACE`` followed by ``(`` is the string function and is allowed.
-WRITE_WORDS = frozenset({
-    "INSERT", "UPDATE", "DELETE", "REPLACE", "UPSERT", "MERGE", "TRUNCATE",
-    "CREATE", "DROP", "ALTER", "ATTACH", "DETACH", "PRAGMA", "VACUUM", "REINDEX", "ANALYZE",
-    "BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "TRANSACTION",
-    "INTO", "CONFLICT", "RETURNING",
-    "LOAD_EXTENSION", "FTS3_TOKENIZER", "WRITEFILE",
-})
+WRITE_WORDS = frozenset(
+    {
+        "INSERT",
+        "UPDATE",
+        "DELETE",
+        "REPLACE",
+        "UPSERT",
+        "MERGE",
+        "TRUNCATE",
+        "CREATE",
+        "DROP",
+        "ALTER",
+        "ATTACH",
+        "DETACH",
+        "PRAGMA",
+        "VACUUM",
+        "REINDEX",
+        "ANALYZE",
+        "BEGIN",
+        "COMMIT",
+        "ROLLBACK",
+        "SAVEPOINT",
+        "RELEASE",
+        "TRANSACTION",
+        "INTO",
+        "CONFLICT",
+        "RETURNING",
+        "LOAD_EXTENSION",
+        "FTS3_TOKENIZER",
+        "WRITEFILE",
+    }
+)
 
 _SPACE = re.compile(r"[ \t\n\v\f\r]+")
 _WORD = re.compile(r"[A-Za-z_\u0080-\U0010ffff][A-Za-z0-9_$\u0080-\U0010ffff]*")
-_NUMBER = re.compile(r"0[xX][0-9a-fA-F_]+|(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?\d[\d_]*)?")
+_NUMBER = re.compile(
+    r"0[xX][0-9a-fA-F_]+|(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?\d[\d_]*)?"
+)
 _BLOB = re.compile(r"[xX]'(?:[0-9a-fA-F]{2})*'")
 _ID_CHAR = re.compile(r"[A-Za-z0-9_$\u0080-\U0010ffff]")
 _PUNCTUATION = frozenset("(),.+-*/%<>=!|&~")
@@ -99,7 +126,9 @@ def _statements(query: str) -> list[list[tuple[str, str]]]:
             index = match.end()
         elif match := _NUMBER.match(query, index):
             if _ID_CHAR.match(query, match.end()):
-                raise _Refused(f"the query has a malformed number near {query[index:match.end() + 1]!r}")
+                raise _Refused(
+                    f"the query has a malformed number near {query[index : match.end() + 1]!r}"
+                )
             statements[-1].append(("number", match.group()))
             index = match.end()
         elif char == ";":
@@ -109,9 +138,13 @@ def _statements(query: str) -> list[list[tuple[str, str]]]:
             statements[-1].append(("punctuation", char))
             index += 1
         elif char in _VARIABLE_STARTS:
-            raise _Refused(f"the query uses a parameter or variable ({char!r}); a verifier query binds none")
+            raise _Refused(
+                f"the query uses a parameter or variable ({char!r}); a verifier query binds none"
+            )
         else:
-            raise _Refused(f"the query holds a character SQLite cannot read outside a string ({char!r})")
+            raise _Refused(
+                f"the query holds a character SQLite cannot read outside a string ({char!r})"
+            )
     return [statement for statement in statements if statement]
 
 

@@ -36,13 +36,19 @@ class _Clock:
 
     def __init__(self, now: str) -> None:
         self.now: str | None = now
-        self.helper: sqlite3.Connection | None = sqlite3.connect(":memory:", check_same_thread=False)
+        self.helper: sqlite3.Connection | None = sqlite3.connect(
+            ":memory:", check_same_thread=False
+        )
         self.lock = threading.Lock()  # queries on several gyms run in worker threads at once
 
     def evaluate(self, name: str, first_time_arg: int, *args: Any) -> Any:
         now = self.now
-        swapped = [now if now is not None and i >= first_time_arg and isinstance(a, str)
-                   and a.lower() == "now" else a for i, a in enumerate(args)]
+        swapped = [
+            now
+            if now is not None and i >= first_time_arg and isinstance(a, str) and a.lower() == "now"
+            else a
+            for i, a in enumerate(args)
+        ]
         if now is not None and len(swapped) == first_time_arg:  # no time value means 'now'
             swapped.append(now)
         sql = f"SELECT {name}({', '.join('?' * len(swapped))})"
@@ -72,11 +78,13 @@ def _pin_now(connection: sqlite3.Connection, clock: _Clock) -> None:
     """
     for name in _TIME_FUNCTIONS:
         first = 1 if name == "strftime" else 0
-        connection.create_function(name, -1, functools.partial(clock.evaluate, name, first),
-                                   deterministic=True)
+        connection.create_function(
+            name, -1, functools.partial(clock.evaluate, name, first), deterministic=True
+        )
     for keyword, function in _TIME_KEYWORDS.items():
-        connection.create_function(keyword, 0, functools.partial(clock.evaluate, function, 0),
-                                   deterministic=True)
+        connection.create_function(
+            keyword, 0, functools.partial(clock.evaluate, function, 0), deterministic=True
+        )
 
 
 def _jsonable(value: Any) -> Any:
@@ -103,11 +111,18 @@ class SqliteSqlRunner:
     ``datetime('now')``.
     """
 
-    def __init__(self, databases: Mapping[str, str | os.PathLike[str] | sqlite3.Connection], *,
-                 now: str | datetime | None = None, timeout: float | None = DEFAULT_SQL_TIMEOUT,
-                 read_only: bool = True) -> None:
+    def __init__(
+        self,
+        databases: Mapping[str, str | os.PathLike[str] | sqlite3.Connection],
+        *,
+        now: str | datetime | None = None,
+        timeout: float | None = DEFAULT_SQL_TIMEOUT,
+        read_only: bool = True,
+    ) -> None:
         if timeout is not None and not timeout > 0:
-            raise UsageError(f"timeout must be a positive number of seconds or None, got {timeout!r}")
+            raise UsageError(
+                f"timeout must be a positive number of seconds or None, got {timeout!r}"
+            )
         self._connections: dict[str, sqlite3.Connection] = {}
         self._owned: list[sqlite3.Connection] = []
         self._locks: dict[int, threading.Lock] = {}
@@ -116,14 +131,21 @@ class SqliteSqlRunner:
         self._read_only = read_only
         pinned = self._format_now(now)
         self._clock = _Clock(pinned) if pinned is not None else None
-        if pinned is not None and self._clock is not None and self._clock.evaluate(
-                "datetime", 0, pinned) is None:
+        if (
+            pinned is not None
+            and self._clock is not None
+            and self._clock.evaluate("datetime", 0, pinned) is None
+        ):
             self._clock.release()
-            raise UsageError(f"now={pinned!r} is not a time SQLite understands "
-                             "(use e.g. '2026-01-05 12:00:00' or '2026-01-05T12:00:00Z')")
+            raise UsageError(
+                f"now={pinned!r} is not a time SQLite understands "
+                "(use e.g. '2026-01-05 12:00:00' or '2026-01-05T12:00:00Z')"
+            )
         try:
             for gym, source in databases.items():
-                connection = source if isinstance(source, sqlite3.Connection) else self._open(gym, source)
+                connection = (
+                    source if isinstance(source, sqlite3.Connection) else self._open(gym, source)
+                )
                 if self._clock is not None:
                     _pin_now(connection, self._clock)
                 self._connections[gym] = connection
@@ -143,15 +165,20 @@ class SqliteSqlRunner:
     def _open(self, gym: str, source: str | os.PathLike[str]) -> sqlite3.Connection:
         path = Path(source)
         if path.is_dir():
-            raise VerificationError(f"database snapshot for gym {gym!r} is a directory, not a SQLite file: {path}")
+            raise VerificationError(
+                f"database snapshot for gym {gym!r} is a directory, not a SQLite file: {path}"
+            )
         if not path.is_file():
             raise VerificationError(f"database snapshot for gym {gym!r} not found: {path}")
         try:
-            connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
-                                         check_same_thread=False)
+            connection = sqlite3.connect(
+                f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False
+            )
             connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.DatabaseError as exc:
-            raise VerificationError(f"database snapshot for gym {gym!r} is not a SQLite file: {path} ({exc})") from exc
+            raise VerificationError(
+                f"database snapshot for gym {gym!r} is not a SQLite file: {path} ({exc})"
+            ) from exc
         self._owned.append(connection)
         return connection
 
@@ -169,19 +196,26 @@ class SqliteSqlRunner:
             return SqlOutcome.failed(f"no database snapshot for gym '{gym_name}'")
         try:
             with self._locks[id(connection)]:
-                columns, rows = execute_guarded(connection, query, read_only=self._read_only,
-                                                timeout=self._timeout, cancelled=cancelled)
+                columns, rows = execute_guarded(
+                    connection,
+                    query,
+                    read_only=self._read_only,
+                    timeout=self._timeout,
+                    cancelled=cancelled,
+                )
         except QueryInterrupted as exc:
             return SqlOutcome.failed(str(exc))
         except (sqlite3.Error, ValueError, OverflowError) as exc:
             if isinstance(exc, sqlite3.ProgrammingError) and "thread" in str(exc):
                 raise  # a connection bound to another thread: _run_sql retries on the loop
             return SqlOutcome.failed(f"SQLite rejected the query: {exc}")
-        return SqlOutcome.ok({"data": [dict(zip(columns, map(_jsonable, row), strict=True))
-                                       for row in rows]})
+        return SqlOutcome.ok(
+            {"data": [dict(zip(columns, map(_jsonable, row), strict=True)) for row in rows]}
+        )
 
-    async def run_sql(self, gym_name: str, database_id: str | None, query: str,
-                      context: Mapping[str, str]) -> SqlOutcome:
+    async def run_sql(
+        self, gym_name: str, database_id: str | None, query: str, context: Mapping[str, str]
+    ) -> SqlOutcome:
         """The :class:`SqlRunner` method; ``database_id`` and ``context`` do not matter offline."""
         connection = self._connections.get(gym_name)
         if connection is None or id(connection) in self._same_thread_only:

@@ -16,8 +16,10 @@ from eog_core.tasks import MISSING_MODE
 
 __all__ = ["FailureKind", "TaskVerdict", "ToolLatency", "VerifierResult"]
 
-FailureKind = Literal["config_error", "verifier_error", "gym_unreachable", "judge_error", "no_verifiers",
-                      "run_error"]
+FailureKind = Literal[
+    "config_error", "verifier_error", "gym_unreachable", "judge_error", "no_verifiers", "run_error"
+]
+
 
 @attrs.frozen(kw_only=True)
 class VerifierResult:
@@ -47,10 +49,18 @@ class VerifierResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "index": self.index, "name": self.name, "kind": self.kind, "gym": self.gym,
-            "passed": self.passed, "counted": self.counted, "expected": self.expected,
-            "actual": self.actual, "comparison_type": self.comparison_type,
-            "details": self.details, "error": self.error, "query": self.query,
+            "index": self.index,
+            "name": self.name,
+            "kind": self.kind,
+            "gym": self.gym,
+            "passed": self.passed,
+            "counted": self.counted,
+            "expected": self.expected,
+            "actual": self.actual,
+            "comparison_type": self.comparison_type,
+            "details": self.details,
+            "error": self.error,
+            "query": self.query,
             "failure_kind": self.failure_kind,
         }
 
@@ -125,8 +135,12 @@ class TaskVerdict:
         passed = sum(1 for value in results.values() if value.get("passed", False))
         return {
             "verification_results": results,
-            "verification_summary": {"total": total, "passed": passed, "failed": total - passed,
-                                     "pass_rate": passed / total if total > 0 else 0.0},
+            "verification_summary": {
+                "total": total,
+                "passed": passed,
+                "failed": total - passed,
+                "pass_rate": passed / total if total > 0 else 0.0,
+            },
             "overall_success": all(value["passed"] for value in results.values()),
         }
 
@@ -142,36 +156,45 @@ class TaskVerdict:
         """
         if repeat is None and not detailed and self.policy == "parity":
             return self.upstream_record()
-        head: dict[str, Any] = {"task_id": self.task_id, "domain": self.domain,
-                                "mode": self.mode or MISSING_MODE}
+        head: dict[str, Any] = {
+            "task_id": self.task_id,
+            "domain": self.domain,
+            "mode": self.mode or MISSING_MODE,
+        }
         if repeat is not None:
             head["repeat"] = repeat
         latencies = (
             {"tool_latencies_ms": [t.to_dict() for t in self.tool_latencies_ms]}
-            if self.tool_latencies_ms else {}
+            if self.tool_latencies_ms
+            else {}
         )
-        body = head | {
-            "policy": self.policy,
-            "success": self.success,
-            "reward": self.reward,
-            "pass_rate": self.pass_rate,
-            "num_defined": self.num_defined,
-            "num_scored": self.num_scored,
-            "num_passed": self.num_passed,
-            "evaluation_completed": self.evaluation_completed,
-            "failure_kind": self.failure_kind,
-            "results": [r.to_dict() for r in self.results],
-        } | latencies
+        body = (
+            head
+            | {
+                "policy": self.policy,
+                "success": self.success,
+                "reward": self.reward,
+                "pass_rate": self.pass_rate,
+                "num_defined": self.num_defined,
+                "num_scored": self.num_scored,
+                "num_passed": self.num_passed,
+                "evaluation_completed": self.evaluation_completed,
+                "failure_kind": self.failure_kind,
+                "results": [r.to_dict() for r in self.results],
+            }
+            | latencies
+        )
         if self.policy == "parity":
             return body | self.upstream_record()
         return body | {
             "verification_results": self.verification_results(),
             "verification_summary": {
-                "total": self.num_scored, "passed": self.num_passed,
-                "failed": self.num_scored - self.num_passed, "pass_rate": self.pass_rate,
+                "total": self.num_scored,
+                "passed": self.num_passed,
+                "failed": self.num_scored - self.num_passed,
+                "pass_rate": self.pass_rate,
             },
         }
-
 
     def to_row(self, *, repeat: int | None = None) -> dict[str, Any]:
         """A flat record for Arrow, pandas or a database: scalars and lists of one type only.
@@ -183,12 +206,19 @@ class TaskVerdict:
         """
         counted = [r for r in self.results if r.counted]
         return {
-            "task_id": self.task_id, "domain": self.domain, "mode": self.mode or MISSING_MODE,
+            "task_id": self.task_id,
+            "domain": self.domain,
+            "mode": self.mode or MISSING_MODE,
             "repeat": repeat,
-            "policy": self.policy, "success": self.success, "reward": float(self.reward),
-            "pass_rate": float(self.pass_rate), "num_defined": self.num_defined,
-            "num_scored": self.num_scored, "num_passed": self.num_passed,
-            "evaluation_completed": self.evaluation_completed, "failure_kind": self.failure_kind,
+            "policy": self.policy,
+            "success": self.success,
+            "reward": float(self.reward),
+            "pass_rate": float(self.pass_rate),
+            "num_defined": self.num_defined,
+            "num_scored": self.num_scored,
+            "num_passed": self.num_passed,
+            "evaluation_completed": self.evaluation_completed,
+            "failure_kind": self.failure_kind,
             "verifier_names": [r.name for r in counted],
             "verifier_passed": [bool(r.passed) for r in counted],
             "results_json": json.dumps([r.to_dict() for r in self.results], default=str),

@@ -40,8 +40,9 @@ def upstream_dir() -> Path:
 def parse_grid(stdout: str) -> list[dict[str, str]]:
     """The data rows of tabulate's grid table, cells stripped of colour codes."""
     rows = [line for line in stdout.splitlines() if line.startswith("|")]
-    cells = [[re.sub(r"\x1b\[\d+m", "", c).strip() for c in row.strip("|").split("|")]
-             for row in rows]
+    cells = [
+        [re.sub(r"\x1b\[\d+m", "", c).strip() for c in row.strip("|").split("|")] for row in rows
+    ]
     header, *data = cells
     return [dict(zip(header, row, strict=True)) for row in data]
 
@@ -57,7 +58,11 @@ def main() -> None:
         python = os.environ.get("EOG_UPSTREAM_PYTHON", sys.executable)
         done = subprocess.run(
             [python, "compute_score.py", "--results_folder", str(out / "upstream")],
-            cwd=upstream, capture_output=True, text=True, check=True)
+            cwd=upstream,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
     golden = {
         "generator": "tests/golden/generators/gen_run_score.py",
         "upstream": "ServiceNow/EnterpriseOps-Gym compute_score.py",

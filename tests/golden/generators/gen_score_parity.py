@@ -37,15 +37,32 @@ HERE = Path(__file__).resolve().parent
 OUT = HERE.parent / "score_parity.json"
 RATES: list[Any] = [0.0, 1.0, 0.5, 1 / 3, 2 / 3, 0.25, 0.125, 0.75, 0.6, 0.1, 0, 1, True, False]
 ODD_RATES: list[Any] = [float("nan"), 10**20, 1e20, -0.5, 2.5, float("inf"), 7, 0.005, 0.015]
-MODES = ["run_1", "run_2", "run_3", "oracle", "+5_tools", "007", "1e3", "True", "nan", "ünï", "-",
-         "1,000", "a b", "run_10", "x" * 30]
+MODES = [
+    "run_1",
+    "run_2",
+    "run_3",
+    "oracle",
+    "+5_tools",
+    "007",
+    "1e3",
+    "True",
+    "nan",
+    "ünï",
+    "-",
+    "1,000",
+    "a b",
+    "run_10",
+    "x" * 30,
+]
 
 
 def compute_score() -> Any:
     folder = os.environ.get("EOG_UPSTREAM_DIR")
     if not folder or not (Path(folder) / "compute_score.py").is_file():
-        sys.exit("set EOG_UPSTREAM_DIR to a checkout of ServiceNow/EnterpriseOps-Gym "
-                 "(the folder holding compute_score.py)")
+        sys.exit(
+            "set EOG_UPSTREAM_DIR to a checkout of ServiceNow/EnterpriseOps-Gym "
+            "(the folder holding compute_score.py)"
+        )
     sys.path.insert(0, folder)
     import compute_score as module
 
@@ -56,33 +73,60 @@ def result_file(rng: random.Random, odd: bool) -> dict[str, Any]:
     runs: list[Any] = []
     for number in range(rng.randint(0, 3)):
         if rng.random() < 0.2:
-            runs.append({"run_number": number + 1, "error": rng.choice(["LLM timeout", "division by zero", ""]),
-                         "overall_success": False})
+            runs.append(
+                {
+                    "run_number": number + 1,
+                    "error": rng.choice(["LLM timeout", "division by zero", ""]),
+                    "overall_success": False,
+                }
+            )
         else:
             total = rng.randint(0, 4)
             passed = rng.randint(0, total)
             rate: Any = passed / total if total else 0.0
             if rng.random() < 0.1:
                 rate = rng.choice(["n/a", None, "0.5"])  # upstream never reads pass_rate
-            runs.append({"run_number": number + 1, "verification_summary": {
-                "total": total, "passed": passed, "failed": total - passed, "pass_rate": rate},
-                "overall_success": total > 0 and passed == total})
+            runs.append(
+                {
+                    "run_number": number + 1,
+                    "verification_summary": {
+                        "total": total,
+                        "passed": passed,
+                        "failed": total - passed,
+                        "pass_rate": rate,
+                    },
+                    "overall_success": total > 0 and passed == total,
+                }
+            )
     if rng.random() < 0.05:
         runs = {}  # type: ignore[assignment]
     pool = RATES + (ODD_RATES if odd else [])
-    return {"runs": runs, "statistics": {"overall_success_rate": rng.choice(pool),
-                                         "verifier_level_pass_rate": rng.choice(pool)}}
+    return {
+        "runs": runs,
+        "statistics": {
+            "overall_success_rate": rng.choice(pool),
+            "verifier_level_pass_rate": rng.choice(pool),
+        },
+    }
 
 
 BROKEN: list[Any] = [
-    "{not json", "[]", '{"runs": null, "statistics": {}}', '{"runs": {"a": 1}, "statistics": {}}',
+    "{not json",
+    "[]",
+    '{"runs": null, "statistics": {}}',
+    '{"runs": {"a": 1}, "statistics": {}}',
     '{"runs": [5], "statistics": {"overall_success_rate": 1, "verifier_level_pass_rate": 1}}',
-    '{"runs": []}', '{"runs": [], "statistics": []}',
+    '{"runs": []}',
+    '{"runs": [], "statistics": []}',
     '{"runs": [], "statistics": {"overall_success_rate": "abc", "verifier_level_pass_rate": 1}}',
     '{"runs": [], "statistics": {"overall_success_rate": null, "verifier_level_pass_rate": 1}}',
     '{"runs": [], "statistics": {"verifier_level_pass_rate": 1}}',
-    '{"runs": [], "statistics": {"overall_success_rate": 1' + "0" * 400 + ', "verifier_level_pass_rate": 1}}',
-    "\ufeff{}", b'{"runs": [], "statistics": {"x": "\xff"}}', "",
+    '{"runs": [], "statistics": {"overall_success_rate": 1'
+    + "0" * 400
+    + ', "verifier_level_pass_rate": 1}}',
+    "\ufeff{}",
+    b'{"runs": [], "statistics": {"x": "\xff"}}',
+    "",
 ]
 SCORED_ODDLY: list[str] = [
     '{"runs": [{"error": "x"}, 5], "statistics": {"overall_success_rate": 0, "verifier_level_pass_rate": 0}}',
@@ -95,11 +139,16 @@ SCORED_ODDLY: list[str] = [
 
 
 def file_name(rng: random.Random, mode: str, index: int) -> str:
-    return rng.choice([
-        f"results_oracle__csm__task_{index}.json", f"results_{mode}__itsm__t{index}.json",
-        f"results_task_2025{index:04d}_x.json", f"other_{index}.json", f"results_hybrid__hr__t{index}.JSON",
-        f"notes_{index}.txt",
-    ])
+    return rng.choice(
+        [
+            f"results_oracle__csm__task_{index}.json",
+            f"results_{mode}__itsm__t{index}.json",
+            f"results_task_2025{index:04d}_x.json",
+            f"other_{index}.json",
+            f"results_hybrid__hr__t{index}.JSON",
+            f"notes_{index}.txt",
+        ]
+    )
 
 
 def random_case(rng: random.Random) -> dict[str, Any]:
@@ -140,11 +189,17 @@ def chain_case(rng: random.Random) -> dict[str, Any]:
 
 def special_cases(rng: random.Random) -> list[dict[str, Any]]:
     """Every broken and oddly scored content once, beside a normal file, in a row of its own."""
-    return [{"files": {"run_1/results_oracle__csm__t0.json": json.dumps(result_file(rng, False)),
-                       "run_1/results_oracle__csm__t1.json": content,
-                       "run_2/results_task_20251205_x.json": json.dumps(result_file(rng, False))},
-             "dirs": ["run_3"]}
-            for content in BROKEN + SCORED_ODDLY]
+    return [
+        {
+            "files": {
+                "run_1/results_oracle__csm__t0.json": json.dumps(result_file(rng, False)),
+                "run_1/results_oracle__csm__t1.json": content,
+                "run_2/results_task_20251205_x.json": json.dumps(result_file(rng, False)),
+            },
+            "dirs": ["run_3"],
+        }
+        for content in BROKEN + SCORED_ODDLY
+    ]
 
 
 def materialise(case: dict[str, Any], root: Path) -> None:
@@ -179,7 +234,9 @@ def order_sensitive(root: Path) -> bool:
                 if not name.endswith(".json"):
                     continue
                 try:
-                    stats = json.loads((Path(folder) / name).read_text(encoding="utf-8"))["statistics"]
+                    stats = json.loads((Path(folder) / name).read_text(encoding="utf-8"))[
+                        "statistics"
+                    ]
                     pair = [stats["overall_success_rate"], stats["verifier_level_pass_rate"]]
                 except Exception:
                     return False
@@ -187,8 +244,11 @@ def order_sensitive(root: Path) -> bool:
                     values[which].append(pair[which])
         for series in values:
             try:
-                printed = {f"{sum(order) / len(order) * 100.0:.2f}"
-                           for order in (series, sorted(series, key=repr), series[::-1]) if order}
+                printed = {
+                    f"{sum(order) / len(order) * 100.0:.2f}"
+                    for order in (series, sorted(series, key=repr), series[::-1])
+                    if order
+                }
             except (TypeError, OverflowError):
                 return False
             if len(printed) > 1:
@@ -197,8 +257,15 @@ def order_sensitive(root: Path) -> bool:
 
 
 def stored(case: dict[str, Any]) -> dict[str, Any]:
-    files = [[name, {"base64": base64.b64encode(content).decode()} if isinstance(content, bytes) else content]
-             for name, content in case["files"].items()]
+    files = [
+        [
+            name,
+            {"base64": base64.b64encode(content).decode()}
+            if isinstance(content, bytes)
+            else content,
+        ]
+        for name, content in case["files"].items()
+    ]
     return {"files": files, "dirs": case["dirs"]}
 
 
@@ -209,16 +276,32 @@ def main() -> None:
     specials = special_cases(rng)
     with tempfile.TemporaryDirectory() as scratch:
         while len(cases) < CASES:
-            case = (specials.pop(0) if specials
-                    else chain_case(rng) if len(cases) % 12 == 0 else random_case(rng))
+            case = (
+                specials.pop(0)
+                if specials
+                else chain_case(rng)
+                if len(cases) % 12 == 0
+                else random_case(rng)
+            )
             root = Path(tempfile.mkdtemp(dir=scratch)) / "results"
             root.mkdir(parents=True)
             materialise(case, root)
             if "run_3" not in case["dirs"] and len(cases) % 12 != 0 and order_sensitive(root):
                 continue
             cases.append(stored(case) | {"upstream": run_upstream(module, root)})
-    OUT.write_text(json.dumps({"generator_seed": SEED, "upstream": "ServiceNow/EnterpriseOps-Gym@271f2c3",
-                               "cases": cases}, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+    OUT.write_text(
+        json.dumps(
+            {
+                "generator_seed": SEED,
+                "upstream": "ServiceNow/EnterpriseOps-Gym@271f2c3",
+                "cases": cases,
+            },
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     print(f"wrote {len(cases)} cases to {OUT}")
 
 

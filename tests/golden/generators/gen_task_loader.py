@@ -52,19 +52,49 @@ def withheld(task: dict[str, Any]) -> dict[str, Any]:
 
 
 def synthetic(rng: random.Random) -> dict[str, Any]:
-    return {"system_prompt": "<system prompt>", "user_prompt": "<user prompt>",
-            "gym_servers_config": [{"mcp_server_name": "gym-a", "mcp_server_url": "http://a.test"}],
-            "verifiers": [{"verifier_type": "database_state", "name": "v",
-                           "validation_config": {"query": "SELECT 1", "expected_value": rng.randint(0, 3)}}]}
+    return {
+        "system_prompt": "<system prompt>",
+        "user_prompt": "<user prompt>",
+        "gym_servers_config": [{"mcp_server_name": "gym-a", "mcp_server_url": "http://a.test"}],
+        "verifiers": [
+            {
+                "verifier_type": "database_state",
+                "name": "v",
+                "validation_config": {"query": "SELECT 1", "expected_value": rng.randint(0, 3)},
+            }
+        ],
+    }
 
 
 MUTATIONS = [
-    "none", "gym_database_id_empty", "gym_database_id_preset", "gym_context_null", "gym_extra_keys",
-    "private_keys", "row_keys", "missing_system_prompt", "missing_user_prompt", "gyms_empty", "gyms_not_list",
-    "gym_not_object", "gym_missing_name", "gym_missing_url", "legacy_single_gym", "legacy_without_database_id",
-    "legacy_and_multi", "no_gyms_at_all", "verifiers_missing", "verifiers_null", "top_level_unknown_key",
-    "verifier_without_validation_config", "verifier_private_key", "top_context_null", "dup_gym",
-    "minimum_int", "selected_tools_null", "reordered_keys",
+    "none",
+    "gym_database_id_empty",
+    "gym_database_id_preset",
+    "gym_context_null",
+    "gym_extra_keys",
+    "private_keys",
+    "row_keys",
+    "missing_system_prompt",
+    "missing_user_prompt",
+    "gyms_empty",
+    "gyms_not_list",
+    "gym_not_object",
+    "gym_missing_name",
+    "gym_missing_url",
+    "legacy_single_gym",
+    "legacy_without_database_id",
+    "legacy_and_multi",
+    "no_gyms_at_all",
+    "verifiers_missing",
+    "verifiers_null",
+    "top_level_unknown_key",
+    "verifier_without_validation_config",
+    "verifier_private_key",
+    "top_context_null",
+    "dup_gym",
+    "minimum_int",
+    "selected_tools_null",
+    "reordered_keys",
 ]
 
 
@@ -122,10 +152,17 @@ def mutate(task: dict[str, Any], kind: str, rng: random.Random) -> dict[str, Any
     elif kind == "dup_gym" and gyms:
         gyms.append(dict(first, mcp_server_url="http://dup.test"))
     elif kind == "minimum_int":
-        task.setdefault("verifiers", []).append({
-            "verifier_type": "response_check", "name": "judged",
-            "validation_config": {"sql_query": "SELECT 1", "comparison_prompt": "p",
-                                  "minimum_comparison_value": rng.choice([7, 7.0, None])}})
+        task.setdefault("verifiers", []).append(
+            {
+                "verifier_type": "response_check",
+                "name": "judged",
+                "validation_config": {
+                    "sql_query": "SELECT 1",
+                    "comparison_prompt": "p",
+                    "minimum_comparison_value": rng.choice([7, 7.0, None]),
+                },
+            }
+        )
     elif kind == "selected_tools_null":
         task["selected_tools"] = None
     elif kind == "reordered_keys":
@@ -139,8 +176,12 @@ def written_form(task: dict[str, Any]) -> dict[str, Any]:
     """What an upstream task file of this task holds: no ``_`` keys (top, verifiers), no row keys."""
     out = {k: v for k, v in task.items() if not k.startswith("_") and k not in ROW_KEYS}
     if isinstance(out.get("verifiers"), list):
-        out["verifiers"] = [{k: v for k, v in verifier.items() if not k.startswith("_")}
-                            if isinstance(verifier, dict) else verifier for verifier in out["verifiers"]]
+        out["verifiers"] = [
+            {k: v for k, v in verifier.items() if not k.startswith("_")}
+            if isinstance(verifier, dict)
+            else verifier
+            for verifier in out["verifiers"]
+        ]
     return out
 
 
@@ -169,10 +210,16 @@ def main() -> None:
         def add(origin: str, base: dict[str, Any], kind: str) -> None:
             task = mutate(base, kind, rng)
             written = written_form(task)
-            cases.append({"origin": origin, "mutation": kind, "task": task,
-                          "upstream": upstream_verdict(up, task, folder),
-                          "written": None if written == task else written,
-                          "written_upstream": upstream_verdict(up, written, folder)})
+            cases.append(
+                {
+                    "origin": origin,
+                    "mutation": kind,
+                    "task": task,
+                    "upstream": upstream_verdict(up, task, folder),
+                    "written": None if written == task else written,
+                    "written_upstream": upstream_verdict(up, written, folder),
+                }
+            )
 
         for origin, base in bases:
             for kind in MUTATIONS:
@@ -181,8 +228,18 @@ def main() -> None:
                 add(origin, base, rng.choice(MUTATIONS))
         for _ in range(SYNTHETIC):
             add("synthetic", synthetic(rng), rng.choice(MUTATIONS))
-    OUT.write_text(json.dumps({"generator_seed": SEED, "upstream": "ServiceNow/EnterpriseOps-Gym@271f2c3",
-                               "cases": cases}, separators=(",", ":")) + "\n", encoding="utf-8")
+    OUT.write_text(
+        json.dumps(
+            {
+                "generator_seed": SEED,
+                "upstream": "ServiceNow/EnterpriseOps-Gym@271f2c3",
+                "cases": cases,
+            },
+            separators=(",", ":"),
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     print(f"wrote {len(cases)} cases to {OUT}")
 
 

@@ -32,8 +32,10 @@ DATA = Path(os.environ.get("EOG_DATA_DIR", REPO.parent / "shared" / "eog-data"))
 def upstream_client_class() -> Any:
     folder = os.environ.get("EOG_UPSTREAM_DIR")
     if not folder or not (Path(folder) / "benchmark" / "llm_client.py").is_file():
-        sys.exit("set EOG_UPSTREAM_DIR to a checkout of ServiceNow/EnterpriseOps-Gym "
-                 "(the folder holding benchmark/llm_client.py)")
+        sys.exit(
+            "set EOG_UPSTREAM_DIR to a checkout of ServiceNow/EnterpriseOps-Gym "
+            "(the folder holding benchmark/llm_client.py)"
+        )
     sys.path.insert(0, folder)
     from benchmark.llm_client import LLMClient  # the cleaner needs no LangChain import
 
@@ -64,56 +66,143 @@ def real_tools(chat: Any, responses: Any) -> tuple[list[dict[str, Any]], list[di
             flat = responses_form(resp_def)
             assert flat == {**responses_form(chat_def), "strict": False}, tool["name"]
             assert json.dumps(list(flat)) == json.dumps(
-                ["type", "name", "description", "parameters", "strict"]), tool["name"]
+                ["type", "name", "description", "parameters", "strict"]
+            ), tool["name"]
             cases.append({"gym": snapshot["gym_name"], "tool": mcp_tool, "chat": chat_def})
             schemas.append(tool.get("inputSchema", {}))
     return cases, schemas
 
 
 HAND_WRITTEN: list[Any] = [
-    None, [], "object", 5, True, {},
+    None,
+    [],
+    "object",
+    5,
+    True,
+    {},
     {"type": "object"},
     {"properties": {"a": {"type": "string"}}},
     {"type": "string"},
-    {"type": ["object", "null"], "properties": {"a": {"type": ["string", "null"]}}, "required": ["a"]},
-    {"oneOf": [{"type": "string"}, {"type": "object", "properties": {"x": {"type": "integer"}}}],
-     "description": "parent dropped"},
+    {
+        "type": ["object", "null"],
+        "properties": {"a": {"type": ["string", "null"]}},
+        "required": ["a"],
+    },
+    {
+        "oneOf": [{"type": "string"}, {"type": "object", "properties": {"x": {"type": "integer"}}}],
+        "description": "parent dropped",
+    },
     {"oneOf": [{"type": "string"}, {"type": "null"}]},
     {"oneOf": []},
     {"oneOf": "object"},
     {"oneOf": {"type": "object"}},
     {"anyOf": [{"properties": {"a": {}}}, {"type": "object", "required": ["b"]}]},
     {"anyOf": [{"type": "null"}]},
-    {"allOf": [{"properties": {"a": {"type": "string"}}, "required": ["a"]},
-               {"properties": {"b": {"type": ["integer", "null"]}}, "required": ["b"]}, "junk"],
-     "properties": {"dropped": {"type": "string"}}, "title": "dropped too"},
+    {
+        "allOf": [
+            {"properties": {"a": {"type": "string"}}, "required": ["a"]},
+            {"properties": {"b": {"type": ["integer", "null"]}}, "required": ["b"]},
+            "junk",
+        ],
+        "properties": {"dropped": {"type": "string"}},
+        "title": "dropped too",
+    },
     {"allOf": [{"required": "ab"}, {"properties": {"a": {"type": "string"}}}]},
     {"allOf": "x"},
-    {"oneOf": [{"type": "object", "allOf": [{"properties": {"a": {"type": "string"}}}],
-                "anyOf": [{"type": "object"}]}]},
+    {
+        "oneOf": [
+            {
+                "type": "object",
+                "allOf": [{"properties": {"a": {"type": "string"}}}],
+                "anyOf": [{"type": "object"}],
+            }
+        ]
+    },
     {"allOf": [{"properties": {"a": {"type": "string"}}}], "anyOf": [{"type": "string"}]},
-    {"type": "object", "properties": {"a": {"type": ["null"]}, "b": {"type": []},
-                                      "c": {"type": ["NULL", "STRING"]}, "d": {"type": ["null", "null"]}},
-     "required": ["a", "b", "c", "d", "e"]},
+    {
+        "type": "object",
+        "properties": {
+            "a": {"type": ["null"]},
+            "b": {"type": []},
+            "c": {"type": ["NULL", "STRING"]},
+            "d": {"type": ["null", "null"]},
+        },
+        "required": ["a", "b", "c", "d", "e"],
+    },
     {"type": "object", "properties": {"a": {"type": ["integer", "string"]}}, "required": ["a"]},
-    {"type": "object", "properties": {"a": True, "b": None, "c": "string", "d": {"type": ["string", "null"]}},
-     "required": "abcd"},
-    {"type": "object", "properties": {"a": {"type": ["string", "null"]}}, "required": {"a": 1, "b": 2}},
+    {
+        "type": "object",
+        "properties": {"a": True, "b": None, "c": "string", "d": {"type": ["string", "null"]}},
+        "required": "abcd",
+    },
+    {
+        "type": "object",
+        "properties": {"a": {"type": ["string", "null"]}},
+        "required": {"a": 1, "b": 2},
+    },
     {"type": "object", "properties": {"a": {"type": ["string", "null"]}}},
-    {"type": "object", "properties": {"n": {"type": "object", "properties": {
-        "m": {"type": ["string", "null"]}}, "required": ["m"], "oneOf": [{"type": "object", "properties": {}}]}}},
+    {
+        "type": "object",
+        "properties": {
+            "n": {
+                "type": "object",
+                "properties": {"m": {"type": ["string", "null"]}},
+                "required": ["m"],
+                "oneOf": [{"type": "object", "properties": {}}],
+            }
+        },
+    },
     {"type": "object", "properties": {"n": {"type": "object", "oneOf": [{"type": "string"}]}}},
-    {"type": "object", "properties": {"n": {"type": ["object", "null"], "properties": {
-        "deep": {"type": "object", "properties": {"z": {"type": ["null", "boolean"]}}, "required": ["z"]}}}}},
-    {"type": "object", "properties": {"n": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None}}},
-    {"type": "object", "properties": {"l": {"type": "array", "items": {"type": "object", "properties": {
-        "q": {"type": ["string", "null"]}}, "required": ["q"]}}}},
+    {
+        "type": "object",
+        "properties": {
+            "n": {
+                "type": ["object", "null"],
+                "properties": {
+                    "deep": {
+                        "type": "object",
+                        "properties": {"z": {"type": ["null", "boolean"]}},
+                        "required": ["z"],
+                    }
+                },
+            }
+        },
+    },
+    {
+        "type": "object",
+        "properties": {"n": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None}},
+    },
+    {
+        "type": "object",
+        "properties": {
+            "l": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"q": {"type": ["string", "null"]}},
+                    "required": ["q"],
+                },
+            }
+        },
+    },
     {"type": "object", "properties": {"l": {"type": "array", "items": {}}}},
-    {"type": "object", "properties": {"l": {"type": "array", "items": {"anyOf": [{"type": "string"}]}}}},
+    {
+        "type": "object",
+        "properties": {"l": {"type": "array", "items": {"anyOf": [{"type": "string"}]}}},
+    },
     {"type": "object", "properties": {"l": {"type": "array", "items": [{"type": "string"}]}}},
-    {"type": "object", "properties": {"l": {"type": ["array", "null"], "items": {"type": ["string", "null"]}}}},
-    {"$schema": "http://json-schema.org/draft-07/schema#", "title": "T", "$id": "x", "type": "object",
-     "additionalProperties": False, "properties": {}},
+    {
+        "type": "object",
+        "properties": {"l": {"type": ["array", "null"], "items": {"type": ["string", "null"]}}},
+    },
+    {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "title": "T",
+        "$id": "x",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {},
+    },
     # inputs upstream's cleaner cannot take: recorded as its exception
     {"oneOf": 5},
     {"allOf": [{"required": 3}]},
@@ -128,17 +217,35 @@ def mutate(rng: random.Random, schema: Any, depth: int = 0) -> Any:
     schema = copy.deepcopy(schema)
     props = schema.get("properties") if isinstance(schema, dict) else None
     names = list(props) if isinstance(props, dict) else []
-    kind = rng.choice(["nullable", "all_null", "one_of", "any_of", "all_of", "nested", "items",
-                       "drop_type", "drop_properties", "odd_required", "odd_props", "uppercase"])
+    kind = rng.choice(
+        [
+            "nullable",
+            "all_null",
+            "one_of",
+            "any_of",
+            "all_of",
+            "nested",
+            "items",
+            "drop_type",
+            "drop_properties",
+            "odd_required",
+            "odd_props",
+            "uppercase",
+        ]
+    )
     if kind in ("nullable", "all_null", "uppercase") and names:
         for name in rng.sample(names, k=rng.randint(1, len(names))):
             base = props[name].get("type", "string") if isinstance(props[name], dict) else "string"
             base = base if isinstance(base, str) else "string"
             if not isinstance(props[name], dict):
                 continue
-            props[name]["type"] = (["null"] * rng.randint(0, 2) if kind == "all_null"
-                                   else [base.upper(), "NULL"] if kind == "uppercase"
-                                   else rng.choice([[base, "null"], ["null", base], [base, "null", "integer"]]))
+            props[name]["type"] = (
+                ["null"] * rng.randint(0, 2)
+                if kind == "all_null"
+                else [base.upper(), "NULL"]
+                if kind == "uppercase"
+                else rng.choice([[base, "null"], ["null", base], [base, "null", "integer"]])
+            )
             if rng.random() < 0.7:
                 if not isinstance(schema.get("required"), list):
                     schema["required"] = []
@@ -151,7 +258,9 @@ def mutate(rng: random.Random, schema: Any, depth: int = 0) -> Any:
             options.insert(rng.randint(0, len(options)), schema)
         schema = {key: options, "description": "wrapper"}
     elif kind == "all_of" and names:
-        parts: list[dict[str, Any]] = [{"properties": {}, "required": []} for _ in range(rng.randint(1, 3))]
+        parts: list[dict[str, Any]] = [
+            {"properties": {}, "required": []} for _ in range(rng.randint(1, 3))
+        ]
         for name in names:
             part = rng.choice(parts)
             part["properties"][name] = props[name]
@@ -159,19 +268,27 @@ def mutate(rng: random.Random, schema: Any, depth: int = 0) -> Any:
                 part["required"].append(name)
         schema = {"type": "object", "allOf": parts, "properties": {"lost": {"type": "string"}}}
     elif kind == "nested" and names and depth < 2:
-        inner = {"type": rng.choice(["object", ["object", "null"]]),
-                 "properties": {n: props.pop(n) for n in rng.sample(names, k=rng.randint(1, len(names)))}}
+        inner = {
+            "type": rng.choice(["object", ["object", "null"]]),
+            "properties": {
+                n: props.pop(n) for n in rng.sample(names, k=rng.randint(1, len(names)))
+            },
+        }
         props["nested"] = mutate(rng, inner, depth + 1) if rng.random() < 0.6 else inner
     elif kind == "items" and names and depth < 2:
         item = {"type": "object", "properties": {n: copy.deepcopy(props[n]) for n in names[:3]}}
-        props["many"] = {"type": rng.choice(["array", ["array", "null"]]),
-                         "items": mutate(rng, item, depth + 1) if rng.random() < 0.6 else item}
+        props["many"] = {
+            "type": rng.choice(["array", ["array", "null"]]),
+            "items": mutate(rng, item, depth + 1) if rng.random() < 0.6 else item,
+        }
     elif kind == "drop_type":
         schema.pop("type", None)
     elif kind == "drop_properties":
         schema.pop("properties", None)
     elif kind == "odd_required" and names:
-        schema["required"] = rng.choice(["".join(names[:2]), dict.fromkeys(names[:2], True), [*names, "ghost"]])
+        schema["required"] = rng.choice(
+            ["".join(names[:2]), dict.fromkeys(names[:2], True), [*names, "ghost"]]
+        )
     elif kind == "odd_props" and names:
         props[rng.choice(names)] = rng.choice([True, False, None, "string", 3])
     return schema
@@ -186,22 +303,34 @@ def run_cleaner(clean: Any, schema: Any) -> dict[str, Any]:
 
 def main() -> None:
     client_class = upstream_client_class()
-    chat, responses = make_client(client_class, responses=False), make_client(client_class, responses=True)
+    chat, responses = (
+        make_client(client_class, responses=False),
+        make_client(client_class, responses=True),
+    )
     tools, real_schemas = real_tools(chat, responses)
     if len(tools) != 512:
-        sys.exit(f"expected the 512 tools of the 7 snapshots in {DATA / 'tools'}, found {len(tools)}")
+        sys.exit(
+            f"expected the 512 tools of the 7 snapshots in {DATA / 'tools'}, found {len(tools)}"
+        )
     rng = random.Random(SEED)
     schemas: list[dict[str, Any]] = [
         {"id": f"hand-{i}", "input": s, **run_cleaner(chat._clean_json_schema, s)}
-        for i, s in enumerate(HAND_WRITTEN)]
+        for i, s in enumerate(HAND_WRITTEN)
+    ]
     for i in range(MUTATED):
         schema = rng.choice(real_schemas)
         for _ in range(rng.randint(1, 3)):
             schema = mutate(rng, schema)
-        schemas.append({"id": f"mutated-{i}", "input": schema, **run_cleaner(chat._clean_json_schema, schema)})
-    golden = {"generator": "tests/golden/generators/gen_tool_schemas.py", "seed": SEED,
-              "upstream": "ServiceNow/EnterpriseOps-Gym benchmark/llm_client.py",
-              "tools": tools, "schemas": schemas}
+        schemas.append(
+            {"id": f"mutated-{i}", "input": schema, **run_cleaner(chat._clean_json_schema, schema)}
+        )
+    golden = {
+        "generator": "tests/golden/generators/gen_tool_schemas.py",
+        "seed": SEED,
+        "upstream": "ServiceNow/EnterpriseOps-Gym benchmark/llm_client.py",
+        "tools": tools,
+        "schemas": schemas,
+    }
     OUT.write_text(json.dumps(golden, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     errors = sum("upstream_error" in s for s in schemas)
     print(f"wrote {OUT}: {len(tools)} tools, {len(schemas)} schemas ({errors} upstream errors)")

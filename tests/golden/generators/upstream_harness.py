@@ -44,8 +44,10 @@ def _message_class(name: str) -> type:
 def import_upstream() -> types.SimpleNamespace:
     folder = os.environ.get("EOG_UPSTREAM_DIR")
     if not folder or not (Path(folder) / "evaluate.py").is_file():
-        sys.exit("set EOG_UPSTREAM_DIR to a checkout of ServiceNow/EnterpriseOps-Gym @271f2c3 "
-                 "(the folder holding evaluate.py)")
+        sys.exit(
+            "set EOG_UPSTREAM_DIR to a checkout of ServiceNow/EnterpriseOps-Gym @271f2c3 "
+            "(the folder holding evaluate.py)"
+        )
     messages = types.ModuleType("langchain_core.messages")
     for name in ("SystemMessage", "HumanMessage", "ToolMessage", "AIMessage"):
         setattr(messages, name, _message_class(name))
@@ -67,15 +69,22 @@ def import_upstream() -> types.SimpleNamespace:
     from benchmark.mcp_client import MCPClient
 
     logging.disable(logging.CRITICAL)
-    return types.SimpleNamespace(evaluate=evaluate, executor=executor, models=models,
-                                 verifier=verifier, MCPClient=MCPClient)
+    return types.SimpleNamespace(
+        evaluate=evaluate, executor=executor, models=models, verifier=verifier, MCPClient=MCPClient
+    )
 
 
 class Scenario:
     """What the edges answer during one run."""
 
-    def __init__(self, *, answers: dict[tuple[str, str], tuple[int, str]], judge: dict[str, Any],
-                 final_response: str, tools: list[str]) -> None:
+    def __init__(
+        self,
+        *,
+        answers: dict[tuple[str, str], tuple[int, str]],
+        judge: dict[str, Any],
+        final_response: str,
+        tools: list[str],
+    ) -> None:
         self.answers = answers
         self.judge = judge
         self.final_response = final_response
@@ -99,18 +108,28 @@ class _FakeHttpClient:
 
     async def post(self, url: str, json: Any = None, headers: Any = None) -> httpx.Response:
         scenario = CURRENT["run"]
-        scenario.requests.append({"url": url, "query": json.get("query"), "database_id": json.get("database_id"),
-                                  "headers": {k: v for k, v in headers.items() if k != "Content-Type"}})
+        scenario.requests.append(
+            {
+                "url": url,
+                "query": json.get("query"),
+                "database_id": json.get("database_id"),
+                "headers": {k: v for k, v in headers.items() if k != "Content-Type"},
+            }
+        )
         base = url[: -len("/api/sql-runner")]
         status, body = scenario.answers[(base, json["query"])]
-        return httpx.Response(status, content=body.encode("utf-8"), request=httpx.Request("POST", url))
+        return httpx.Response(
+            status, content=body.encode("utf-8"), request=httpx.Request("POST", url)
+        )
 
 
 class _FakeModel:
     async def ainvoke(self, messages: list[Any]) -> Any:
         prompt = messages[-1].content
         marker = "\nComparison Task:\n"
-        comparison = prompt[prompt.index(marker) + len(marker): prompt.rindex("\n\nPlease provide")]
+        comparison = prompt[
+            prompt.index(marker) + len(marker) : prompt.rindex("\n\nPlease provide")
+        ]
         reply = CURRENT["run"].judge[comparison]
         if isinstance(reply, dict):
             raise RuntimeError(reply["raise"])
@@ -128,9 +147,12 @@ class _FakeOrchestrator:
 
     async def execute(self) -> dict[str, Any]:
         scenario = CURRENT["run"]
-        return {"final_response": scenario.final_response, "conversation_flow": [],
-                "tools_used": list(scenario.tools),
-                "tool_results": [{"tool_name": t, "arguments": {}} for t in scenario.tools]}
+        return {
+            "final_response": scenario.final_response,
+            "conversation_flow": [],
+            "tools_used": list(scenario.tools),
+            "tool_results": [{"tool_name": t, "arguments": {}} for t in scenario.tools],
+        }
 
     def get_result_metadata(self) -> dict[str, Any]:
         return {}
@@ -168,8 +190,9 @@ def run_task(up: types.SimpleNamespace, config_path: str, scenario: Scenario) ->
         return {"load_error": f"{type(exc).__name__}: {exc}"}
     config.number_of_runs = 1
     llm = up.models.LLMConfig(llm_provider="fake", llm_model="fake", llm_api_key="k")
-    executor = up.executor.BenchmarkExecutor(config, llm_config=llm, orchestrator_class=_FakeOrchestrator,
-                                             config_path=config_path)
+    executor = up.executor.BenchmarkExecutor(
+        config, llm_config=llm, orchestrator_class=_FakeOrchestrator, config_path=config_path
+    )
     CURRENT["run"] = scenario
     try:
         with contextlib.redirect_stdout(io.StringIO()):  # upstream prints the database ids

@@ -15,9 +15,13 @@ def _rates(rows: list[dict[str, Any]]) -> dict[str, float]:
     def mean(key: str) -> float:
         return sum(float(r.get(key) or 0.0) for r in rows) / len(rows)
 
-    return {"success_rate": mean("success"), "verifier_pass_rate": mean("verifier_pass_rate"),
-            "strict_success_rate": mean("strict_success"),
-            "parity_success_rate": mean("parity_success"), "num_rollouts": float(len(rows))}
+    return {
+        "success_rate": mean("success"),
+        "verifier_pass_rate": mean("verifier_pass_rate"),
+        "strict_success_rate": mean("strict_success"),
+        "parity_success_rate": mean("parity_success"),
+        "num_rollouts": float(len(rows)),
+    }
 
 
 def aggregate_rollouts(tasks: list[list[dict[str, Any]]]) -> dict[str, Any]:

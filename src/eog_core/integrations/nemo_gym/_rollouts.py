@@ -42,8 +42,12 @@ class Rollout:
     def expired(self) -> bool:
         """The janitor closed the session (idle past the TTL): the rollout is over."""
         seeding = self.seeding
-        return (seeding.done() and not seeding.cancelled() and seeding.exception() is None
-                and seeding.result().closed)
+        return (
+            seeding.done()
+            and not seeding.cancelled()
+            and seeding.exception() is None
+            and seeding.result().closed
+        )
 
 
 async def _ready(session: TaskSession) -> TaskSession:

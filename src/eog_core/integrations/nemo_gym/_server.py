@@ -39,8 +39,9 @@ from eog_core.verify import JudgeRequest, TaskVerdict
 __all__ = ["EogResourcesServer"]
 
 #: Tool-call error kinds that say the gym failed, not the model.
-_INFRASTRUCTURE = frozenset({"gym_unreachable", "gym_timeout", "gym_protocol", "gym_http",
-                             "gym_error"})
+_INFRASTRUCTURE = frozenset(
+    {"gym_unreachable", "gym_timeout", "gym_protocol", "gym_http", "gym_error"}
+)
 #: Finished session keys remembered (the newest): a closed key is not seeded again, and a
 #: retried verify gets the first answer (a retry comes right after).
 _FINISHED_KEPT = 4096
@@ -56,7 +57,8 @@ class EogResourcesServer(SimpleResourcesServer):
     config: EogResourcesServerConfig
     _rollouts: dict[str, Rollout] = PrivateAttr(default_factory=dict)
     _finished: dict[str, EogVerifyResponse | HTTPException | None] = PrivateAttr(
-        default_factory=dict)
+        default_factory=dict
+    )
     """Closed keys (bounded, oldest forgotten first), with their verify answer if any."""
     _loops: dict[asyncio.AbstractEventLoop, LoopResources] = PrivateAttr(default_factory=dict)
     _snapshots: dict[str, ToolSnapshot] | None = PrivateAttr(default=None)
@@ -67,7 +69,8 @@ class EogResourcesServer(SimpleResourcesServer):
             # a rollout's requests to any of them: tool calls would answer 400 at random.
             raise UsageError(
                 f"EogResourcesServer keeps rollouts in its process: num_workers must be 1, "
-                f"not {self.config.num_workers} (run more server instances instead)")
+                f"not {self.config.num_workers} (run more server instances instead)"
+            )
         app = super().setup_webserver()
         # After the base routes, which Starlette matches first: /verify stays /verify.
         app.post("/{tool_name}")(self.call_tool)
@@ -107,7 +110,8 @@ class EogResourcesServer(SimpleResourcesServer):
         resources = self._loops.get(loop)
         if resources is None:  # stored before the first await: one per loop
             resources = self._loops[loop] = LoopResources(
-                self.config.gym_url_pools, self.config.session_ttl_seconds)
+                self.config.gym_url_pools, self.config.session_ttl_seconds
+            )
             await resources.hold()
         if self._snapshots is None and self.config.tool_snapshots:
             self._snapshots = load_tool_snapshots(self.config.tool_snapshots)
@@ -125,12 +129,19 @@ class EogResourcesServer(SimpleResourcesServer):
         directory, janitor, snapshots = await self._resources()
         try:
             return await TaskSession.start(
-                task, directory=directory, seed_root=self.config.seed_sql_root,
-                tool_snapshots=snapshots, janitor=janitor, tool_errors="result")
+                task,
+                directory=directory,
+                seed_root=self.config.seed_sql_root,
+                tool_snapshots=snapshots,
+                janitor=janitor,
+                tool_errors="result",
+            )
         except SeedError as exc:  # the episode fails and is retried; it never scores 0
             raise HTTPException(status_code=503, detail=f"seeding failed: {exc}") from exc
 
-    async def _seeded(self, key: str, row: Mapping[str, Any], episode_id: str | None) -> TaskSession:
+    async def _seeded(
+        self, key: str, row: Mapping[str, Any], episode_id: str | None
+    ) -> TaskSession:
         """Seed once per key: a repeated seed gets the same session, a closed key none."""
         self._forget_expired()
         if key in self._finished:
@@ -138,7 +149,8 @@ class EogResourcesServer(SimpleResourcesServer):
         rollout = self._rollouts.get(key)
         if rollout is None:
             rollout = self._rollouts[key] = Rollout(
-                asyncio.get_running_loop().create_task(self._start(row)), episode_id)
+                asyncio.get_running_loop().create_task(self._start(row)), episode_id
+            )
         elif episode_id is not None and rollout.episode_id not in (None, episode_id):
             raise HTTPException(status_code=409, detail=f"session {key!r} has another episode")
         try:
@@ -148,7 +160,8 @@ class EogResourcesServer(SimpleResourcesServer):
             raise
 
     async def seed_session(  # type: ignore[override]
-        self, request: Request,
+        self,
+        request: Request,
         body: ResourcesSeedSessionRequest | EogSeedSessionRequest,
     ) -> ResourcesSeedSessionResponse | EogSeedSessionResponse:
         if isinstance(body, ResourcesSeedSessionRequest):
@@ -194,12 +207,18 @@ class EogResourcesServer(SimpleResourcesServer):
         key = request.session.get(SESSION_ID_KEY)
         rollout = self._rollouts.get(key) if isinstance(key, str) else None
         if key is None or rollout is None:
-            raise HTTPException(status_code=400, detail="no seeded session: call /seed_session first")
+            raise HTTPException(
+                status_code=400, detail="no seeded session: call /seed_session first"
+            )
         if rollout.expired():
             self._forget_expired()
-            raise HTTPException(status_code=409, detail=(
-                f"session {key!r} was closed after {self.config.session_ttl_seconds:g} s idle "
-                "(session_ttl_seconds); its databases are deleted"))
+            raise HTTPException(
+                status_code=409,
+                detail=(
+                    f"session {key!r} was closed after {self.config.session_ttl_seconds:g} s idle "
+                    "(session_ttl_seconds); its databases are deleted"
+                ),
+            )
         return key, rollout, await rollout.session(await self._janitor())
 
     # -- tools --------------------------------------------------------------
@@ -217,11 +236,16 @@ class EogResourcesServer(SimpleResourcesServer):
         ref = self.config.judge_model_server
         if ref is None:
             raise EogError("no judge_model_server configured for response_check verifiers")
-        body = {"input": [{"role": "system", "content": request.system_prompt},
-                          {"role": "user", "content": request.user_prompt}],
-                "temperature": request.temperature} | self.config.judge_responses_create_params
-        answer = await self.server_client.post(server_name=ref.name, url_path="/v1/responses",
-                                               json=body)
+        body = {
+            "input": [
+                {"role": "system", "content": request.system_prompt},
+                {"role": "user", "content": request.user_prompt},
+            ],
+            "temperature": request.temperature,
+        } | self.config.judge_responses_create_params
+        answer = await self.server_client.post(
+            server_name=ref.name, url_path="/v1/responses", json=body
+        )
         await raise_for_status(answer)
         return final_answer(await get_response_json(answer))
 
@@ -230,7 +254,7 @@ class EogResourcesServer(SimpleResourcesServer):
         earlier = self._finished.get(key) if isinstance(key, str) else None
         if isinstance(earlier, HTTPException):  # a retried verify: the databases are gone,
             raise HTTPException(status_code=earlier.status_code, detail=earlier.detail)
-        if earlier is not None:                  # so it gets the first answer again
+        if earlier is not None:  # so it gets the first answer again
             return earlier
         key, _, session = await self._session(request)
         final = final_answer(body.response.model_dump(mode="json"))
@@ -241,15 +265,17 @@ class EogResourcesServer(SimpleResourcesServer):
             await self._close(key)
         response = self._response(body, session, strict, parity)
         if response.mask_sample and self.config.on_infrastructure_failure == "fail":
-            failed = HTTPException(status_code=503, detail=f"{response.failure_kind}: "
-                                                           f"{response.failure_reason}")
+            failed = HTTPException(
+                status_code=503, detail=f"{response.failure_kind}: {response.failure_reason}"
+            )
             self._finish(key, failed)
             raise failed
         self._finish(key, response)
         return response
 
-    def _response(self, body: EogVerifyRequest, session: TaskSession, strict: TaskVerdict,
-                  parity: TaskVerdict) -> EogVerifyResponse:
+    def _response(
+        self, body: EogVerifyRequest, session: TaskSession, strict: TaskVerdict, parity: TaskVerdict
+    ) -> EogVerifyResponse:
         chosen = strict if self.config.reward_policy == "strict" else parity
         faults = [r for r in session.trajectory if r.error_kind in _INFRASTRUCTURE]
         kind = chosen.failure_kind or (faults[0].error_kind if faults else None)
@@ -265,18 +291,27 @@ class EogResourcesServer(SimpleResourcesServer):
             mask_sample=bool(faults) or not chosen.evaluation_completed,
             failure_kind=validate_failure_kind(nemo_gym_failure_kind(kind)),
             failure_reason=reason,
-            task_id=chosen.task_id, domain=chosen.domain, success=chosen.success,
+            task_id=chosen.task_id,
+            domain=chosen.domain,
+            success=chosen.success,
             verifier_pass_rate=chosen.pass_rate,
             evaluation_completed=chosen.evaluation_completed,
-            strict_success=strict.success, strict_pass_rate=strict.pass_rate,
-            parity_success=parity.success, parity_pass_rate=parity.pass_rate,
-            num_verifiers_defined=chosen.num_defined, num_verifiers_scored=chosen.num_scored,
+            strict_success=strict.success,
+            strict_pass_rate=strict.pass_rate,
+            parity_success=parity.success,
+            parity_pass_rate=parity.pass_rate,
+            num_verifiers_defined=chosen.num_defined,
+            num_verifiers_scored=chosen.num_scored,
             num_tool_calls=sum(not r.local for r in session.trajectory),
             num_tool_errors=sum(r.is_error for r in session.trajectory),
             verification_results=parity.verification_results(),
-            strict_verdict=strict.to_row(), parity_verdict=parity.to_row(),
-            tool_latencies_ms=[{"tool": r.name, "gym": r.gym, "latency_ms": round(r.latency_ms, 1)}
-                               for r in session.trajectory if not r.local],
+            strict_verdict=strict.to_row(),
+            parity_verdict=parity.to_row(),
+            tool_latencies_ms=[
+                {"tool": r.name, "gym": r.gym, "latency_ms": round(r.latency_ms, 1)}
+                for r in session.trajectory
+                if not r.local
+            ],
         )
 
     # -- metrics ------------------------------------------------------------

@@ -89,6 +89,7 @@ def demo_tool_snapshot() -> ToolSnapshot:
     return ToolSnapshot(
         gym_name=DEMO_SERVER_NAME,
         gym_url=f"http://localhost:{DEMO_SERVER_PORT}",
-        tools=tuple(ToolSpec.from_mcp(tool, gym=DEMO_SERVER_NAME)
-                    for tool in build_demo_tools().describe()),
+        tools=tuple(
+            ToolSpec.from_mcp(tool, gym=DEMO_SERVER_NAME) for tool in build_demo_tools().describe()
+        ),
     )
