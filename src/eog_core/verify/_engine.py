@@ -247,9 +247,9 @@ async def _response_check(
     request = run.judge_prompt.render(
         sql_result=sql_result,
         final_response=run.final_response,
-        comparison_prompt=config.comparison_prompt,
-        minimum_score=minimum,
-    )  # type: ignore[arg-type]
+        comparison_prompt=config.comparison_prompt,  # type: ignore[arg-type]
+        minimum_score=minimum,  # type: ignore[arg-type]
+    )
     try:
         reply = await run.judge(request)  # type: ignore[misc]  # checked by _prepare
         score, reasoning, passed = judge_decision(
