@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from eog_core.metrics import _grid, percent
+from eog_core._plumbing import percent
+from eog_core.metrics import _grid
 
 
 def test_text_only_tables_are_drawn_alike() -> None:

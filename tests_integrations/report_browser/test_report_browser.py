@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from tests.report.run_folders import HOSTILE, hostile_copy, make_run_folders
 
+from eog_core._plumbing import percent
 from eog_core.local import demo_paths
-from eog_core.metrics import percent
 from tests_integrations.report_browser.browser import Recorder, browser
 
 DEADLINE = 120.0

@@ -17,10 +17,11 @@ from typing import Any, Literal
 
 import attrs
 
+from eog_core._plumbing import iso_time
 from eog_core.errors import EogError, JsonRpcError
 from eog_core.gym import HeaderError, TaskSession, ToolCallRecord, gym_error_kind
 from eog_core.model_view import tool_observation, tools_used
-from eog_core.run import AgentRun, Usage, iso_time
+from eog_core.run import AgentRun, Usage
 from eog_core.tasks import Task
 
 __all__ = ["EncodedResult", "GatewayRollout", "McpClientSession", "RolloutState"]

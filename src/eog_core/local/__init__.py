@@ -12,6 +12,7 @@ server-side :class:`Ledger` of seeds, deletes and tool executions for tests.
 
 from __future__ import annotations
 
+from eog_core import _plumbing
 from eog_core.errors import ToolError
 
 from ._ledger import ExecutionKey, Ledger
@@ -69,3 +70,10 @@ __all__ = [
     "read_demo_seed",
     "serve",
 ]
+
+
+#: ``ToolSpec`` was 0.1's name of :class:`RegisteredTool`; ``eog_core.tasks.ToolSpec`` is
+#: the model's view of a tool, so the old name is served, not exported, for one release.
+__getattr__ = _plumbing.deprecated_attribute(
+    __name__, {"ToolSpec": (lambda: RegisteredTool, "use eog_core.local.RegisteredTool")}
+)

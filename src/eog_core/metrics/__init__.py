@@ -17,11 +17,8 @@
   latencies and cost of rollout records; :func:`histogram` for distributions.
 """
 
-import warnings
-from typing import Any
-
+from eog_core import _plumbing
 from eog_core.metrics._compare import RunComparison, compare_runs, format_comparison
-from eog_core.metrics._grid import percent
 from eog_core.metrics._records import MetricsError, PolicyName, PolicyOutcome, RunRecord, TaskKey
 from eog_core.metrics._results import (
     CorrectedSummary,
@@ -116,7 +113,6 @@ __all__ = [
     "pass_at_k",
     "pass_hat_at",
     "pass_hat_k",
-    "percent",
     "rate_intervals",
     "read_upstream_results",
     "read_verdicts",
@@ -134,14 +130,12 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """``Comparison``, the old name of :class:`RunComparison`: deprecated, it also named
-    ``eog_core.verify.Comparison`` (the result of one value comparison)."""
-    if name == "Comparison":
-        warnings.warn(
-            "eog_core.metrics.Comparison is deprecated: use RunComparison",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return RunComparison
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: Deprecated names (not exported): ``Comparison`` also named ``eog_core.verify.Comparison``
+#: (one value comparison); ``percent`` is plumbing the tables and the report share.
+__getattr__ = _plumbing.deprecated_attribute(
+    __name__,
+    {
+        "Comparison": (lambda: RunComparison, "use RunComparison"),
+        "percent": (lambda: _plumbing.percent, 'use f"{fraction * 100:.2f}" (internal helper)'),
+    },
+)

@@ -26,8 +26,8 @@ from collections.abc import Iterable
 
 import attrs
 
+from eog_core._plumbing import percent
 from eog_core.errors import UsageError
-from eog_core.metrics._grid import percent
 from eog_core.metrics._records import PolicyName, RunRecord, TaskKey
 from eog_core.metrics._results import MetricsInput, as_run_records
 from eog_core.metrics._stats import (

@@ -30,7 +30,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 
-__all__ = ["grid_table", "percent", "tabulate_grid"]
+__all__ = ["grid_table", "tabulate_grid"]
 
 #: ANSI escapes tabulate ignores in widths: CSI sequences (colours) and OSC 8 links.
 _ANSI = re.compile(
@@ -45,11 +45,6 @@ _THOUSANDS = re.compile(r"^(([+-]?[0-9]{1,3})(?:,([0-9]{3}))*)?(?(1)\.[0-9]*|\.[
 _EMPTY, _BOOL, _INT, _FLOAT, _TEXT = range(5)
 
 Cell = str | int
-
-
-def percent(fraction: float | None) -> str:
-    """A fraction as a percentage with two decimals (``0.5 -> "50.00"``); ``-`` for none."""
-    return "-" if fraction is None else f"{fraction * 100.0:.2f}"
 
 
 def _visible(text: str) -> str:

@@ -26,8 +26,9 @@ from typing import Literal
 
 import attrs
 
+from eog_core._plumbing import percent
 from eog_core.errors import UsageError
-from eog_core.metrics._grid import grid_table, percent
+from eog_core.metrics._grid import grid_table
 from eog_core.metrics._records import PolicyName, RunRecord, TaskKey
 from eog_core.metrics._stats import pass_at_k
 from eog_core.metrics._upstream import UpstreamResultFile, runs_from_upstream

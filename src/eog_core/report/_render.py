@@ -16,8 +16,9 @@ from importlib import resources
 from typing import Any
 
 from eog_core import __version__
+from eog_core._plumbing import percent
 from eog_core.errors import MissingExtraError
-from eog_core.metrics import histogram, percent
+from eog_core.metrics import histogram
 from eog_core.report._build import ReportContent, RunView, bands_document
 from eog_core.report._fastjson import dumps_for_script, dumps_for_script_bytes
 from eog_core.report._svg import PALETTE, Bar, bar_chart, histogram_chart, line_chart

@@ -7,6 +7,8 @@ Responses endpoints, verifies each rollout in strict and parity modes and writes
 is its command line.
 """
 
+from eog_core import _plumbing
+from eog_core.run import _model
 from eog_core.run._actor import ActorBody
 from eog_core.run._apis import (
     ApiName,
@@ -20,13 +22,12 @@ from eog_core.run._apis import (
     is_tool_call_parse_error,
     new_conversation,
 )
-from eog_core.run._loop import AgentRun, StopReason, iso_time, model_tools, run_agent
+from eog_core.run._loop import AgentRun, StopReason, model_tools, run_agent
 from eog_core.run._model import (
     ModelClient,
     ModelJudge,
     ModelReply,
     ModelSettings,
-    retry_after_seconds,
 )
 from eog_core.run._output import (
     ROLLOUTS_FILE,
@@ -90,10 +91,8 @@ __all__ = [
     "incomplete_record",
     "is_context_overflow",
     "is_tool_call_parse_error",
-    "iso_time",
     "model_tools",
     "new_conversation",
-    "retry_after_seconds",
     "rollout_key",
     "run_agent",
     "run_evaluation",
@@ -102,3 +101,16 @@ __all__ = [
     "verify_both",
     "write_upstream_result",
 ]
+
+
+#: Plumbing that was public in 0.2 (not exported; docs/api.md, "Stability").
+__getattr__ = _plumbing.deprecated_attribute(
+    __name__,
+    {
+        "iso_time": (lambda: _plumbing.iso_time, "internal helper, no public replacement"),
+        "retry_after_seconds": (
+            lambda: _model.retry_after_seconds,
+            "internal helper of ModelClient, no public replacement",
+        ),
+    },
+)

@@ -11,19 +11,19 @@ from :mod:`eog_core.model_view`, the one place every harness shares.
 
 from __future__ import annotations
 
-import datetime as dt
 import time
 from typing import Any, Literal
 
 import attrs
 
+from eog_core._plumbing import iso_time
 from eog_core.errors import ContextOverflowError, JsonRpcError, ToolCallParseError
 from eog_core.gym import TaskSession
 from eog_core.model_view import final_answer, tool_observation, tools_used
 from eog_core.run._apis import ModelTurn, Usage
 from eog_core.run._model import ModelClient
 
-__all__ = ["AgentRun", "StopReason", "iso_time", "model_tools", "run_agent"]
+__all__ = ["AgentRun", "StopReason", "model_tools", "run_agent"]
 
 StopReason = Literal[
     "answered", "truncated", "max_turns", "context_overflow", "malformed_tool_call"
@@ -33,11 +33,6 @@ cut it off), the turn cap, the context window, or a tool call the server could n
 
 _CUT_OFF = frozenset({"length", "max_output_tokens", "max_tokens", "incomplete"})
 """``finish_reason`` (Chat) / ``incomplete_details.reason`` (Responses) of a cut-off answer."""
-
-
-def iso_time(epoch: float) -> str:
-    """A UTC timestamp with milliseconds, as the transcript records times."""
-    return dt.datetime.fromtimestamp(epoch, dt.UTC).isoformat(timespec="milliseconds")
 
 
 @attrs.frozen(kw_only=True)

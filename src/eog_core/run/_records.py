@@ -13,7 +13,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from eog_core.run._loop import AgentRun, iso_time
+from eog_core._plumbing import iso_time
+from eog_core.run._loop import AgentRun
 from eog_core.tasks import MISSING_MODE, Task
 from eog_core.verify import TaskVerdict
 

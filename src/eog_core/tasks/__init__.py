@@ -1,7 +1,9 @@
 """Task schemas, loaders for the three task formats (JSON, JSONL, Parquet), dataset
 selection, and tool snapshots."""
 
-from eog_core.tasks._convert import make_converter, structure_or_raise
+from eog_core import _plumbing
+from eog_core.tasks import _convert, _deprecated  # noqa: F401 (_deprecated attaches the 0.1 methods)
+from eog_core.tasks._convert import structure_or_raise
 from eog_core.tasks._dataset import (
     MODES,
     mode_from_path,
@@ -62,7 +64,6 @@ __all__ = [
     "load_task",
     "load_tasks",
     "load_tool_snapshots",
-    "make_converter",
     "merge_tools",
     "mode_from_path",
     "parquet_rows",
@@ -76,3 +77,15 @@ __all__ = [
     "to_nemo_row",
     "to_upstream",
 ]
+
+
+#: Plumbing that was public in 0.2 (not exported; docs/api.md, "Stability").
+__getattr__ = _plumbing.deprecated_attribute(
+    __name__,
+    {
+        "make_converter": (
+            lambda: _convert.make_converter,
+            "use structure_or_raise(data, cls) to read a record",
+        ),
+    },
+)

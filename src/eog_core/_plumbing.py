@@ -1,0 +1,48 @@
+"""Small helpers several packages share that are not part of the public surface
+(docs/api.md, "Stability"): a transcript timestamp, a percentage as the tables print
+it, and the deprecation of a module attribute.
+
+They were public names of ``eog_core.run`` (``iso_time``) and ``eog_core.metrics``
+(``percent``) in 0.2; those spellings still work for one release with a
+``DeprecationWarning`` (:func:`deprecated_attribute`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["deprecated_attribute", "iso_time", "percent"]
+
+
+def iso_time(epoch: float) -> str:
+    """A UTC timestamp with milliseconds, as the transcript records times."""
+    return dt.datetime.fromtimestamp(epoch, dt.UTC).isoformat(timespec="milliseconds")
+
+
+def percent(fraction: float | None) -> str:
+    """A fraction as a percentage with two decimals (``0.5 -> "50.00"``); ``-`` for none."""
+    return "-" if fraction is None else f"{fraction * 100.0:.2f}"
+
+
+def deprecated_attribute(
+    module: str, names: Mapping[str, tuple[Callable[[], Any], str]]
+) -> Callable[[str], Any]:
+    """A module ``__getattr__`` serving each deprecated ``name`` (not in ``__all__``) with a
+    ``DeprecationWarning`` naming its replacement: ``names[name]`` is (a function giving
+    the object, the new spelling)."""
+
+    def __getattr__(name: str) -> Any:
+        if name not in names:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        value, instead = names[name]
+        warnings.warn(
+            f"{module}.{name} is deprecated and goes in the next release: {instead}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return value()
+
+    return __getattr__
