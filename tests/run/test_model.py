@@ -16,9 +16,8 @@ from eog_core.run import (
     ToolCall,
     Usage,
     is_context_overflow,
-    retry_after_seconds,
 )
-from eog_core.run._model import _RateLimiter
+from eog_core.run._model import _RateLimiter, retry_after_seconds
 
 
 def test_retry_after_forms() -> None:
