@@ -54,6 +54,7 @@ from eog_core.run import (
     ModelClient,
     ModelSettings,
     RolloutOptions,
+    RunPlan,
     RunProgress,
     RunReport,
     run_evaluation,
@@ -371,16 +372,18 @@ async def _run(
                     tasks,
                     settings,
                     args.out,
-                    repeats=args.repeats,
-                    concurrency=args.concurrency,
+                    plan=RunPlan(
+                        repeats=args.repeats,
+                        concurrency=args.concurrency,
+                        judge_model=args.judge_model,
+                        ray_address=args.ray,
+                        ray_actors=args.ray_actors,
+                        preflight=args.preflight,
+                        max_consecutive_unreachable=args.stop_after_unreachable or None,
+                    ),
                     directory=gyms,
                     options=options,
-                    judge_model=args.judge_model,
                     progress=progress,
-                    ray_address=args.ray,
-                    ray_actors=args.ray_actors,
-                    preflight=args.preflight,
-                    max_consecutive_unreachable=args.stop_after_unreachable or None,
                 )
     except asyncio.CancelledError:
         if not interrupted:

@@ -36,6 +36,7 @@ from eog_core.run._output import (
     upstream_result,
     write_upstream_result,
 )
+from eog_core.run._plan import RunPlan
 from eog_core.run._records import (
     RECORD_FORMAT,
     IncompleteKind,
@@ -80,6 +81,7 @@ __all__ = [
     "RolloutKey",
     "RolloutLog",
     "RolloutOptions",
+    "RunPlan",
     "RunProgress",
     "RunReport",
     "SharedQueries",

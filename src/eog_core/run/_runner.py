@@ -26,11 +26,13 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from typing_extensions import Unpack
 
 from eog_core.errors import EogError, ModelOutageError, UsageError
 from eog_core.gym import GymDirectory, Janitor
 from eog_core.run._model import ModelClient, ModelJudge, ModelSettings
 from eog_core.run._output import RolloutLog, upstream_path, write_upstream_result
+from eog_core.run._plan import RunPlan, RunPlanKeywords, plan_from_keywords
 from eog_core.run._ray import run_on_ray
 from eog_core.run._records import RolloutKey, rollout_key
 from eog_core.run._rollout import RolloutOptions, run_rollout
@@ -107,27 +109,31 @@ async def run_evaluation(
     settings: ModelSettings,
     out_dir: str | os.PathLike[str],
     *,
-    repeats: int = 1,
-    concurrency: int = 8,
+    plan: RunPlan | None = None,
     directory: GymDirectory | None = None,
     options: RolloutOptions | None = None,
-    judge_model: str | None = None,
     progress: RunProgress | None = None,
     on_record: Callable[[Mapping[str, Any]], None] | None = None,
-    ray_address: str | None = None,
-    ray_actors: int | None = None,
-    preflight: bool = True,
-    max_consecutive_unreachable: int | None = 3,
+    **deprecated: Unpack[RunPlanKeywords],
 ) -> RunReport:
-    """Evaluate ``settings.model`` on ``tasks`` x ``repeats``; resumes what ``out_dir`` holds.
+    """Evaluate ``settings.model`` on ``tasks`` x ``plan.repeats``; resumes what ``out_dir``
+    holds.
 
+    ``plan`` (:class:`RunPlan`) says how much and how: repeats, concurrency, the judge's
+    model, the endpoint check, the outage stop and Ray sharding; its fields as keywords
+    (0.2's spelling) still work with a ``DeprecationWarning``.
     ``options.judge`` defaults to the same model endpoint at temperature 0.0
-    (``judge_model`` names another model on it), as upstream judges with the agent's client.
-    ``ray_address`` shards the rollouts over Ray actors (``docs/run.md``); records
+    (``plan.judge_model`` names another model on it), as upstream judges with the agent's
+    client. ``plan.ray_address`` shards the rollouts over Ray actors (``docs/run.md``); records
     still stream back to this one writer, so the output is the same as a local run's.
-    ``preflight`` checks the endpoint first; ``max_consecutive_unreachable`` (None: never)
-    stops the run after that many ``model_unreachable`` rollouts in a row.
+    ``plan.preflight`` checks the endpoint first; ``plan.max_consecutive_unreachable`` (None:
+    never) stops the run after that many ``model_unreachable`` rollouts in a row.
     """
+    the_plan = plan_from_keywords(plan, deprecated)
+    repeats, concurrency = the_plan.repeats, the_plan.concurrency
+    judge_model, preflight = the_plan.judge_model, the_plan.preflight
+    max_consecutive_unreachable = the_plan.max_consecutive_unreachable
+    ray_address, ray_actors = the_plan.ray_address, the_plan.ray_actors
     _check_plan(tasks, repeats, concurrency, max_consecutive_unreachable)
     out = Path(out_dir)
     rollouts = RolloutLog.open(out, model=settings.model)
@@ -143,7 +149,7 @@ async def run_evaluation(
     new: list[Mapping[str, Any]] = []
     outage = _OutageWatch(max_consecutive_unreachable)
 
-    def plan() -> Iterator[tuple[Task, int]]:
+    def schedule() -> Iterator[tuple[Task, int]]:
         for repeat in range(repeats):
             for task in tasks:
                 if outage.tripped is not None:
@@ -163,7 +169,7 @@ async def run_evaluation(
                     stale.unlink(missing_ok=True)
                     yield task, repeat
 
-    work = plan()
+    work = schedule()
     directory = directory if directory is not None else GymDirectory()
     options = options or RolloutOptions()
 
