@@ -54,7 +54,7 @@ from tests.run.scripted_model import ScriptedModel  # noqa: E402
 from eog_core import Task, load_task  # noqa: E402
 from eog_core.gym import GymDirectory  # noqa: E402
 from eog_core.local import DEMO_SERVER_NAME, demo_paths, read_demo_seed  # noqa: E402
-from eog_core.run import ModelClient, ModelSettings, RolloutOptions, RunPlan, run_evaluation  # noqa: E402
+from eog_core.run import EvaluationPlan, ModelClient, ModelSettings, RolloutOptions, run_evaluation  # noqa: E402
 from eog_core.tasks import ToolSpec  # noqa: E402
 
 TURNS = 8
@@ -148,7 +148,7 @@ async def ours(
             tasks,
             settings(model_url),
             out,
-            plan=RunPlan(concurrency=concurrency),
+            plan=EvaluationPlan(concurrency=concurrency),
             directory=GymDirectory({DEMO_SERVER_NAME: gyms}),
             options=RolloutOptions.build(seed_root=demo_paths().directory),
         )
@@ -266,7 +266,7 @@ async def memory_per_rollout(concurrency: int, gyms: list[str], model_url: str) 
                 tasks,
                 settings(model_url),
                 out,
-                plan=RunPlan(concurrency=concurrency),
+                plan=EvaluationPlan(concurrency=concurrency),
                 directory=GymDirectory({DEMO_SERVER_NAME: gyms}),
                 options=RolloutOptions.build(seed_root=demo_paths().directory),
             )

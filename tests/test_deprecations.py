@@ -85,17 +85,19 @@ def test_an_unknown_name_is_still_an_attribute_error_without_a_warning() -> None
 
 async def test_run_evaluation_s_old_keywords_build_the_plan_with_a_warning(tmp_path: Path) -> None:
     """The 0.2 keywords reach the run (here: the plan check refuses ``repeats=0`` either
-    way), warn naming ``plan=RunPlan(...)``, and may not be mixed with ``plan=``."""
+    way), warn naming ``plan=EvaluationPlan(...)``, and may not be mixed with ``plan=``."""
     task = tasks.load_task(demo_paths().task)
     settings = run.ModelSettings(model="m", base_url="http://127.0.0.1:9/v1")
     with (
-        pytest.warns(DeprecationWarning, match=r"plan=RunPlan\(concurrency=, repeats=\.\.\.\)"),
+        pytest.warns(
+            DeprecationWarning, match=r"plan=EvaluationPlan\(concurrency=, repeats=\.\.\.\)"
+        ),
         pytest.raises(UsageError, match="repeats must be between 1"),
     ):
         await run.run_evaluation([task], settings, tmp_path, repeats=0, concurrency=2)
     with pytest.raises(UsageError, match="repeats must be between 1"):
-        await run.run_evaluation([task], settings, tmp_path, plan=run.RunPlan(repeats=0))
+        await run.run_evaluation([task], settings, tmp_path, plan=run.EvaluationPlan(repeats=0))
     with pytest.raises(UsageError, match="give plan= or repeats=, not both"):
-        await run.run_evaluation([task], settings, tmp_path, plan=run.RunPlan(), repeats=2)
+        await run.run_evaluation([task], settings, tmp_path, plan=run.EvaluationPlan(), repeats=2)
     with pytest.raises(UsageError, match="unexpected keyword argument 'repeat'"):
         await run.run_evaluation([task], settings, tmp_path, repeat=2)  # type: ignore[call-arg]

@@ -11,7 +11,7 @@ import pytest
 from eog_core import Task, load_task
 from eog_core.gym import GymDirectory
 from eog_core.local import LocalGym, demo_paths
-from eog_core.run import ModelSettings, RolloutOptions, RunPlan, RunReport, run_evaluation
+from eog_core.run import EvaluationPlan, ModelSettings, RolloutOptions, RunReport, run_evaluation
 from tests.run.scripted_model import ScriptedModel
 
 API_KEY = "sk-test-0123456789-DO-NOT-LEAK"
@@ -66,7 +66,7 @@ async def evaluate(
         tasks or [load_task(demo_paths().task)],
         model_settings,
         out,
-        plan=RunPlan(
+        plan=EvaluationPlan(
             repeats=repeats,
             concurrency=concurrency,
             judge_model=judge_model,

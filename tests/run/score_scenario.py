@@ -14,7 +14,7 @@ import attrs
 from eog_core import load_task
 from eog_core.gym import GymDirectory
 from eog_core.local import LocalGym, demo_paths
-from eog_core.run import ModelSettings, RolloutOptions, RunPlan, RunReport, run_evaluation
+from eog_core.run import EvaluationPlan, ModelSettings, RolloutOptions, RunReport, run_evaluation
 from eog_core.tasks import DatabaseStateCheck
 from tests.run.scripted_model import ScriptedModel
 
@@ -36,7 +36,7 @@ async def run_score_scenario(out: Path) -> RunReport:
             tasks,
             ModelSettings(model="demo-correct", base_url=model.base_url),
             out,
-            plan=RunPlan(repeats=2),
+            plan=EvaluationPlan(repeats=2),
             directory=GymDirectory({gym.name: gym.url}),
             options=RolloutOptions.build(seed_root=demo_paths().directory),
         )

@@ -23,7 +23,7 @@ from eog_core.errors import ModelOutageError, ModelPreflightError
 from eog_core.gym import GymDirectory
 from eog_core.local import LocalGym, ModelFault, ScriptedModel, demo_paths, load_demo_trajectory
 from eog_core.metrics import read_verdicts, runs_from_verdicts
-from eog_core.run import ROLLOUTS_FILE, ModelClient, ModelSettings, RunPlan, run_evaluation
+from eog_core.run import ROLLOUTS_FILE, EvaluationPlan, ModelClient, ModelSettings, run_evaluation
 from tests.run.conftest import evaluate
 
 STEPS = load_demo_trajectory()
@@ -250,7 +250,7 @@ async def test_a_model_that_dies_mid_run_stops_the_run_after_n_rollouts(
             tasks,
             settings,
             tmp_path,
-            plan=RunPlan(concurrency=1, preflight=False),
+            plan=EvaluationPlan(concurrency=1, preflight=False),
             directory=GymDirectory({gym.name: gym.url}),
             options=RolloutOptions.build(seed_root=demo_paths().directory, retry_delay=0.01),
         )
@@ -533,7 +533,7 @@ async def test_plans_are_lazy_whatever_the_repeats(
             tasks,
             settings,
             tmp_path,
-            plan=RunPlan(
+            plan=EvaluationPlan(
                 repeats=MAX_REPEATS, concurrency=1, preflight=False, max_consecutive_unreachable=1
             ),
             progress=progress,
@@ -555,7 +555,7 @@ async def test_absurd_repeats_and_concurrency_are_refused(
             [load_task(demo_paths().task)],
             settings,
             tmp_path,
-            plan=RunPlan(repeats=repeats, concurrency=concurrency),
+            plan=EvaluationPlan(repeats=repeats, concurrency=concurrency),
         )
 
 
@@ -587,7 +587,7 @@ async def test_an_upstream_file_without_an_evaluated_record_does_not_outlive_a_f
         [load_task(demo_paths().task)],
         settings,
         tmp_path,
-        plan=RunPlan(preflight=False),
+        plan=EvaluationPlan(preflight=False),
         directory=GymDirectory({gym.name: gym.url}),
         options=RolloutOptions.build(seed_root=demo_paths().directory, rollout_retries=0),
     )

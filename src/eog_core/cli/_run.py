@@ -51,10 +51,10 @@ from eog_core.run import (
     MAX_REPEATS,
     ROLLOUTS_FILE,
     UPSTREAM_DIR,
+    EvaluationPlan,
     ModelClient,
     ModelSettings,
     RolloutOptions,
-    RunPlan,
     RunProgress,
     RunReport,
     run_evaluation,
@@ -372,7 +372,7 @@ async def _run(
                     tasks,
                     settings,
                     args.out,
-                    plan=RunPlan(
+                    plan=EvaluationPlan(
                         repeats=args.repeats,
                         concurrency=args.concurrency,
                         judge_model=args.judge_model,

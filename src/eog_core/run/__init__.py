@@ -36,7 +36,7 @@ from eog_core.run._output import (
     upstream_result,
     write_upstream_result,
 )
-from eog_core.run._plan import RunPlan
+from eog_core.run._plan import EvaluationPlan
 from eog_core.run._records import (
     RECORD_FORMAT,
     IncompleteKind,
@@ -71,6 +71,7 @@ __all__ = [
     "ApiName",
     "ChatConversation",
     "Conversation",
+    "EvaluationPlan",
     "IncompleteKind",
     "ModelClient",
     "ModelJudge",
@@ -81,7 +82,6 @@ __all__ = [
     "RolloutKey",
     "RolloutLog",
     "RolloutOptions",
-    "RunPlan",
     "RunProgress",
     "RunReport",
     "SharedQueries",

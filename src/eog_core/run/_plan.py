@@ -1,4 +1,4 @@
-"""What a whole evaluation is asked to do beside its tasks and model: :class:`RunPlan`.
+"""What a whole evaluation is asked to do beside its tasks and model: :class:`EvaluationPlan`.
 
 ``run_evaluation`` took these as seven keywords in 0.2; they still work for one release
 with a ``DeprecationWarning`` (:func:`plan_from_keywords`; docs/api.md, "Stability").
@@ -14,11 +14,11 @@ from typing_extensions import TypedDict
 
 from eog_core.errors import UsageError
 
-__all__ = ["RunPlan", "RunPlanKeywords", "plan_from_keywords"]
+__all__ = ["EvaluationPlan", "EvaluationPlanKeywords", "plan_from_keywords"]
 
 
 @attrs.frozen(kw_only=True)
-class RunPlan:
+class EvaluationPlan:
     """How much to run and how: ``repeats`` of every task, ``concurrency`` rollouts in
     flight, the judge's model (``None``: the agent's), the endpoint check first
     (``preflight``), the outage stop (``max_consecutive_unreachable`` rollouts in a row
@@ -34,8 +34,8 @@ class RunPlan:
     ray_actors: int | None = None
 
 
-class RunPlanKeywords(TypedDict, total=False):
-    """The 0.2 keywords of ``run_evaluation`` that :class:`RunPlan` now holds (deprecated)."""
+class EvaluationPlanKeywords(TypedDict, total=False):
+    """The 0.2 keywords of ``run_evaluation`` that :class:`EvaluationPlan` now holds (deprecated)."""
 
     repeats: int
     concurrency: int
@@ -46,23 +46,25 @@ class RunPlanKeywords(TypedDict, total=False):
     ray_actors: int | None
 
 
-_FIELDS = frozenset(field.name for field in attrs.fields(RunPlan))
+_FIELDS = frozenset(field.name for field in attrs.fields(EvaluationPlan))
 
 
-def plan_from_keywords(plan: RunPlan | None, keywords: Mapping[str, object]) -> RunPlan:
+def plan_from_keywords(
+    plan: EvaluationPlan | None, keywords: Mapping[str, object]
+) -> EvaluationPlan:
     """``plan``, or one built from the deprecated keywords (a warning names them); both,
     or a keyword ``run_evaluation`` never took, is a :class:`UsageError`."""
     if unknown := sorted(set(keywords) - _FIELDS):
         raise UsageError(f"run_evaluation() got an unexpected keyword argument {unknown[0]!r}")
     if not keywords:
-        return plan if plan is not None else RunPlan()
+        return plan if plan is not None else EvaluationPlan()
     named = ", ".join(f"{name}=" for name in sorted(keywords))
     if plan is not None:
         raise UsageError(f"run_evaluation(): give plan= or {named}, not both")
     warnings.warn(
         f"run_evaluation({named}) is deprecated and goes in the next release: "
-        f"pass plan=RunPlan({named}...)",
+        f"pass plan=EvaluationPlan({named}...)",
         DeprecationWarning,
         stacklevel=3,
     )
-    return RunPlan(**keywords)  # type: ignore[arg-type]
+    return EvaluationPlan(**keywords)  # type: ignore[arg-type]

@@ -32,7 +32,7 @@ from eog_core.errors import EogError, ModelOutageError, UsageError
 from eog_core.gym import GymDirectory, Janitor
 from eog_core.run._model import ModelClient, ModelJudge, ModelSettings
 from eog_core.run._output import RolloutLog, upstream_path, write_upstream_result
-from eog_core.run._plan import RunPlan, RunPlanKeywords, plan_from_keywords
+from eog_core.run._plan import EvaluationPlan, EvaluationPlanKeywords, plan_from_keywords
 from eog_core.run._ray import run_on_ray
 from eog_core.run._records import RolloutKey, rollout_key
 from eog_core.run._rollout import RolloutOptions, run_rollout
@@ -109,17 +109,17 @@ async def run_evaluation(
     settings: ModelSettings,
     out_dir: str | os.PathLike[str],
     *,
-    plan: RunPlan | None = None,
+    plan: EvaluationPlan | None = None,
     directory: GymDirectory | None = None,
     options: RolloutOptions | None = None,
     progress: RunProgress | None = None,
     on_record: Callable[[Mapping[str, Any]], None] | None = None,
-    **deprecated: Unpack[RunPlanKeywords],
+    **deprecated: Unpack[EvaluationPlanKeywords],
 ) -> RunReport:
     """Evaluate ``settings.model`` on ``tasks`` x ``plan.repeats``; resumes what ``out_dir``
     holds.
 
-    ``plan`` (:class:`RunPlan`) says how much and how: repeats, concurrency, the judge's
+    ``plan`` (:class:`EvaluationPlan`) says how much and how: repeats, concurrency, the judge's
     model, the endpoint check, the outage stop and Ray sharding; its fields as keywords
     (0.2's spelling) still work with a ``DeprecationWarning``.
     ``options.judge`` defaults to the same model endpoint at temperature 0.0
