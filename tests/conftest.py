@@ -89,3 +89,20 @@ def dataset(request: pytest.FixtureRequest) -> DataSet:
     data = DATA_SETS[request.param]
     _ = data.root  # skips or fails now, before the test starts
     return data
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests ``tests/lanes.py`` lists as ``slow`` (the fast lane leaves them out)."""
+    from tests.lanes import SAMPLED, SLOW
+
+    slow = pytest.mark.slow
+    seen = dict.fromkeys(SAMPLED, 0)
+    for item in items:
+        if item.nodeid.startswith(SLOW):
+            item.add_marker(slow)
+            continue
+        for prefix, every in SAMPLED.items():
+            if item.nodeid.startswith(prefix):
+                if seen[prefix] % every:
+                    item.add_marker(slow)
+                seen[prefix] += 1

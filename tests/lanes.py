@@ -1,0 +1,108 @@
+"""The fast lane (``pytest -m "not slow"``, README "Run the tests"): which tests are slow.
+
+A test whose node id starts with an entry here is marked ``slow`` at collection
+(``conftest.py``). The entries were chosen from ``pytest --durations`` of the whole suite:
+end-to-end runs through subprocesses and real servers, the chaos suite, the documents'
+examples. What stays in the fast lane covers every package (``tests/test_lanes.py``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["SAMPLED", "SLOW"]
+
+SLOW: tuple[str, ...] = (
+    "tests/chaos/",
+    "tests/cli/test_cli.py",
+    "tests/cli/test_cli_first_hour.py",
+    "tests/cli/test_cli_review.py",
+    "tests/cli/test_score_upstream.py",
+    "tests/docs/",
+    "tests/gateway/test_gateway_cli.py",
+    "tests/report/test_report_cli.py",
+    "tests/run/test_run_cli.py",
+    "tests/tasks/test_load_hostile.py",
+    "tests/test_without_data.py",
+    # single tests among the suite's 200 slowest (end-to-end, timeouts, properties)
+    "tests/gateway/test_gateway_hostile.py::test_a_gym_failure_is_answered_by_its_kind_only",
+    "tests/gateway/test_gateway_hostile.py::test_idle_rollouts_are_abandoned_after_the_ttl",
+    "tests/gateway/test_gateway_http.py::test_idle_and_stalled_connections_are_closed",
+    "tests/gateway/test_gateway_http.py::test_many_pipelined_refusals_do_not_recurse",
+    "tests/gateway/test_gateway_sdk.py::test_concurrent_sdk_agents_each_score_their_own_rollout",
+    "tests/gateway/test_gateway_sdk.py::test_sdk_agent_solves_the_demo_task",
+    "tests/gym/test_cancelled_close.py::test_sixty_rollouts_cancelled_twice_at_random_leave_no_session",
+    "tests/gym/test_client_edges.py::test_deeply_nested_arguments_are_a_request_error",
+    "tests/gym/test_client_fastmcp.py::test_five_megabyte_result",
+    "tests/gym/test_client_fastmcp.py::test_many_concurrent_calls_on_one_client",
+    "tests/gym/test_client_fastmcp.py::test_timeout_is_typed",
+    "tests/gym/test_client_faults.py::test_rpc_timeout_bounds_the_whole_call_retries_included",
+    "tests/gym/test_client_rest.py::test_seed_timeout_scales_with_size",
+    "tests/gym/test_janitor.py::test_a_seed_slower_than_cleanup_is_deleted_after_it_lands",
+    "tests/gym/test_janitor.py::test_default_janitors_do_not_keep_event_loops_alive",
+    "tests/gym/test_jsonrpc_properties.py::test_any_answer_is_a_result_or_an_eog_error",
+    "tests/gym/test_jsonrpc_properties.py::test_local_gym_answers_any_body_with_a_typed_answer",
+    "tests/gym/test_lean_transport.py::test_a_stalled_answer_times_out",
+    "tests/gym/test_lean_transport.py::test_close_during_a_retry_s_backoff_sends_nothing_more",
+    "tests/gym/test_lean_transport.py::test_fastmcp_calls_notifications_and_server_requests",
+    "tests/gym/test_lean_transport.py::test_fastmcp_standalone_stream_and_timeout",
+    "tests/gym/test_lifecycle.py::test_one_directory_serves_two_event_loops_with_one_seed_bound",
+    "tests/gym/test_lifecycle.py::test_reprobe_of_a_gone_gym_without_health_fails",
+    "tests/gym/test_lifecycle.py::test_stats_from_another_thread_while_fallback_gyms_are_added",
+    "tests/gym/test_reliability.py::test_a_client_works_from_a_second_event_loop",
+    "tests/gym/test_reliability.py::test_a_hanging_handshake_costs_every_waiter_one_timeout",
+    "tests/gym/test_reliability.py::test_a_seed_the_client_gave_up_on_is_deleted_once_it_lands",
+    "tests/gym/test_reliability.py::test_acquire_gives_up_after_bounded_reprobes",
+    "tests/gym/test_reliability.py::test_closing_a_client_ends_every_request_in_flight_with_closed_error",
+    "tests/gym/test_requests_per_task.py::test_eight_requests_per_task_on_fastmcp",
+    "tests/gym/test_server_stream.py::test_without_the_stream_such_a_call_times_out",
+    "tests/gym/test_session.py::test_cancelled_close_hands_the_database_to_the_janitor",
+    "tests/gym/test_session.py::test_cancelled_start_leaves_no_database",
+    "tests/gym/test_session_misuse.py::test_the_message_reaches_a_script_as_one_line",
+    "tests/gym/test_session_readonly.py::test_runaway_verifier_query_is_a_verifier_error_and_the_gym_stays_healthy",
+    "tests/gym/test_sse_properties.py::test_any_chunking_gives_the_modelled_events",
+    "tests/gym/test_sse_properties.py::test_arbitrary_bytes_never_raise_and_chunking_does_not_matter",
+    "tests/gym/test_unclosed.py::test_a_client_never_used_or_closed_is_collected_silently",
+    "tests/gym/test_unclosed.py::test_a_closed_task_session_is_collected_silently",
+    "tests/gym/test_unclosed.py::test_a_task_session_left_open_when_its_loop_ends_warns",
+    "tests/gym/test_unclosed.py::test_a_used_client_collected_unclosed_warns",
+    "tests/local/test_local_ledger.py::test_gym_process_killed_and_restarted_on_its_port",
+    "tests/local/test_local_ledger.py::test_gym_process_that_cannot_serve_says_so",
+    "tests/local/test_local_proxy.py::test_delay_past_the_client_timeout_still_executes",
+    "tests/local/test_local_sql_guard.py::test_one_heavy_call_is_refused_and_releases_the_lock",
+    "tests/local/test_local_tools.py::test_serve_runs_until_interrupted",
+    "tests/metrics/test_metrics_compare.py::test_tost_equivalent_when_differences_are_small_and_balanced",
+    "tests/run/test_endings.py::test_a_busy_server_whose_probe_queues_is_not_declared_hung",
+    "tests/run/test_endings.py::test_a_hung_endpoint_is_given_up_after_the_idle_timeout",
+    "tests/run/test_endings.py::test_a_long_generation_on_a_live_server_is_not_cut_by_the_idle_timeout",
+    "tests/run/test_endings.py::test_a_model_that_dies_mid_run_stops_the_run_after_n_rollouts",
+    "tests/run/test_endings.py::test_preflight_names_a_dead_endpoint_before_anything_is_seeded",
+    "tests/run/test_endings.py::test_the_preflight_waits_a_moment_for_a_server_still_starting",
+    "tests/run/test_run.py::test_429_with_retry_after_and_500_are_retried",
+    "tests/run/test_run.py::test_concurrency_and_repeats",
+    "tests/run/test_run.py::test_gym_unreachable_retries_the_rollout_then_records_it",
+    "tests/run/test_run.py::test_resume_skips_finished_and_reruns_torn_and_incomplete",
+    "tests/run/test_run.py::test_slow_answer_times_out_and_is_retried",
+    "tests/tasks/test_dataset.py::test_parquet_rows_read_as_the_task_files_and_keep_mode_and_domain",
+    "tests/tasks/test_load_properties.py::test_any_bytes_load_or_are_a_schema_error",
+    "tests/test_mcp_protocol.py::test_no_other_module_assigns_the_versions",
+    "tests/test_model_view.py::test_model_view_needs_no_aiohttp",
+    "tests/test_public_api.py::test_pure_scoring_does_not_import_aiohttp",
+    "tests/verify/test_compare_properties.py::test_comparison_never_raises",
+    "tests/verify/test_concurrency.py::test_no_failure_is_left_unretrieved",
+    "tests/verify/test_deadline.py::test_a_statement_that_returns_past_its_deadline_fails",
+    "tests/verify/test_deadline.py::test_one_heavy_call_fails_and_cannot_build_a_huge_value",
+    "tests/verify/test_deadline.py::test_runaway_query_is_a_verifier_error",
+    "tests/verify/test_golden_tasks.py::test_first_cases_over_a_real_gym",
+    "tests/verify/test_golden_tasks.py::test_parity_run_record_is_upstreams",
+    "tests/verify/test_readonly_properties.py::test_generated_selects_are_accepted_and_valid",
+    "tests/verify/test_readonly_properties.py::test_generated_writes_are_refused",
+    "tests/verify/test_snapshots.py::test_entitlement_task_on_its_seed_fixture",
+    "tests/verify/test_snapshots.py::test_parsed_form_and_verdicts",
+)
+
+#: Golden case sets: the fast lane keeps every Nth case of each (in collection order), the
+#: full suite runs them all.
+SAMPLED: dict[str, int] = {
+    "tests/metrics/test_golden_score.py::test_printout_is_compute_scores_stdout[": 20,
+    "tests/tasks/test_golden_loader.py::test_load_config_verdicts_and_written_files[": 20,
+    "tests/verify/test_golden.py::test_parity_matches_upstream[": 20,
+}
