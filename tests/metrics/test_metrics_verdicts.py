@@ -179,6 +179,79 @@ def test_duplicate_policy_for_one_run_is_refused(tmp_path: Path) -> None:
         runs_from_verdicts(read_verdicts(path))
 
 
+def test_two_evaluated_verdicts_for_one_run_name_both_lines_and_what_to_do(
+    tmp_path: Path,
+) -> None:
+    parity = {"success": True, "pass_rate": 1.0}
+    path = _write(
+        tmp_path,
+        [
+            _line("t1", 0, "strict", True, parity=parity),
+            _line("t2", 0, "strict", True, parity=parity),
+            _line("t1", 0, "strict", False, parity=parity),
+        ],
+    )
+    with pytest.raises(MetricsError) as caught:
+        runs_from_verdicts(read_verdicts(path))
+    message = str(caught.value)
+    assert message.startswith(f"{path}:3: strict verdict for task 't1' repeat 0 given twice")
+    assert f"(at {path}:1 and again at {path}:3)" in message
+    assert "remove the line that should not count" in message
+    assert (caught.value.source, caught.value.line) == (str(path), 3)
+
+
+def _unevaluated(task_id: str, repeat: int, kind: str = "abandoned") -> str:
+    unscored = {"success": False, "pass_rate": 0.0, "evaluation_completed": False}
+    return _line(
+        task_id,
+        repeat,
+        "strict",
+        False,
+        evaluation_completed=False,
+        failure_kind=kind,
+        parity={**unscored, "failure_kind": kind},
+    )
+
+
+@pytest.mark.parametrize("evaluated_at", [0, 1, 2])
+def test_an_attempt_not_evaluated_yields_to_the_evaluated_one(
+    tmp_path: Path, evaluated_at: int
+) -> None:
+    # a gateway rollout abandoned and handed out again (evaluated last); any order reads alike
+    lines = [_unevaluated("t1", 0), _unevaluated("t1", 0, "gym_error")]
+    lines.insert(
+        evaluated_at, _line("t1", 0, "strict", True, parity={"success": True, "pass_rate": 1.0})
+    )
+    [run] = runs_from_verdicts(read_verdicts(_write(tmp_path, lines)))
+    assert run.strict is not None and run.strict.completed and run.strict.success
+    assert run.parity is not None and run.parity.completed and run.parity.success
+
+
+def test_of_attempts_none_evaluated_the_last_stands(tmp_path: Path) -> None:
+    path = _write(tmp_path, [_unevaluated("t1", 0), _unevaluated("t1", 0, "gym_error")])
+    [run] = runs_from_verdicts(read_verdicts(path))
+    assert run.strict is not None and not run.strict.completed
+    assert run.strict.failure_kind == "gym_error"
+    summary = corrected_summary([run])
+    assert summary.overall.strict is not None and summary.overall.strict.runs_errored == 1
+
+
+def test_attempts_in_separate_policy_lines(tmp_path: Path) -> None:
+    unevaluated = {"evaluation_completed": False, "failure_kind": "verifier_error"}
+    path = _write(
+        tmp_path,
+        [
+            _line("t1", 0, "strict", False, **unevaluated),
+            _line("t1", 0, "parity", False),
+            _line("t1", 0, "strict", True),
+            _line("t1", 0, "parity", True),
+        ],
+    )
+    [run] = runs_from_verdicts(read_verdicts(path))
+    assert run.strict is not None and run.strict.success and run.strict.completed
+    assert run.parity is not None and run.parity.success
+
+
 def test_expected_task_ids_from_rows(tmp_path: Path) -> None:
     path = tmp_path / "tasks.jsonl"
     path.write_text(

@@ -9,6 +9,9 @@ A verdict line is one JSON object::
 
 The two policies of one run come either as two lines or as one strict line
 carrying a nested ``parity`` object; :func:`runs_from_verdicts` accepts both.
+A run may also have several attempts (a gateway rollout abandoned, then handed
+out again): one not evaluated yields to a later or earlier evaluated one, as
+``eog-core run``'s resume drops it; two evaluated attempts at one run are refused.
 """
 
 from __future__ import annotations
@@ -221,40 +224,85 @@ def _where(verdict: VerdictRecord) -> str:
     return f"{verdict.source}:{verdict.line}" if verdict.source else "<verdict>"
 
 
+@attrs.define
+class _Attempt:
+    """The verdict lines of one attempt at a run: each policy given at most once."""
+
+    given: dict[str, tuple[PolicyOutcome, VerdictRecord]] = attrs.field(factory=dict)
+
+    @property
+    def completed(self) -> bool:
+        """Whether the attempt was evaluated: its strict outcome (else its parity one)
+        completed, as a rollout record's ``status`` is ``evaluated``."""
+        primary = self.given.get("strict") or self.given.get("parity")
+        return primary is not None and primary[0].completed
+
+
+def _settle(key: tuple[str, str, str, int], attempts: list[_Attempt]) -> _Attempt:
+    """The attempt that stands for a run: its evaluated one, else the last one.
+
+    An attempt that could not be evaluated (``evaluation_completed: false``, e.g. an
+    abandoned gateway rollout) is superseded by another attempt of the same run, as a
+    resumed ``eog-core run`` drops it and runs it again; two evaluated attempts are refused.
+    """
+    evaluated = [attempt for attempt in attempts if attempt.completed]
+    if not evaluated:
+        return attempts[-1]
+    if len(evaluated) > 1:
+        first, second = evaluated[0], evaluated[1]
+        policy = next((p for p in _POLICIES if p in first.given and p in second.given), None)
+        if policy is None:
+            policy = "strict" if "strict" in second.given else "parity"
+        earlier = (first.given.get(policy) or next(iter(first.given.values())))[1]
+        again = second.given[policy][1]
+        raise MetricsError(
+            f"{policy} verdict for task {key[2]!r} repeat {key[3]} given twice "
+            f"(at {_where(earlier)} and again at {_where(again)}); a task's repeat can have "
+            "only one evaluated verdict: remove the line that should not count, or score "
+            "the runs separately",
+            source=again.source,
+            line=again.line,
+        )
+    return evaluated[0]
+
+
 def runs_from_verdicts(verdicts: Iterable[VerdictRecord]) -> list[RunRecord]:
     """Merge verdict lines into one :class:`RunRecord` per (mode, domain, task, repeat).
 
-    A nested ``parity`` object fills the parity outcome of its run. The same
-    policy given twice for one run raises :class:`MetricsError`.
+    A nested ``parity`` object fills the parity outcome of its run. A policy given
+    again for a run starts another attempt at it: an attempt that was not evaluated
+    (``evaluation_completed: false``, such as a gateway rollout abandoned and later
+    handed out again) yields to an evaluated one, and of attempts none of which was
+    evaluated the last stands. Two evaluated attempts at one run raise
+    :class:`MetricsError` naming both lines.
     """
-    merged: dict[tuple[str, str, str, int], dict[str, Any]] = {}
+    merged: dict[tuple[str, str, str, int], list[_Attempt]] = {}
     for verdict in verdicts:
         key = (verdict.mode, verdict.domain, verdict.task_id, verdict.repeat)
-        slot = merged.setdefault(key, {"source": verdict.source})
-        given = [(verdict.policy, verdict.outcome)]
+        attempts = merged.setdefault(key, [_Attempt()])
+        given: list[tuple[str, PolicyOutcome]] = [(verdict.policy, verdict.outcome)]
         if verdict.parity is not None:
             given.append(("parity", verdict.parity))
+        if any(policy in attempts[-1].given for policy, _ in given):
+            attempts.append(_Attempt())
         for policy, outcome in given:
-            if policy in slot:
-                raise MetricsError(
-                    f"{policy} verdict for task {verdict.task_id!r} repeat {verdict.repeat} "
-                    f"given twice (again at {_where(verdict)})",
-                    source=verdict.source,
-                    line=verdict.line,
-                )
-            slot[policy] = outcome
-    return [
-        RunRecord(
-            task_id=task_id,
-            domain=domain,
-            mode=mode,
-            repeat=repeat,
-            strict=slot.get("strict"),
-            parity=slot.get("parity"),
-            source=slot["source"],
+            attempts[-1].given[policy] = (outcome, verdict)
+    runs = []
+    for (mode, domain, task_id, repeat), attempts in sorted(merged.items()):
+        attempt = _settle((mode, domain, task_id, repeat), attempts)
+        strict, parity = attempt.given.get("strict"), attempt.given.get("parity")
+        runs.append(
+            RunRecord(
+                task_id=task_id,
+                domain=domain,
+                mode=mode,
+                repeat=repeat,
+                strict=strict[0] if strict else None,
+                parity=parity[0] if parity else None,
+                source=next(iter(attempt.given.values()))[1].source,
+            )
         )
-        for (mode, domain, task_id, repeat), slot in sorted(merged.items())
-    ]
+    return runs
 
 
 def _row_task_id(row: Any) -> str | None:
