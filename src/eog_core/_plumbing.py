@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["deprecated_attribute", "iso_time", "percent"]
+__all__ = ["deprecated_attribute", "iso_time", "percent", "warn_deprecated"]
 
 
 def iso_time(epoch: float) -> str:
@@ -25,6 +25,16 @@ def iso_time(epoch: float) -> str:
 def percent(fraction: float | None) -> str:
     """A fraction as a percentage with two decimals (``0.5 -> "50.00"``); ``-`` for none."""
     return "-" if fraction is None else f"{fraction * 100.0:.2f}"
+
+
+def warn_deprecated(old: str, instead: str, *, stacklevel: int = 2) -> None:
+    """The one wording of a deprecation: ``old`` goes in the next release, ``instead``
+    says what to write (``stacklevel`` counts from the caller of this function)."""
+    warnings.warn(
+        f"{old} is deprecated and goes in the next release: {instead}",
+        DeprecationWarning,
+        stacklevel=stacklevel + 1,
+    )
 
 
 def deprecated_attribute(
@@ -38,11 +48,7 @@ def deprecated_attribute(
         if name not in names:
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
         value, instead = names[name]
-        warnings.warn(
-            f"{module}.{name} is deprecated and goes in the next release: {instead}",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        warn_deprecated(f"{module}.{name}", instead)
         return value()
 
     return __getattr__

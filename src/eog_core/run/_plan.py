@@ -6,12 +6,12 @@ with a ``DeprecationWarning`` (:func:`plan_from_keywords`; docs/api.md, "Stabili
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 
 import attrs
 from typing_extensions import TypedDict
 
+from eog_core._plumbing import warn_deprecated
 from eog_core.errors import UsageError
 
 __all__ = ["EvaluationPlan", "EvaluationPlanKeywords", "plan_from_keywords"]
@@ -61,10 +61,7 @@ def plan_from_keywords(
     named = ", ".join(f"{name}=" for name in sorted(keywords))
     if plan is not None:
         raise UsageError(f"run_evaluation(): give plan= or {named}, not both")
-    warnings.warn(
-        f"run_evaluation({named}) is deprecated and goes in the next release: "
-        f"pass plan=EvaluationPlan({named}...)",
-        DeprecationWarning,
-        stacklevel=3,
+    warn_deprecated(
+        f"run_evaluation({named})", f"pass plan=EvaluationPlan({named}...)", stacklevel=3
     )
     return EvaluationPlan(**keywords)  # type: ignore[arg-type]

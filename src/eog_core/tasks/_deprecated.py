@@ -8,10 +8,10 @@ attaches the old spellings to the classes, so the methods work again without the
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from typing import Any
 
+from eog_core._plumbing import warn_deprecated
 from eog_core.tasks._convert import structure_or_raise
 from eog_core.tasks._formats import task_from_mapping
 from eog_core.tasks._schema import AuthConfig, Task
@@ -21,11 +21,7 @@ __all__: list[str] = []
 
 
 def _warn(old: str, new: str) -> None:
-    warnings.warn(
-        f"{old} is deprecated and goes in the next release: use {new}",
-        DeprecationWarning,
-        stacklevel=3,
-    )
+    warn_deprecated(old, f"use {new}", stacklevel=3)
 
 
 def _task_from_upstream(
