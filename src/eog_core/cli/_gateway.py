@@ -65,7 +65,13 @@ def add_parser(commands: Any) -> None:
         help="task files, folders of them, or .jsonl dataset / NeMo rows",
     )
     add_gym_options(parser)
-    parser.add_argument("--out", type=Path, required=True, metavar="DIR")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="the run's folder: rollouts.jsonl and upstream/ (an existing one resumes)",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1 (loopback only)")
     parser.add_argument("--port", type=port_number, default=0, help="0 (default) picks a free port")
     parser.add_argument(
@@ -73,7 +79,7 @@ def add_parser(commands: Any) -> None:
         action="store_true",
         help="allow a --host that is not loopback (set --token-env too)",
     )
-    parser.add_argument("--repeats", type=int, default=1, metavar="K")
+    parser.add_argument("--repeats", type=int, default=1, metavar="K", help="rollouts of each task")
     parser.add_argument(
         "--token-env",
         metavar="VAR",
@@ -89,7 +95,8 @@ def add_parser(commands: Any) -> None:
         "--rollout-ttl",
         type=positive_seconds,
         metavar="SECONDS",
-        help="abandon a rollout idle this long (recorded incomplete, databases deleted)",
+        help="abandon a rollout idle this long (recorded incomplete, databases deleted; "
+        "default: never)",
     )
     parser.add_argument(
         "--finish-tool",
