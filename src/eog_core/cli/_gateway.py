@@ -55,7 +55,7 @@ def add_parser(commands: Any) -> None:
         "OUT/rollouts.jsonl as `eog-core run` does (resumable). Exit 0 when every "
         "rollout is evaluated, 130 when stopped (Ctrl-C, SIGTERM), 2 on usage errors, "
         "3 on bad input. docs/gateway.md is the guide.",
-        epilog="example: eog-core gateway tasks/ --gym sn-csm-server=http://localhost:8101 "
+        epilog="example: eog-core gateway tasks/ --gym sn-csm-server=http://localhost:8001 "
         "--seed-root seeds/ --out runs/claude-code --token-env EOG_GATEWAY_TOKEN",
     )
     parser.add_argument(
