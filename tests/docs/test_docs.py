@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -214,3 +215,33 @@ def test_the_gateway_s_offline_recipe_runs_as_written(tmp_path: Path) -> None:
     assert "WARNING" not in done.stderr and "Traceback" not in done.stderr, done.stderr
     ignored = (REPO / ".gitignore").read_text(encoding="utf-8").splitlines()
     assert [p.name for p in tmp_path.iterdir()] == ["runs"] and "runs/" in ignored
+
+
+def test_the_readme_s_offline_run_is_clean(tmp_path: Path) -> None:
+    """README "Try `eog-core run` offline" in bash, on free ports instead of 8101 and 8102:
+    every rollout succeeds, and nothing is said on stderr (no WARNING)."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text.split("\n## Try `eog-core run` offline\n", 1)[1].split("\n## ", 1)[0]
+    [recipe] = SHELL_BLOCK.findall(section)
+    gym, model = free_port(), free_port()
+    recipe = (
+        recipe.replace("serve-local &", f"serve-local --port {gym} &")
+        .replace("serve-model &", f"serve-model --port {model} &")
+        .replace(":8101", f":{gym}")
+        .replace(":8102", f":{model}")
+    )
+    script = "set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + recipe
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    done = subprocess.run(
+        ["bash", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env={**os.environ, "PATH": path},
+        check=False,
+    )
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    records = (tmp_path / "runs" / "demo" / "rollouts.jsonl").read_text().splitlines()
+    assert [json.loads(line)["success"] for line in records] == [True, True, True]
+    assert done.stderr == ""

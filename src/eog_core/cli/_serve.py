@@ -57,8 +57,9 @@ def add_parser(commands: Any) -> None:
         "demo task's correct trajectory, 'noop' answers at once without acting. Any "
         "--model name plays the chosen script. With --json the first line of output "
         "is a JSON object with its base URL.",
-        epilog='example: eog-core serve-model & eog-core run "$(eog-core demo --print-paths '
-        'task)" --seed-root "$(eog-core demo --print-paths seed-root)" --base-url '
+        epilog="example: eog-core serve-local & eog-core serve-model & eog-core run "
+        '"$(eog-core demo --print-paths task)" --seed-root "$(eog-core demo --print-paths '
+        'seed-root)" --gym demo-csm-server=http://127.0.0.1:8101 --base-url '
         "http://127.0.0.1:8102/v1 --model demo --out runs/demo",
     )
     model.add_argument("--host", default="127.0.0.1", help="the address to listen on")
