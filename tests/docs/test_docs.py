@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shlex
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -167,3 +170,78 @@ def test_every_format_example_of_formats_md_is_read_by_our_readers(tmp_path: Pat
     assert tomllib.loads(TOML_BLOCK.findall(text)[0])["gyms"] == directory
     for source in ("gyms.json", "gyms.toml"):
         assert len(GymDirectory.from_file(tmp_path / source).gyms()["sn-csm-server"]) == 2
+
+
+def offline_recipe(name: str) -> str:
+    """The ``sh`` block under a document's "Try it offline" heading."""
+    text = (REPO / name).read_text(encoding="utf-8")
+    section = text.split("\n## Try it offline\n", 1)[1].split("\n## ", 1)[0]
+    [block] = SHELL_BLOCK.findall(section)
+    return str(block)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.mark.skipif(
+    not (shutil.which("bash") and shutil.which("curl") and shutil.which("jq")),
+    reason="the recipe plays the agent with bash, curl and jq",
+)
+def test_the_gateway_s_offline_recipe_runs_as_written(tmp_path: Path) -> None:
+    """docs/gateway.md "Try it offline", in bash, its two ports made free ones: the demo
+    gym, the gateway, one tool call, the finish, the gateway's exit 0, the score."""
+    recipe = offline_recipe("docs/gateway.md")
+    assert "8101" in recipe and "8700" in recipe
+    recipe = recipe.replace("8101", str(free_port())).replace("8700", str(free_port()))
+    script = "set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + recipe
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    done = subprocess.run(
+        ["bash", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env={**os.environ, "PATH": path},
+        check=False,
+    )
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    assert "Harbor Lane Robotics" in done.stdout  # the tool call's answer
+    assert '{"success":false,"reward":0,"tools_used":["find_account"]}' in done.stdout
+    assert "1 of 1 rollouts evaluated" in done.stdout and "Policy: parity" in done.stdout
+    assert "WARNING" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+    ignored = (REPO / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert [p.name for p in tmp_path.iterdir()] == ["runs"] and "runs/" in ignored
+
+
+def test_the_readme_s_offline_run_is_clean(tmp_path: Path) -> None:
+    """README "Try `eog-core run` offline" in bash, on free ports instead of 8101 and 8102:
+    every rollout succeeds, and nothing is said on stderr (no WARNING)."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text.split("\n## Try `eog-core run` offline\n", 1)[1].split("\n## ", 1)[0]
+    [recipe] = SHELL_BLOCK.findall(section)
+    gym, model = free_port(), free_port()
+    recipe = (
+        recipe.replace("serve-local &", f"serve-local --port {gym} &")
+        .replace("serve-model &", f"serve-model --port {model} &")
+        .replace(":8101", f":{gym}")
+        .replace(":8102", f":{model}")
+    )
+    script = "set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + recipe
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    done = subprocess.run(
+        ["bash", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env={**os.environ, "PATH": path},
+        check=False,
+    )
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    records = (tmp_path / "runs" / "demo" / "rollouts.jsonl").read_text().splitlines()
+    assert [json.loads(line)["success"] for line in records] == [True, True, True]
+    assert done.stderr == ""

@@ -146,6 +146,11 @@ async def test_cli_bad_input_is_one_line(gym: LocalGym, tmp_path: Path) -> None:
         (["--host", "0.0.0.0"], 2, "not a loopback address"),
         (["--repeats", "0"], 2, "--repeats must be at least 1"),
         (["--gym", "no-equals-sign"], 2, "--gym takes NAME=URL"),
+        (
+            ["--gym", "sn-csm-server=http://127.0.0.1:9"],
+            2,
+            "--gym sn-csm-server: no task uses that gym; the tasks' gyms are demo-csm-server",
+        ),
     ]
     for extra, expected, text in cases:
         process = await spawn(command(gym, tmp_path / "out", *extra))

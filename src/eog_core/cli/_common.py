@@ -18,6 +18,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
+    "HelpFormatter",
     "Progress",
     "add_command",
     "add_common_options",
@@ -28,6 +29,7 @@ __all__ = [
     "port_number",
     "positive_seconds",
     "progress",
+    "shows_default",
     "table",
     "whole_number",
 ]
@@ -61,16 +63,36 @@ def run_in_own_process() -> None:
 CELL_WIDTH = 60  # a longer cell is cut in tables; full_details() lists it whole
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and examples as written; an option's default after its help text,
+    unless the text names it already (or there is none to show: no value, an empty list)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        help = action.help
+        if help and shows_default(action) and "default" not in help.lower():
+            help += " (default: %(default)s)"
+        return help
+
+
+def shows_default(action: argparse.Action) -> bool:
+    """Whether ``--help`` should name the action's default: a value taken, and one given."""
+    default = action.default
+    if action.nargs == 0 or default is None or default is False or default == argparse.SUPPRESS:
+        return False
+    return not (isinstance(default, list | tuple | dict | str) and not default)
+
+
 def add_command(
     commands: Any, name: str, *, help: str, description: str, epilog: str
 ) -> argparse.ArgumentParser:
-    """One command of ``eog-core``: its help line, description and example, shown as written."""
+    """One command of ``eog-core``: its help line, description and example, shown as written,
+    and its options' defaults."""
     parser: argparse.ArgumentParser = commands.add_parser(
         name,
         help=help,
         description=description,
         epilog=epilog,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     return parser
 

@@ -13,7 +13,7 @@ import contextlib
 import gc
 import os
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +38,7 @@ from eog_core.tasks import load_tool_snapshots
 
 if TYPE_CHECKING:
     from eog_core.gateway import Gateway
+    from eog_core.tasks import Task
 
 __all__ = ["add_parser", "run_gateway"]
 
@@ -54,7 +55,7 @@ def add_parser(commands: Any) -> None:
         "OUT/rollouts.jsonl as `eog-core run` does (resumable). Exit 0 when every "
         "rollout is evaluated, 130 when stopped (Ctrl-C, SIGTERM), 2 on usage errors, "
         "3 on bad input. docs/gateway.md is the guide.",
-        epilog="example: eog-core gateway tasks/ --gym sn-csm-server=http://localhost:8101 "
+        epilog="example: eog-core gateway tasks/ --gym sn-csm-server=http://localhost:8001 "
         "--seed-root seeds/ --out runs/claude-code --token-env EOG_GATEWAY_TOKEN",
     )
     parser.add_argument(
@@ -65,7 +66,13 @@ def add_parser(commands: Any) -> None:
         help="task files, folders of them, or .jsonl dataset / NeMo rows",
     )
     add_gym_options(parser)
-    parser.add_argument("--out", type=Path, required=True, metavar="DIR")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="the run's folder: rollouts.jsonl and upstream/ (an existing one resumes)",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1 (loopback only)")
     parser.add_argument("--port", type=port_number, default=0, help="0 (default) picks a free port")
     parser.add_argument(
@@ -73,7 +80,7 @@ def add_parser(commands: Any) -> None:
         action="store_true",
         help="allow a --host that is not loopback (set --token-env too)",
     )
-    parser.add_argument("--repeats", type=int, default=1, metavar="K")
+    parser.add_argument("--repeats", type=int, default=1, metavar="K", help="rollouts of each task")
     parser.add_argument(
         "--token-env",
         metavar="VAR",
@@ -89,7 +96,8 @@ def add_parser(commands: Any) -> None:
         "--rollout-ttl",
         type=positive_seconds,
         metavar="SECONDS",
-        help="abandon a rollout idle this long (recorded incomplete, databases deleted)",
+        help="abandon a rollout idle this long (recorded incomplete, databases deleted; "
+        "default: never)",
     )
     parser.add_argument(
         "--finish-tool",
@@ -137,6 +145,18 @@ def _check(args: argparse.Namespace, environ: Mapping[str, str]) -> str | None:
     return token_from_env(args.token_env, environ)
 
 
+def _check_gym_names(values: Sequence[str], tasks: Sequence[Task]) -> None:
+    """A ``--gym NAME=URL`` no task uses is a typo (the task's gym would be reached elsewhere)."""
+    used = sorted({server.name for task in tasks for server in task.gym_servers})
+    for value in values:
+        name = value.partition("=")[0]
+        if name not in used:
+            raise UsageError(
+                f"--gym {name}: no task uses that gym; the tasks' gyms are "
+                f"{', '.join(used) or 'none'}"
+            )
+
+
 @contextlib.asynccontextmanager
 async def _judge(args: argparse.Namespace, environ: Mapping[str, str]) -> AsyncIterator[Any]:
     if args.judge_base_url is None:
@@ -157,6 +177,7 @@ async def _serve(args: argparse.Namespace, token: str | None, environ: Mapping[s
     from eog_core.gateway import Gateway
 
     tasks = load_task_paths(args.tasks)
+    _check_gym_names(args.gym or (), tasks)
     main = asyncio.current_task()
     stopped = False
 

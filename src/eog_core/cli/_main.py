@@ -17,6 +17,7 @@ from eog_core.cli._common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
+    HelpFormatter,
     add_common_options,
     outcome_decided,
     run_in_own_process,
@@ -38,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="eog-core",
         description="EnterpriseOps-Gym tasks, verification, gyms and scores.",
         epilog="example: eog-core demo",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"eog-core {__version__}")
     add_common_options(parser)
@@ -54,7 +55,20 @@ def build_parser() -> argparse.ArgumentParser:
     _seeds.add_parser(commands)
     for command in commands.choices.values():
         add_common_options(command)  # -v/-q also after the command's name
+    for each in _parsers(parser):
+        if each.formatter_class in (argparse.HelpFormatter, argparse.RawDescriptionHelpFormatter):
+            each.formatter_class = HelpFormatter  # sub-commands too (gyms up, seeds unpack)
     return parser
+
+
+def _parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """The parser and every command's below it, at any depth."""
+    found = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command in action.choices.values():
+                found += _parsers(command)
+    return found
 
 
 def _configure_logging(verbose: int, quiet: bool) -> None:

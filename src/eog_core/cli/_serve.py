@@ -29,11 +29,16 @@ def add_parser(commands: Any) -> None:
         "the gym directory ({gym name: URL}) to hand to GymDirectory.",
         epilog="example: eog-core serve-local --port 8101 --sse",
     )
-    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--host", default="127.0.0.1", help="the address to listen on")
     serve.add_argument(
         "--port", type=port_number, default=8101, help="0-65535; 0 picks a free port"
     )
-    serve.add_argument("--domain", choices=["demo", "empty"], default="demo")
+    serve.add_argument(
+        "--domain",
+        choices=["demo", "empty"],
+        default="demo",
+        help="demo: the demo CSM gym the demo task uses; empty: a gym with no tools",
+    )
     serve.add_argument("--sse", action="store_true", help="answer MCP requests as SSE streams")
     serve.add_argument(
         "--journal",
@@ -52,11 +57,12 @@ def add_parser(commands: Any) -> None:
         "demo task's correct trajectory, 'noop' answers at once without acting. Any "
         "--model name plays the chosen script. With --json the first line of output "
         "is a JSON object with its base URL.",
-        epilog='example: eog-core serve-model & eog-core run "$(eog-core demo --print-paths '
-        'task)" --seed-root "$(eog-core demo --print-paths seed-root)" --base-url '
+        epilog="example: eog-core serve-local & eog-core serve-model & eog-core run "
+        '"$(eog-core demo --print-paths task)" --seed-root "$(eog-core demo --print-paths '
+        'seed-root)" --gym demo-csm-server=http://127.0.0.1:8101 --base-url '
         "http://127.0.0.1:8102/v1 --model demo --out runs/demo",
     )
-    model.add_argument("--host", default="127.0.0.1")
+    model.add_argument("--host", default="127.0.0.1", help="the address to listen on")
     model.add_argument(
         "--port",
         type=port_number,

@@ -88,7 +88,9 @@ def add_parsers(commands: Any) -> None:
         "JSON schemas, and the verifier metadata.",
         epilog="example: eog-core convert tasks/ --tools tools/ -o rows.jsonl",
     )
-    convert.add_argument("paths", nargs="+", type=Path)
+    convert.add_argument(
+        "paths", nargs="+", type=Path, help="task .json files, directories, .jsonl files"
+    )
     convert.add_argument("--tools", type=Path, required=True, help="directory of tool snapshots")
     convert.add_argument(
         "-o",
