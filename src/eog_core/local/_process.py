@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
-import socket
 import sys
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
+from urllib.parse import urlsplit
 
 import aiohttp
 import attrs
@@ -24,18 +25,13 @@ import attrs
 __all__ = ["GymProcess"]
 
 
-def _free_port(host: str) -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @attrs.define(kw_only=True)
 class GymProcess:
     """``async with GymProcess(domain="demo", journal=path) as gym: gym.url``; ``await gym.restart()``.
 
-    ``port=0`` picks a free port once; restarts reuse it.
+    ``port=0``: the first gym binds a free port itself and announces it (``serve-local
+    --port 0 --json``), so no other program can be given that port between a pick and
+    the bind; restarts reuse it.
     """
 
     domain: str = "demo"
@@ -68,8 +64,7 @@ class GymProcess:
         """Spawn the gym and wait until ``/health`` answers (RuntimeError if it never does)."""
         if self.running:
             raise RuntimeError("the gym process is already running")
-        if self.port == 0:
-            self.port = _free_port(self.host)
+        announce = self.port == 0
         command = [
             sys.executable,
             "-m",
@@ -86,6 +81,8 @@ class GymProcess:
             command.append("--sse")
         if self.journal is not None:
             command += ["--journal", str(self.journal)]
+        if announce:
+            command.append("--json")
         with contextlib.ExitStack() as files:
             stderr: Any = asyncio.subprocess.DEVNULL
             if self.log is not None:
@@ -93,11 +90,13 @@ class GymProcess:
             self._process = await asyncio.create_subprocess_exec(
                 *command,
                 stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE if announce else asyncio.subprocess.DEVNULL,
                 stderr=stderr,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
             )
         try:
+            if announce:
+                self.port = await self._announced_port()
             await self._wait_healthy()
         except BaseException:
             await self.kill()
@@ -116,6 +115,26 @@ class GymProcess:
                 return body
         except (aiohttp.ClientError, TimeoutError, OSError, ValueError):
             return None
+
+    async def _announced_port(self) -> int:
+        """The port in the gym's first line of output (``--json``); it prints nothing after."""
+        process = self._process
+        assert process is not None and process.stdout is not None
+        async with asyncio.timeout(self.startup_timeout):
+            line = await process.stdout.readline()
+        try:
+            port = urlsplit(str(json.loads(line)["url"])).port
+        except (ValueError, KeyError, TypeError):
+            port = None
+        if port is None:
+            if line:
+                raise RuntimeError(f"gym process announced no port: {line[:200]!r}")
+            code = await process.wait()
+            raise RuntimeError(
+                f"gym process exited with {code} before serving"
+                + (f" (see {self.log})" if self.log else "")
+            )
+        return port
 
     async def _wait_healthy(self) -> None:
         process = self._process
