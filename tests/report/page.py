@@ -54,5 +54,22 @@ def json_block(html: str, block_id: str) -> Any:
     return json.loads(match.group(1))
 
 
+def transcripts(html: str) -> list[Any]:
+    """The transcripts of every ``eog-details-N`` block, in order (checking the blocks' index)."""
+    meta = json_block(html, "eog-meta")
+    found: list[Any] = []
+    for number, (first, count, size) in enumerate(meta["details"]):
+        match = re.search(
+            rf'<script type="application/json" id="eog-details-{number}">(.*?)</script>', html, re.S
+        )
+        assert match is not None, f"no eog-details-{number} block"
+        assert len(match.group(1).encode("utf-8", "surrogatepass")) == size
+        block = json.loads(match.group(1))
+        assert (first, count) == (len(found), len(block))
+        found += block
+    assert f'id="eog-details-{len(meta["details"])}"' not in html
+    return found
+
+
 def as_number(text: str) -> float | None:
     return None if text == "None" else float(text)

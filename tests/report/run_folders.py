@@ -7,11 +7,13 @@ Shared by ``tests/report`` and the browser tests in ``tests_integrations/report_
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from eog_core.local import LocalGym, demo_paths
 from tests.run.scripted_model import ScriptedModel
@@ -101,3 +103,27 @@ def hostile_copy(source: Path, target: Path) -> Path:
     target.mkdir(parents=True, exist_ok=True)
     (target / "rollouts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     return target
+
+
+def read_records(folder: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (folder / "rollouts.jsonl").read_text().splitlines()]
+
+
+def write_run(folder: Path, records: list[dict[str, Any]]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "rollouts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return folder
+
+
+def large_copy(source: Path, target: Path, rollouts: int) -> Path:
+    """A run of ``rollouts`` rollouts of the demo task (task ids ``large_0000``...), each tool
+    call's observation ``row N xxx...`` of 1.5 kB, so each transcript is about 20 kB."""
+    template = read_records(source)[0]
+    records = []
+    for number in range(rollouts):
+        record = copy.deepcopy(template) | {"task_id": f"large_{number:04d}", "repeat": 0}
+        for turn in record["turns"]:
+            for call in turn["tool_calls"]:
+                call["observation"] = f"row {number} " + "x" * 1500
+        records.append(record)
+    return write_run(target, records)

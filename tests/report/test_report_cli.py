@@ -11,7 +11,7 @@ import pytest
 
 from eog_core.local import demo_paths
 from tests.report.conftest import cli, score_json
-from tests.report.page import as_number, json_block, metric_cells
+from tests.report.page import as_number, json_block, metric_cells, transcripts
 from tests.report.run_folders import BIG_INTEGER, HOSTILE, hostile_copy
 
 RATES = ("run_success_rate", "task_success_rate", "macro_success_rate", "verifier_pass_rate")
@@ -91,7 +91,7 @@ def test_every_rollout_is_a_row_with_its_outcome(report: dict[str, Any]) -> None
 def test_transcript_holds_every_tool_call_prompts_and_both_verdict_tables(
     report: dict[str, Any], run_folders: dict[str, Path]
 ) -> None:
-    details = json_block(report["html"], "eog-details")
+    details = transcripts(report["html"])
     record = json.loads((run_folders["correct"] / "rollouts.jsonl").read_text().splitlines()[0])
     detail = details[0]
     names = [c["name"] for t in detail["turns"] for c in t["tool_calls"]]
@@ -207,7 +207,7 @@ def test_upstream_folder_gives_the_numbers_of_score(
         ),
         key=lambda r: r["repeat"],
     )
-    details = json_block(html, "eog-details")
+    details = transcripts(html)
     for record, detail in zip(records, details, strict=True):  # the transcripts of upstream's files
         calls = [c for t in record["turns"] for c in t["tool_calls"]]
         shown = [c for t in detail["turns"] for c in t["tool_calls"]]
@@ -267,7 +267,7 @@ def test_hostile_model_text_stays_text_and_newer_record_fields_are_shown(
     html = (tmp_path / "r.html").read_text()
     assert "<script>window.pwned" not in html and "<img src=x" not in html
     assert html.count("<script") == 6  # five JSON blocks and the page's own script
-    details = json_block(html, "eog-details")
+    details = transcripts(html)
     assert details[0]["final_answer"] == HOSTILE
     assert details[0]["turns"][0]["tool_calls"][0]["observation"] == HOSTILE
     assert details[1]["verdicts"]["strict"][0]["actual"] == BIG_INTEGER
@@ -317,10 +317,7 @@ def test_written_page_equals_rendered_page_and_lone_surrogates_do_not_stop_it(
     written = (tmp_path / "r.html").read_bytes()
     assert size == len(written)
     assert written.decode("utf-8") == render_html(content)
-    assert (
-        json_block(written.decode("utf-8"), "eog-details")[0]["turns"][0]["text"]
-        == "half a pair: \ud800"
-    )
+    assert transcripts(written.decode("utf-8"))[0]["turns"][0]["text"] == "half a pair: \ud800"
 
 
 def test_a_run_with_nothing_evaluated_still_reports_its_gaps(

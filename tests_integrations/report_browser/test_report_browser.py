@@ -182,7 +182,7 @@ def test_a_transcript_opens_and_shows_every_tool_call_and_both_verdicts(
     page.wait_for_selector("#transcript:not([hidden]) .call")
     assert (
         page.evaluate("location.hash")
-        == "#rollout=" + "0%2Foracle%2Fcsm%2Fdemo_csm_fleet_renewal%2F0"
+        == "#rollout=" + "correct%2Foracle%2Fcsm%2Fdemo_csm_fleet_renewal%2F0"
     )
     shown = page.locator("#transcript .call .callhead b").all_inner_texts()
     assert shown == [c["name"] for c in calls] and len(shown) == 9
@@ -209,7 +209,9 @@ def test_hostile_model_text_is_shown_as_text_and_never_runs(
     path = tmp_path / "hostile.html"
     cli("report", runs["hostile"], "-o", path)
     page, recorder = open_page(
-        chromium, path, "#rollout=" + "0%2Foracle%2Fcsm%2Fdemo_csm_fleet_renewal%2F0"
+        chromium,
+        path,
+        f"#rollout={runs['hostile'].name}%2Foracle%2Fcsm%2Fdemo_csm_fleet_renewal%2F0",
     )
     page.wait_for_selector("#transcript:not([hidden]) .call")
     page.locator("#transcript details summary").first.click()

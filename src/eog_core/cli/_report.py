@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -82,7 +81,7 @@ def add_parser(commands: Any) -> None:
 
 def run_report(args: argparse.Namespace) -> int:
     from eog_core.report import (
-        bands_document,
+        bands_json,
         build_content,
         load_run,
         paused_gc,
@@ -109,10 +108,7 @@ def run_report(args: argparse.Namespace) -> int:
         )
         write_html(content, args.output)
     if args.bands_json:
-        args.bands_json.write_text(
-            json.dumps(bands_document(content), indent=2, ensure_ascii=False) + "\n",
-            encoding="utf-8",
-        )
+        args.bands_json.write_bytes(bands_json(content))
     print(
         f"report: {args.output} ({len(content.rows)} rollouts of {len(sources)} run(s))",
         file=sys.stderr,

@@ -4,7 +4,7 @@
 folders and returns the page; every number on it comes from
 :mod:`eog_core.metrics`. Rendering needs the ``report`` extra (Jinja2); without
 it :class:`MissingExtraError` says what to install. :func:`bands_document` is
-the RL task-band export (``--bands-json``).
+the RL task-band export (``--bands-json``, written by :func:`bands_json`).
 """
 
 from __future__ import annotations
@@ -20,12 +20,15 @@ from eog_core.report._build import (
     ReportContent,
     RunView,
     bands_document,
+    bands_json,
     build_content,
 )
 from eog_core.report._fastjson import paused_gc
 from eog_core.report._load import RunSource, load_run
 from eog_core.report._render import (
+    DETAILS_BLOCK_BYTES,
     INSTALL_HINT,
+    LARGE_PAGE_BYTES,
     MissingExtraError,
     render_html,
     require_extra,
@@ -38,7 +41,9 @@ if TYPE_CHECKING:  # an argument type, not a name the report exports
 
 __all__ = [
     "BANDS_FORMAT",
+    "DETAILS_BLOCK_BYTES",
     "INSTALL_HINT",
+    "LARGE_PAGE_BYTES",
     "OBSERVATION_LIMIT",
     "ComparisonView",
     "MissingExtraError",
@@ -47,6 +52,7 @@ __all__ = [
     "RunSource",
     "RunView",
     "bands_document",
+    "bands_json",
     "build_content",
     "build_report",
     "load_run",

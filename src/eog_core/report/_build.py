@@ -10,8 +10,11 @@ chooses what to show.
 
 from __future__ import annotations
 
+import json
+import logging
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -41,8 +44,8 @@ from eog_core.metrics import (
     task_wins,
     usage_stats,
 )
-from eog_core.report._load import RunSource
-from eog_core.report._transcript import rollout_detail, rollout_row
+from eog_core.report._load import ROLLOUTS_FILE, RunSource
+from eog_core.report._transcript import rollout_detail, rollout_row, well_formed
 from eog_core.report._upstream import UpstreamFiles
 
 __all__ = [
@@ -52,11 +55,13 @@ __all__ = [
     "ReportContent",
     "RunView",
     "bands_document",
+    "bands_json",
     "build_content",
 ]
 
 POLICIES: tuple[PolicyName, ...] = ("strict", "parity")
 TaskKey = tuple[str, str, str]
+log = logging.getLogger("eog_core.report")
 
 
 @attrs.frozen(kw_only=True)
@@ -83,6 +88,12 @@ class RunView:
     priced: bool
     usages: tuple[RolloutUsage, ...] = attrs.field(default=(), repr=False)
     """Each record's effort, in the order of ``source.records``."""
+    name: str = ""
+    """The run's name in deep links (its folder's or file's name, unique in the report)."""
+
+    def domain(self, name: str) -> Any:
+        """The summary group of domain ``name``, or None when the run has no task in it."""
+        return next((g for g in self.summary.by_domain if g.name == name), None)
 
 
 @attrs.frozen(kw_only=True)
@@ -105,6 +116,10 @@ class ReportContent:
     details: list[dict[str, Any] | None]
     tasks: list[dict[str, Any]]
     prices: tuple[Price, ...]
+    tasks_given: bool = False
+    """Whether task files were given (``--tasks``) to show prompts from."""
+    without_prompts: int = 0
+    """Rollouts whose transcript has no prompt (the records do not hold them)."""
 
 
 def _policy_view(
@@ -138,7 +153,24 @@ def _rollout_order(record: Mapping[str, Any]) -> tuple[str, str, str, int]:
     return (*_record_key(record), repeat if isinstance(repeat, int) else -1)
 
 
-def _run_view(index: int, source: RunSource, prices: Mapping[str, Price]) -> RunView:
+def _run_names(sources: Sequence[RunSource]) -> list[str]:
+    """Each run's folder (or file, or upstream folder) name, made unique with ``-2``, ``-3``..."""
+    names: list[str] = []
+    for source in sources:
+        path = Path(source.path)
+        name = path.parent.name if path.name == ROLLOUTS_FILE else path.stem or path.name
+        name = well_formed(name or source.label or "run")
+        unique, number = name, 1
+        while unique in names:
+            number += 1
+            unique = f"{name}-{number}"
+        names.append(unique)
+    return names
+
+
+def _run_view(
+    index: int, source: RunSource, prices: Mapping[str, Price], name: str = ""
+) -> RunView:
     runs, _ = as_run_records(source.inputs)  # once: every metric below takes the run records
     summary = corrected_summary(runs)
     policies = {p: view for p in POLICIES if (view := _policy_view(runs, summary, p)) is not None}
@@ -155,6 +187,7 @@ def _run_view(index: int, source: RunSource, prices: Mapping[str, Price]) -> Run
         task_usage={key: usage_stats(u, prices) for key, u in by_task.items()},
         priced=bool(usages) and all(u.model in prices for u in usages),
         usages=tuple(usages),
+        name=name,
     )
 
 
@@ -197,7 +230,9 @@ def _rollouts(
     tasks: Mapping[str, Any],
     rows: list[dict[str, Any]],
     details: list[dict[str, Any] | None],
-) -> None:
+) -> int:
+    """Append the run's rows and details; return how many of its rollouts show no prompt."""
+    without = 0
     if run.source.records:
         order = sorted(
             range(len(run.source.records)), key=lambda i: _rollout_order(run.source.records[i])
@@ -209,9 +244,11 @@ def _rollouts(
                 if usage.model is not None and usage.model in prices
                 else None
             )
-            rows.append(rollout_row(run.index, record, usage, cost))
-            details.append(rollout_detail(record, tasks.get(str(record.get("task_id")))))
-        return
+            rows.append(rollout_row(run.index, record, usage, cost, run_name=run.name))
+            detail = rollout_detail(record, tasks.get(str(record.get("task_id"))))
+            without += not (detail["system_prompt"] or detail["user_prompt"])
+            details.append(detail)
+        return without
     scored, _ = as_run_records(run.source.inputs)
     files = UpstreamFiles()
     for run_record in scored:
@@ -229,6 +266,7 @@ def _rollouts(
             },
             None,
             None,
+            run_name=run.name,
         )
         for policy in POLICIES:
             outcome = run_record.outcome(policy)
@@ -237,6 +275,7 @@ def _rollouts(
                 row["failure_kind"] = outcome.failure_kind
         rows.append(row)
         details.append(files.detail(run_record))
+    return 0  # upstream's files hold the prompts
 
 
 def build_content(
@@ -250,7 +289,8 @@ def build_content(
 ) -> ReportContent:
     """Everything the page shows; comparisons pair every later run with the first one."""
     by_model = {price.model: price for price in prices}
-    runs = tuple(_run_view(i, source, by_model) for i, source in enumerate(sources))
+    names = _run_names(sources)
+    runs = tuple(_run_view(i, source, by_model, names[i]) for i, source in enumerate(sources))
     comparisons = []
     for run in runs[1:]:
         for policy in POLICIES:
@@ -270,8 +310,8 @@ def build_content(
                 )
     rows: list[dict[str, Any]] = []
     details: list[dict[str, Any] | None] = []
-    for run in runs:
-        _rollouts(run, by_model, tasks or {}, rows, details)
+    without_prompts = sum(_rollouts(run, by_model, tasks or {}, rows, details) for run in runs)
+    _say_where_prompts_are(tasks is not None, without_prompts, len(details))
     return ReportContent(
         title=title,
         runs=runs,
@@ -280,7 +320,25 @@ def build_content(
         details=details,
         tasks=[row for run in runs for row in _task_rows(run)],
         prices=tuple(prices),
+        tasks_given=tasks is not None,
+        without_prompts=without_prompts,
     )
+
+
+def _say_where_prompts_are(tasks_given: bool, without: int, rollouts: int) -> None:
+    if not without:
+        return
+    if tasks_given:
+        log.warning(
+            "%d of %d rollouts show no prompts: their task ids are not in --tasks",
+            without,
+            rollouts,
+        )
+    else:
+        log.warning(
+            "the page shows no prompts (the records do not hold them): give --tasks PATH, "
+            "the run's task files"
+        )
 
 
 BANDS_FORMAT = "eog_core.task_bands/1"
@@ -318,3 +376,10 @@ def bands_document(content: ReportContent) -> dict[str, Any]:
             }
         runs.append({"run": run.source.label, "path": run.source.path, "policies": policies})
     return {"format": BANDS_FORMAT, "runs": runs}
+
+
+def bands_json(content: ReportContent) -> bytes:
+    """:func:`bands_document` as the UTF-8 bytes of ``--bands-json``; a lone surrogate (a task id
+    UTF-8 cannot hold) is written as its JSON escape, ``\\ud800``, which reads back as itself."""
+    text = json.dumps(bands_document(content), indent=2, ensure_ascii=False) + "\n"
+    return text.encode("utf-8", "backslashreplace")

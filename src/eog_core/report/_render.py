@@ -5,12 +5,19 @@ blocks escape ``<`` as ``\\u003c`` (so no ``</script>`` can end them) and the
 script puts data in the page only through ``textContent``. The overview is
 drawn here, in the HTML itself, so it paints before any script runs; the
 tables of tasks and rollouts and the transcripts are drawn by the script, a
-page at a time, from the embedded JSON.
+page at a time, from the embedded JSON. The transcripts are split into blocks
+of at most :data:`DETAILS_BLOCK_BYTES` (a browser reads one block as one
+string, and a string has a bound: 2**29 - 24 characters in V8); a page of more
+than :data:`LARGE_PAGE_BYTES` of data says so, in the page and in the log.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import logging
 import os
+import secrets
 from collections.abc import Sequence
 from importlib import resources
 from typing import Any
@@ -24,8 +31,11 @@ from eog_core.report._fastjson import dumps_for_script, dumps_for_script_bytes
 from eog_core.report._svg import PALETTE, Bar, bar_chart, histogram_chart, line_chart
 
 __all__ = [
+    "DETAILS_BLOCK_BYTES",
     "INSTALL_HINT",
+    "LARGE_PAGE_BYTES",
     "MissingExtraError",
+    "details_blocks",
     "render_html",
     "require_extra",
     "script_json",
@@ -33,6 +43,13 @@ __all__ = [
 ]
 
 INSTALL_HINT = "pip install 'eog-core[report]'"
+DETAILS_BLOCK_BYTES = 16 * 2**20
+"""The most JSON one transcripts block holds (a single larger transcript is a block of its own)."""
+LARGE_PAGE_BYTES = 512 * 2**20
+"""Past this much data the page says it is large (and a warning is logged)."""
+STRING_LIMIT = 2**29 - 24
+"""V8's longest string on 64-bit machines, in UTF-16 units (at most one per UTF-8 byte)."""
+log = logging.getLogger("eog_core.report")
 
 
 def require_extra() -> None:
@@ -150,27 +167,123 @@ def _tool_latencies(run: RunView) -> list[float]:
     return found
 
 
-_DETAILS_SLOT = "\x00eog-details\x00"  # no rendered text holds a NUL: JSON escapes it
+Block = tuple[int, int, bytes]
+"""(index of the first transcript, how many, their JSON array)."""
 
 
-def render_html(content: ReportContent) -> str:
+def details_blocks(
+    details: Sequence[dict[str, Any] | None], limit: int = DETAILS_BLOCK_BYTES
+) -> list[Block]:
+    """The transcripts as JSON arrays of at most ``limit`` bytes each, in order; a transcript
+    larger than ``limit`` is a block of its own."""
+    blocks: list[Block] = []
+    pieces: list[bytes] = []  # JSON array items, a run of transcripts each, "," between
+    first = count = size = 0
+
+    def close() -> None:
+        nonlocal first, count, size
+        blocks.append((first, count, b"[" + b",".join(pieces) + b"]"))
+        first, count, size = first + count, 0, 0
+        pieces.clear()
+
+    for start in range(0, len(details), _CHUNK):
+        chunk = details[start : start + _CHUNK]
+        joined = dumps_for_script_bytes(list(chunk))[1:-1]  # one call for many: the fast path
+        parts = [(joined, len(chunk))] if size + len(joined) + 2 <= limit else []
+        if not parts:
+            parts = [(dumps_for_script_bytes(detail), 1) for detail in chunk]
+        for piece, number in parts:
+            if pieces and size + len(piece) + 2 > limit:
+                close()
+            pieces.append(piece)
+            count += number
+            size += len(piece) + 1
+    if pieces:
+        close()
+    return blocks
+
+
+_CHUNK = 64
+
+
+def _mb(size: int) -> str:
+    return f"{size / 2**20:,.1f} MB"
+
+
+def size_notes(
+    blocks: Sequence[Block], tables: Sequence[tuple[str, int]], data: int, large: int
+) -> list[str]:
+    """What the page says about its size: nothing, or why a browser may struggle with it
+    (``tables``: the other JSON blocks' names and sizes)."""
+    notes = []
+    if data > large:
+        notes.append(
+            f"This page holds {_mb(data)} of data (its transcripts in {len(blocks)} blocks): a "
+            "browser may be slow to open it, and a search of transcript text reads them all "
+            "into memory. A report of fewer runs or rollouts is lighter."
+        )
+    long = [name for name, size in tables if size > STRING_LIMIT]
+    long += [f"transcripts block {n + 1}" for n, b in enumerate(blocks) if len(b[2]) > STRING_LIMIT]
+    if long:
+        notes.append(
+            f"Part of this page is longer than a browser can read as one string ({', '.join(long)}): "
+            "what it holds cannot be shown here; it is in the runs' rollouts.jsonl."
+        )
+    return notes
+
+
+def _block_tag(number: int) -> bytes:
+    return f'<script type="application/json" id="eog-details-{number}">'.encode()
+
+
+def _page(
+    content: ReportContent, block_bytes: int, large_page_bytes: int
+) -> tuple[str, list[bytes], str]:
+    """The page around its transcripts blocks, and the blocks as the bytes of their elements."""
+    blocks = details_blocks(content.details, block_bytes)
+    # a fresh random slot: no text of the runs can hold it (a fixed one, a model could)
+    slot = f"\x00eog-details-{secrets.token_hex(16)}\x00"
+    page = _render(content, slot, blocks, large_page_bytes)
+    head, found, tail = page.partition(slot)
+    if not found or slot in tail:  # pragma: no cover - a template that lost its slot
+        raise RuntimeError("the report's template must place the transcripts once")
+    parts = []
+    for number, (_, _, data) in enumerate(blocks):
+        parts += [_block_tag(number), data, b"</script>\n"]
+    return head, parts, tail
+
+
+def render_html(
+    content: ReportContent,
+    *,
+    block_bytes: int = DETAILS_BLOCK_BYTES,
+    large_page_bytes: int = LARGE_PAGE_BYTES,
+) -> str:
     """The whole self-contained page."""
-    return _render(content, dumps_for_script(content.details))
+    head, parts, tail = _page(content, block_bytes, large_page_bytes)
+    return head + b"".join(parts).decode("utf-8") + tail
 
 
-def write_html(content: ReportContent, path: str | os.PathLike[str]) -> int:
+def write_html(
+    content: ReportContent,
+    path: str | os.PathLike[str],
+    *,
+    block_bytes: int = DETAILS_BLOCK_BYTES,
+    large_page_bytes: int = LARGE_PAGE_BYTES,
+) -> int:
     """Write the page to ``path`` without building it as one string (the transcripts, most of
     a large page, go to the file as the bytes they were encoded to); returns its size in bytes."""
-    head, tail = _render(content, _DETAILS_SLOT).split(_DETAILS_SLOT)
-    details = dumps_for_script_bytes(content.details)
-    parts = [head.encode("utf-8", "replace"), details, tail.encode("utf-8", "replace")]
+    head, parts, tail = _page(content, block_bytes, large_page_bytes)
+    parts = [head.encode("utf-8", "replace"), *parts, tail.encode("utf-8", "replace")]
     with open(path, "wb") as out:
         for part in parts:
             out.write(part)
     return sum(map(len, parts))
 
 
-def _render(content: ReportContent, details_json: str) -> str:
+def _render(
+    content: ReportContent, details_slot: str, blocks: Sequence[Block], large_page_bytes: int
+) -> str:
     environment = _environment()  # first: says what to install when Jinja2 is missing
     from markupsafe import Markup
 
@@ -178,18 +291,28 @@ def _render(content: ReportContent, details_json: str) -> str:
     environment.filters["pct_sign"] = lambda value: "-" if value is None else f"{percent(value)}%"
     environment.filters["ci"] = _interval
     template = environment.get_template("report.html.j2")
+    rows_json, tasks_json = script_json(content.rows), script_json(content.tasks)
+    bands_json = script_json(bands_document(content))
+    data = len(rows_json) + len(tasks_json) + len(bands_json) + sum(len(b[2]) for b in blocks)
+    tables = [("the rollouts table", len(rows_json)), ("the tasks table", len(tasks_json))]
+    notes = size_notes(blocks, tables, data, large_page_bytes)
+    for note in notes:
+        log.warning("%s", note)
+    js = _static("report.js")
     meta = {
         "title": content.title,
         "version": __version__,
         "runs": [
             {
                 "index": r.index,
+                "name": r.name,
                 "label": r.source.label,
                 "kind": r.source.kind,
                 "colour": PALETTE[r.index % len(PALETTE)],
             }
             for r in content.runs
         ],
+        "details": [[first, count, len(data)] for first, count, data in blocks],
     }
     return str(
         template.render(
@@ -201,12 +324,14 @@ def _render(content: ReportContent, details_json: str) -> str:
             domains=sorted({g.name for run in content.runs for g in run.summary.by_domain}),
             distributions={run.index: _distributions(run) for run in content.runs},
             css=Markup(_static("report.css")),
-            js=Markup(_static("report.js")),
+            js=Markup(js),
+            script_hash=base64.b64encode(hashlib.sha256(js.encode("utf-8")).digest()).decode(),
+            size_notes=notes,
             meta_json=Markup(script_json(meta)),
-            rows_json=Markup(script_json(content.rows)),
-            tasks_json=Markup(script_json(content.tasks)),
-            bands_json=Markup(script_json(bands_document(content))),
-            details_json=Markup(details_json),
+            rows_json=Markup(rows_json),
+            tasks_json=Markup(tasks_json),
+            bands_json=Markup(bands_json),
+            details_blocks=Markup(details_slot),
             svg=Markup,
         )
     )

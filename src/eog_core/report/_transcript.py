@@ -2,19 +2,29 @@
 
 Records are read defensively: unknown keys are ignored, ``stop_reason`` and
 ``failure_kind`` are any string, a missing or oddly typed field shows as absent.
-Long observations are cut at :data:`OBSERVATION_LIMIT` characters (the cut
-says how much was left out) so a report of thousands of rollouts stays small
-enough to open fast; the full text stays in ``rollouts.jsonl``.
+Every text of a transcript longer than :data:`OBSERVATION_LIMIT` characters but
+the task's prompts is cut (the cut says how much was left out), and so is a list or object whose JSON
+is longer (a verifier's rows), shown as its cut JSON text; a turn's ``usage``
+keeps its token counts only. So a report of thousands of rollouts stays small
+enough to open fast; the full record stays in ``rollouts.jsonl``.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from eog_core.metrics import RolloutUsage
 
-__all__ = ["OBSERVATION_LIMIT", "rollout_detail", "rollout_id", "rollout_row"]
+__all__ = [
+    "OBSERVATION_LIMIT",
+    "rollout_detail",
+    "rollout_id",
+    "rollout_row",
+    "turn_usage",
+    "well_formed",
+]
 
 OBSERVATION_LIMIT = 2000
 
@@ -35,16 +45,28 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def rollout_id(run: int, record: Mapping[str, Any]) -> str:
-    """The deep-link id of a rollout: ``RUN/MODE/DOMAIN/TASK/REPEAT``."""
-    return "/".join(
-        str(part)
-        for part in (
-            run,
-            record.get("mode"),
-            record.get("domain"),
-            record.get("task_id"),
-            record.get("repeat"),
+def well_formed(text: str) -> str:
+    """``text`` with each lone surrogate written as its escape (``\\ud800``): a deep link must be
+    valid Unicode (``encodeURIComponent`` throws on a lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def rollout_id(run: str, record: Mapping[str, Any]) -> str:
+    """The deep-link id of a rollout: ``RUN/MODE/DOMAIN/TASK/REPEAT``, ``RUN`` the run's name."""
+    return well_formed(
+        "/".join(
+            str(part)
+            for part in (
+                run,
+                record.get("mode"),
+                record.get("domain"),
+                record.get("task_id"),
+                record.get("repeat"),
+            )
         )
     )
 
@@ -57,21 +79,26 @@ def _success(policy: Any) -> bool | None:
 
 
 def rollout_row(
-    run: int, record: Mapping[str, Any], usage: RolloutUsage | None, cost: float | None
+    run: int,
+    record: Mapping[str, Any],
+    usage: RolloutUsage | None,
+    cost: float | None,
+    *,
+    run_name: str,
 ) -> dict[str, Any]:
     """The table row: identity, outcome under each policy (None = not evaluated), effort."""
     row: dict[str, Any] = {
-        "id": rollout_id(run, record),
+        "id": rollout_id(run_name, record),
         "run": run,
         "task_id": str(record.get("task_id")),
         "domain": str(record.get("domain")),
         "mode": str(record.get("mode")),
         "repeat": record.get("repeat"),
-        "status": _text(record.get("status")),
+        "status": _short(_text(record.get("status"))),
         "strict": _success(record),
         "parity": _success(record.get("parity")),
-        "failure_kind": _text(record.get("failure_kind")),
-        "stop_reason": _text(record.get("stop_reason")),
+        "failure_kind": _short(_text(record.get("failure_kind"))),
+        "stop_reason": _short(_text(record.get("stop_reason"))),
         "cost": cost,
     }
     if usage is not None:
@@ -85,20 +112,41 @@ def rollout_row(
 
 
 def _short(value: Any) -> Any:
-    """Long text cut (:func:`_cut`); anything else as it is."""
-    return _cut(value) if type(value) is str and len(value) > OBSERVATION_LIMIT else value
+    """A long text cut (:func:`_cut`); a list or object whose JSON is long, its JSON text cut;
+    anything else as it is."""
+    kind = type(value)
+    if kind is str:
+        return _cut(value) if len(value) > OBSERVATION_LIMIT else value
+    if (kind is list or kind is dict) and value:
+        try:
+            text = json.dumps(value, ensure_ascii=False, default=str)
+        except (RecursionError, ValueError):
+            return "… [a value nested too deep to show: it is in rollouts.jsonl]"
+        return _cut(text) if len(text) > OBSERVATION_LIMIT else value
+    return value
+
+
+_TOKEN_COUNTS = ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens")
+
+
+def turn_usage(usage: Any) -> dict[str, int] | None:
+    """A turn's token counts (what the page shows); any other key of ``usage`` stays out."""
+    if not isinstance(usage, Mapping):
+        return None
+    counts = {key: usage[key] for key in _TOKEN_COUNTS if type(usage.get(key)) is int}
+    return counts or None
 
 
 # The known keys only, as dict literals (the fastest way CPython builds them): a newer
 # record's per-turn ``token_ids`` or ``logprobs`` stay out of the page.
 def _call(c: Mapping[str, Any]) -> dict[str, Any]:
     return {
-        "name": c.get("name"),
+        "name": _short(c.get("name")),
         "arguments": _short(c.get("arguments")),
         "observation": _short(c.get("observation")),
-        "latency_ms": c.get("latency_ms"),
-        "is_error": c.get("is_error"),
-        "gym": c.get("gym"),
+        "latency_ms": _number(c.get("latency_ms")),
+        "is_error": c.get("is_error") is True,
+        "gym": _short(c.get("gym")),
     }
 
 
@@ -110,12 +158,12 @@ def _turns(turns: Any) -> list[dict[str, Any]]:
         calls = turn.get("tool_calls")
         found.append(
             {
-                "turn": turn.get("turn"),
+                "turn": _short(turn.get("turn")),
                 "text": _short(turn.get("text")),
                 "reasoning": _short(turn.get("reasoning")),
-                "finish_reason": turn.get("finish_reason"),
-                "model_latency_ms": turn.get("model_latency_ms"),
-                "usage": turn.get("usage"),
+                "finish_reason": _short(turn.get("finish_reason")),
+                "model_latency_ms": _number(turn.get("model_latency_ms")),
+                "usage": turn_usage(turn.get("usage")),
                 "tool_calls": [
                     _call(c)
                     for c in (calls if isinstance(calls, list) else ())
@@ -128,18 +176,18 @@ def _turns(turns: Any) -> list[dict[str, Any]]:
 
 def _result(r: Mapping[str, Any]) -> dict[str, Any]:
     return {
-        "name": r.get("name"),
-        "kind": r.get("kind"),
-        "gym": r.get("gym"),
+        "name": _short(r.get("name")),
+        "kind": _short(r.get("kind")),
+        "gym": _short(r.get("gym")),
         "query": _short(r.get("query")),
         "expected": _short(r.get("expected")),
         "actual": _short(r.get("actual")),
-        "comparison_type": r.get("comparison_type"),
+        "comparison_type": _short(r.get("comparison_type")),
         "passed": r.get("passed"),
         "counted": r.get("counted"),
         "error": _short(r.get("error")),
         "details": _short(r.get("details")),
-        "failure_kind": r.get("failure_kind"),
+        "failure_kind": _short(r.get("failure_kind")),
     }
 
 
@@ -154,14 +202,14 @@ def rollout_detail(record: Mapping[str, Any], task: Any = None) -> dict[str, Any
     """The transcript: prompts (from the task when given), turns, final answer, both verdict tables."""
     parity = record.get("parity")
     return {
-        "system_prompt": _text(getattr(task, "system_prompt", None)),
+        "system_prompt": _text(getattr(task, "system_prompt", None)),  # the task's: shown whole
         "user_prompt": _text(getattr(task, "user_prompt", None)),
         "turns": _turns(record.get("turns")),
         "final_answer": _cut(record.get("final_answer")),
         "failure_reason": _cut(record.get("failure_reason")),
-        "context_overflow": _text(record.get("context_overflow")),
-        "model": _text(record.get("model")),
-        "started_at": _text(record.get("started_at")),
+        "context_overflow": _cut(record.get("context_overflow")),
+        "model": _cut(record.get("model")),
+        "started_at": _cut(record.get("started_at")),
         "verdicts": {"strict": _verdicts(record), "parity": _verdicts(parity)},
         "pass_rate": {
             "strict": _number(record.get("pass_rate")),

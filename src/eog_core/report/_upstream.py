@@ -15,7 +15,7 @@ from typing import Any
 
 from eog_core.metrics import RunRecord
 from eog_core.report._fastjson import loads
-from eog_core.report._transcript import _call, _short
+from eog_core.report._transcript import _call, _short, turn_usage
 
 __all__ = ["UpstreamFiles"]
 
@@ -40,22 +40,16 @@ def _turns(flow: list[Any]) -> tuple[list[dict[str, Any]], dict[str, str | None]
         if not isinstance(item, Mapping):
             continue
         kind = item.get("type")
-        if kind in ("system_message", "user_message"):
-            prompts["system_prompt" if kind == "system_message" else "user_prompt"] = _short(
-                item.get("content")
+        if kind in ("system_message", "user_message"):  # the task's prompts: shown whole
+            content = item.get("content")
+            prompts["system_prompt" if kind == "system_message" else "user_prompt"] = (
+                content if isinstance(content, str) else _short(content)
             )
         elif kind == "ai_message":
             raw_calls = item.get("tool_calls")
             calls = raw_calls if isinstance(raw_calls, list) else []
             pending = [
-                {
-                    "name": c.get("name"),
-                    "arguments": _text(c.get("args")),
-                    "observation": None,
-                    "latency_ms": None,
-                    "is_error": False,
-                    "gym": None,
-                }
+                _call({"name": c.get("name"), "arguments": _text(c.get("args"))})
                 for c in calls
                 if isinstance(c, Mapping)
             ]
@@ -65,20 +59,20 @@ def _turns(flow: list[Any]) -> tuple[list[dict[str, Any]], dict[str, str | None]
                     "turn": len(turns) + 1,
                     "text": _short(item.get("content")),
                     "reasoning": None,
-                    "finish_reason": metadata.get("finish_reason")
+                    "finish_reason": _short(metadata.get("finish_reason"))
                     if isinstance(metadata, Mapping)
                     else None,
                     "model_latency_ms": None,
-                    "usage": item.get("usage_metadata"),
+                    "usage": turn_usage(item.get("usage_metadata")),
                     "tool_calls": pending,
                 }
             )
             pending = list(pending)
         elif kind == "tool_result" and pending:
             call = pending.pop(0)
-            call["observation"], call["is_error"] = _observation(item.get("result"))
-            call["gym"] = item.get("gym_server") or "?"
-            call.update(_call(call))
+            observation, call["is_error"] = _observation(item.get("result"))
+            call["observation"] = _short(observation)
+            call["gym"] = _short(item.get("gym_server")) or "?"
     return turns, prompts
 
 
@@ -89,13 +83,13 @@ def upstream_detail(run: Mapping[str, Any]) -> dict[str, Any]:
     results = run.get("verification_results")
     verdicts = [
         {
-            "name": name,
+            "name": _short(name),
             "kind": None,
             "gym": None,
             "query": _short(r.get("query")),
             "expected": _short(r.get("expected")),
             "actual": _short(r.get("actual")),
-            "comparison_type": r.get("comparison_type"),
+            "comparison_type": _short(r.get("comparison_type")),
             "passed": r.get("passed"),
             "counted": True,
             "error": _short(r.get("error")),
@@ -113,7 +107,9 @@ def upstream_detail(run: Mapping[str, Any]) -> dict[str, Any]:
         "failure_reason": _short(run.get("error")),
         "context_overflow": None,
         "model": None,
-        "started_at": run.get("started_at") if isinstance(run.get("started_at"), str) else None,
+        "started_at": _short(run.get("started_at"))
+        if isinstance(run.get("started_at"), str)
+        else None,
         "verdicts": {"strict": [], "parity": verdicts},
         "pass_rate": {
             "strict": None,

@@ -5,10 +5,29 @@
   var PAGE = 100;
   function data(id) { return JSON.parse(document.getElementById(id).textContent); }
   var meta = data("eog-meta"), rows = data("eog-rows"), tasks = data("eog-tasks");
-  var details = null, haystack = null;
-  function allDetails() {
-    if (details === null) details = data("eog-details");
-    return details;
+  // The transcripts are in blocks (meta.details: [first, count, bytes] each), each parsed when
+  // first needed; a block the browser cannot read (too long a string) is said so, not hidden.
+  var blocks = meta.details || [], parsed = [], unreadable = [], haystack = null;
+  function blockOf(i) {
+    for (var b = 0; b < blocks.length; b++) if (i >= blocks[b][0] && i < blocks[b][0] + blocks[b][1]) return b;
+    return -1;
+  }
+  function detail(i) {  // {d: the transcript or null, problem: why it cannot be read}
+    var b = blockOf(i);
+    if (b < 0) return { d: null };
+    if (parsed[b] === undefined && unreadable[b] === undefined) {
+      try { parsed[b] = data("eog-details-" + b); } catch (e) { unreadable[b] = String((e && e.message) || e); }
+    }
+    if (unreadable[b] !== undefined) {
+      return { d: null, problem: "its block of the page (" + (b + 1) + " of " + blocks.length + ", " +
+        (blocks[b][2] / 1048576).toFixed(1) + " MB) could not be read by this browser: " + unreadable[b] };
+    }
+    return { d: parsed[b][i - blocks[b][0]] };
+  }
+  function unreadableRows() {
+    var n = 0;
+    unreadable.forEach(function (_, b) { n += blocks[b][1]; });
+    return n;
   }
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
@@ -28,6 +47,13 @@
   function outcome(v) { return v === true ? "pass" : v === false ? "fail" : "incomplete"; }
   function badge(v) { var o = outcome(v); return el("span", { cls: "badge " + o, text: o }); }
   function label(run) { return meta.runs[run] ? meta.runs[run].label : String(run); }
+  function runIndex(value) {  // a run's name (as deep links give it), or its index
+    for (var i = 0; i < meta.runs.length; i++) if (meta.runs[i].name === value) return String(i);
+    return value;
+  }
+  function decode(text) {  // a malformed escape (#%, #rollout=%E0%A4%A) is read as it is
+    try { return decodeURIComponent(text); } catch (e) { return text; }
+  }
   function runCell(run) {
     return el("td", { cls: "run" }, [el("span", { cls: "swatch", style: "background:" + meta.runs[run].colour }), label(run)]);
   }
@@ -38,15 +64,15 @@
     document.querySelectorAll("#tabs a").forEach(function (a) { a.classList.toggle("active", a.dataset.tab === tab); });
   }
   function route() {
-    var hash = decodeURIComponent(location.hash.slice(1));
-    if (hash.indexOf("rollout=") === 0) { show("rollouts"); openRollout(hash.slice(8)); return; }
-    var parts = hash.split("?"), tab = parts[0] || "overview";
-    if (!document.getElementById("tab-" + tab)) tab = "overview";
-    if (parts[1]) {
+    var hash = location.hash.slice(1);
+    if (hash.indexOf("rollout=") === 0) { show("rollouts"); openRollout(decode(hash.slice(8))); return; }
+    var cut = hash.indexOf("?"), tab = decode(cut < 0 ? hash : hash.slice(0, cut)) || "overview";
+    if (!/^[a-z]+$/.test(tab) || !document.getElementById("tab-" + tab)) tab = "overview";
+    if (cut >= 0) {
       var box = document.getElementById(tab === "tasks" ? "task-filters" : "rollout-filters");
-      new URLSearchParams(parts[1]).forEach(function (value, key) {
-        var input = box && box.querySelector('[data-filter="' + key + '"]');
-        if (input) input.value = value;
+      new URLSearchParams(hash.slice(cut + 1)).forEach(function (value, key) {
+        var input = box && box.querySelector('[data-filter="' + CSS.escape(key) + '"]');
+        if (input) input.value = key === "run" ? runIndex(value) : value;
       });
     }
     show(tab);
@@ -84,8 +110,13 @@
       next.addEventListener("click", function () { page++; draw(); });
       pager.replaceChildren(prev, el("span", { text: " page " + (page + 1) + " of " + pages + " · " + shown.length + " of " + items.length + " " }), next);
     }
+    var applied = null;
     function update() {
-      var f = filters();
+      // unchanged filters keep the table as it is: the "change" of a search box on its blur
+      // would otherwise redraw the rows between the mousedown and mouseup of a click on one
+      var f = filters(), key = JSON.stringify(f);
+      if (key === applied) return shown;
+      applied = key;
       shown = items.filter(function (item, i) { return matches(item, f, i); });
       page = 0; draw();
       if (onUpdate) onUpdate(shown);
@@ -100,7 +131,7 @@
   function textOf(i) {
     if (haystack === null) haystack = [];
     if (haystack[i] === undefined) {
-      var d = allDetails()[i];
+      var d = detail(i).d;
       haystack[i] = d ? JSON.stringify(d).toLowerCase() : "";
     }
     return haystack[i];
@@ -126,7 +157,11 @@
       el("td", { text: num(r.calls) }), el("td", { text: num(r.tokens) }), el("td", { text: money(r.cost) }),
       el("td", { text: r.duration_ms === undefined ? "-" : (r.duration_ms / 1000).toFixed(2) + " s" })];
   }, function (r) { location.hash = "rollout=" + encodeURIComponent(r.id); }, function (shown) {
-    document.getElementById("rollout-count").textContent = shown.length + " of " + rows.length + " rollouts";
+    var count = shown.length + " of " + rows.length + " rollouts", missed = unreadableRows();
+    if (missed && rolloutBox.querySelector('[data-filter="q"]').value.trim()) {
+      count += " · the search could not read " + missed + " transcripts: the page is too big for this browser";
+    }
+    document.getElementById("rollout-count").textContent = count;
   });
 
   var taskBox = document.getElementById("task-filters");
@@ -169,30 +204,42 @@
     if (!results || !results.length) return el("p", { cls: "sub", text: policy + ": no verifier results recorded" });
     var head = el("tr", null, ["#", "Verifier", "Query", "Expected", "Actual", "Comparison", "Counted", "Result"].map(function (h) { return el("th", { text: h }); }));
     var body = results.map(function (v, i) {
-      var res = v.error ? "error" : v.passed ? "pass" : "fail";
-      return el("tr", { cls: res }, [el("td", { text: String(i + 1) }), el("td", { text: v.name || "" }),
+      var res = v.counted === false ? "not counted" : v.error ? "error" : v.passed ? "pass" : "fail";
+      return el("tr", { cls: res === "not counted" ? "uncounted" : res }, [el("td", { text: String(i + 1) }), el("td", { text: v.name || "" }),
         el("td", null, [el("code", { text: v.query || v.details || "" })]), el("td", { text: show_value(v.expected) }),
         el("td", { text: show_value(v.actual) }), el("td", { text: v.comparison_type || v.kind || "" }),
         el("td", { text: v.counted === false ? "no" : "yes" }),
-        el("td", null, [el("span", { cls: "badge " + (res === "pass" ? "pass" : res === "fail" ? "fail" : "incomplete"), text: res }),
+        el("td", null, [el("span", { cls: "badge " + (res === "pass" ? "pass" : res === "fail" ? "fail" : res === "error" ? "incomplete" : "uncounted"), text: res }),
+          res === "not counted" ? el("div", { cls: "sub", text: "checked: " + (v.error ? "error" : v.passed ? "pass" : "fail") }) : null,
           v.error ? el("div", { cls: "sub", text: v.error }) : null])]);
     });
     return el("div", null, [el("h4", { text: policy + " verdict" + (rate === null || rate === undefined ? "" : " · verifier pass rate " + pct(rate)) }),
       el("table", { cls: "grid verdicts", "data-policy": policy }, [el("thead", null, [head]), el("tbody", null, body)])]);
   }
   function closeTranscript() { var t = document.getElementById("transcript"); t.hidden = true; t.replaceChildren(); }
+  function findRow(id) {
+    var row = rows.find(function (r) { return r.id === id; });
+    var slash = id.indexOf("/"), first = id.slice(0, slash);
+    if (!row && slash > 0 && /^[0-9]+$/.test(first) && meta.runs[Number(first)]) {  // an older page's link: the run's index
+      var named = meta.runs[Number(first)].name + id.slice(slash);
+      row = rows.find(function (r) { return r.id === named; });
+    }
+    return row;
+  }
   function openRollout(id) {
     rolloutView.update();
-    var row = rows.find(function (r) { return r.id === id; }), box = document.getElementById("transcript");
+    var row = findRow(id), box = document.getElementById("transcript");
     if (!row) { box.hidden = false; box.replaceChildren(el("p", { text: "No rollout " + id + " in this report." })); return; }
-    var d = allDetails()[row.index];
+    var found = detail(row.index), d = found.d;
     var close = el("button", { type: "button", cls: "close", text: "× close" });
     close.addEventListener("click", function () { location.hash = "rollouts"; });
     var parts = [close, el("h2", { text: row.task_id + " · repeat " + row.repeat }),
       el("p", { cls: "sub" }, [label(row.run) + " · " + row.domain + " · " + row.mode + " · strict ", badge(row.strict), " parity ", badge(row.parity),
         row.stop_reason ? " · stop: " + row.stop_reason : "", row.failure_kind ? " · failure: " + row.failure_kind : "",
         " · ", el("a", { href: "#rollout=" + encodeURIComponent(row.id), text: "link to this rollout" })])];
-    if (!d) {
+    if (found.problem) {
+      parts.push(el("p", { cls: "failure", text: "This transcript cannot be shown: " + found.problem + ". Its record is in the run's rollouts.jsonl." }));
+    } else if (!d) {
       parts.push(el("p", { text: "No transcript was recorded for this rollout." }));
     } else {
       if (d.failure_reason) parts.push(el("p", { cls: "failure", text: "Incomplete: " + d.failure_reason }));
@@ -214,7 +261,7 @@
       parts.push(el("h4", { text: "Final answer" }), el("pre", { cls: "text final", text: d.final_answer || "∅" }));
       parts.push(verdictTable("strict", d.verdicts.strict, d.pass_rate.strict), verdictTable("parity", d.verdicts.parity, d.pass_rate.parity));
     }
-    document.querySelectorAll("#rollout-table tbody tr").forEach(function (tr) { tr.classList.toggle("selected", tr.dataset.id === id); });
+    document.querySelectorAll("#rollout-table tbody tr").forEach(function (tr) { tr.classList.toggle("selected", tr.dataset.id === row.id); });
     box.replaceChildren.apply(box, parts.filter(function (p) { return p; }));
     box.hidden = false;
     box.scrollIntoView();
