@@ -104,3 +104,16 @@ def test_report_refuses_a_price_for_a_model_not_in_the_runs(run: Path, tmp_path:
     assert "given twice" in eog("report", run, "-o", page, *twice, code=2).stderr
     assert not page.exists()
     eog("report", run, "-o", page, "--price", "demo-correct=2,8", code=0)
+
+
+def test_bands_json_of_a_task_id_with_a_lone_surrogate_is_whole(run: Path, tmp_path: Path) -> None:
+    records = [json.loads(line) for line in (run / "rollouts.jsonl").read_text().splitlines()]
+    for record in records:
+        record["task_id"] = "half \ud800 a pair"  # json.dumps writes the escape \ud800
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "rollouts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    bands = tmp_path / "bands.json"
+    eog("report", tmp_path / "run", "-o", tmp_path / "r.html", "--bands-json", bands, code=0)
+    document = json.loads(bands.read_text(encoding="ascii"))
+    [always] = [b for b in document["runs"][0]["policies"]["strict"]["bands"] if b["tasks"]]
+    assert [t["task_id"] for t in always["tasks"]] == ["half \ud800 a pair"]
