@@ -91,7 +91,7 @@ def _output_folder_exists(path: Path, flag: str) -> None:
 
 def _check_prices(prices: Sequence[Price], sources: Sequence[Any]) -> None:
     """Each ``--price`` names a model of the runs, once (a typo would leave the cost blank)."""
-    models = sorted({str(r["model"]) for s in sources for r in s.records if r.get("model")})
+    models = sorted({m for s in sources for r in s.records if isinstance(m := r.get("model"), str)})
     seen: set[str] = set()
     for price in prices:
         if price.model in seen:
