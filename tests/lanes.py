@@ -14,6 +14,7 @@ SLOW: tuple[str, ...] = (
     "tests/chaos/",
     "tests/cli/test_cli.py",
     "tests/cli/test_cli_first_hour.py",
+    "tests/cli/test_cli_reading.py",
     "tests/cli/test_cli_review.py",
     "tests/cli/test_score_upstream.py",
     "tests/docs/",

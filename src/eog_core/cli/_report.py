@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,37 @@ def add_parser(commands: Any) -> None:
     report.set_defaults(handler=run_report)
 
 
+def _output_folder_exists(path: Path, flag: str) -> None:
+    """Refuse, before any work, a file to write that cannot be: a folder, or in none."""
+    if path.is_dir():
+        raise UsageError(f"{flag} {path}: that is a folder; give the file to write")
+    if not path.parent.is_dir():
+        raise UsageError(f"{flag} {path}: no folder {path.parent} to write it in (create it first)")
+
+
+def _check_prices(prices: Sequence[Price], sources: Sequence[Any]) -> None:
+    """Each ``--price`` names a model of the runs, once (a typo would leave the cost blank)."""
+    models = sorted({m for s in sources for r in s.records if isinstance(m := r.get("model"), str)})
+    seen: set[str] = set()
+    for price in prices:
+        if price.model in seen:
+            raise UsageError(f"--price {price.model}: given twice")
+        seen.add(price.model)
+        if price.model not in models:
+            known = ", ".join(models) if models else "none (upstream result folders name no model)"
+            raise UsageError(
+                f"--price {price.model}: no rollout of the run(s) is of that model; "
+                f"the runs' models: {known}"
+            )
+
+
+def _write(path: Path, write: Callable[[Path], object]) -> None:
+    try:
+        write(path)
+    except OSError as exc:
+        raise OSError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
 def run_report(args: argparse.Namespace) -> int:
     from eog_core.report import (
         bands_json,
@@ -90,6 +122,9 @@ def run_report(args: argparse.Namespace) -> int:
     )
 
     require_extra()
+    _output_folder_exists(args.output, "-o")
+    if args.bands_json:
+        _output_folder_exists(args.bands_json, "--bands-json")
     tasks = (
         {task.task_id: task for task in load_tasks(args.tasks) if task.task_id}
         if args.tasks
@@ -97,6 +132,7 @@ def run_report(args: argparse.Namespace) -> int:
     )
     with paused_gc(), busy("reading runs"):
         sources = [load_run(path) for path in args.runs]
+    _check_prices(args.price, sources)
     with paused_gc(), busy("building the report"):
         content = build_content(
             sources,
@@ -106,9 +142,10 @@ def run_report(args: argparse.Namespace) -> int:
             n_boot=args.n_boot,
             seed=args.seed,
         )
-        write_html(content, args.output)
+        _write(args.output, lambda path: write_html(content, path))
     if args.bands_json:
-        args.bands_json.write_bytes(bands_json(content))
+        data = bands_json(content)
+        _write(args.bands_json, lambda path: path.write_bytes(data))
     print(
         f"report: {args.output} ({len(content.rows)} rollouts of {len(sources)} run(s))",
         file=sys.stderr,

@@ -37,8 +37,9 @@ from eog_core.metrics import (
     format_comparison,
     format_corrected,
     format_upstream,
+    locate_run,
+    read_run,
     read_upstream_results,
-    read_verdicts,
     upstream_groups,
     upstream_summary,
     upstream_table,
@@ -111,13 +112,21 @@ def add_parsers(commands: Any) -> None:
         commands,
         "score",
         help="upstream's numbers and corrected ones for a finished evaluation",
-        description="Read upstream result folders (run_<i>/results_*.json) or verdict JSONL files; "
-        "print upstream's table exactly as upstream computes it, then corrected numbers. "
+        description="Read run folders (their rollouts.jsonl: strict and parity, as `report` reads "
+        "them), rollout or verdict .jsonl files, or upstream result folders "
+        "(run_<i>/results_*.json, such as a run's upstream/). For upstream folders print "
+        "upstream's table exactly as upstream computes it; then corrected numbers. "
         "Exits 0, or 3 when no rollout completed its evaluation (every one incomplete: "
         "the table is printed, with '-' for the undefined rates).",
-        epilog="example: eog-core score results/gpt-x/ --tasks tasks/ --k 3",
+        epilog="example: eog-core score runs/gpt-4.1 --tasks tasks/ --k 3\n"
+        "         eog-core score runs/gpt-4.1/upstream   # upstream's table, parity",
     )
-    score.add_argument("paths", nargs="+", type=Path, help="result folders or verdict .jsonl files")
+    score.add_argument(
+        "paths",
+        nargs="+",
+        type=Path,
+        help="run folders, rollout or verdict .jsonl files, or upstream result folders",
+    )
     score.add_argument(
         "--tasks",
         type=Path,
@@ -133,8 +142,9 @@ def add_parsers(commands: Any) -> None:
     score.add_argument(
         "--upstream-only",
         action="store_true",
-        help="print only what upstream's compute_score.py prints for the result folder(s), "
-        "byte for byte (colour only on a terminal)",
+        help="print only what upstream's compute_score.py prints for the folder(s), byte for "
+        "byte (colour only on a terminal); a run folder is read as upstream reads it, "
+        "its upstream/ one row",
     )
     score.set_defaults(handler=run_score)
 
@@ -272,35 +282,42 @@ def run_verify(args: argparse.Namespace) -> int:
     return code
 
 
-def _read_inputs(paths: Sequence[Path]) -> list[MetricsInput]:
-    items: list[MetricsInput] = []
+def _upstream_folders(paths: Sequence[Path], upstream_only: bool) -> list[Path]:
+    """The paths read as upstream result folders: every folder with ``--upstream-only``
+    (upstream's reading, a run folder's ``rollouts.jsonl`` ignored as upstream ignores it),
+    else the folders without a ``rollouts.jsonl``."""
+    found = []
     for path in paths:
-        if path.is_dir():
-            items.extend(read_upstream_results(path))
-        elif path.suffix == ".jsonl":
-            items.extend(read_verdicts(path))
-        else:
-            raise MetricsError(
-                f"expected a result folder or a verdict .jsonl file, got {path}", source=str(path)
-            )
-    return items
+        where = locate_run(path)
+        if upstream_only and path.is_dir():
+            found.append(path)
+        elif where.kind == "upstream":
+            found.append(where.path)
+    return found
+
+
+def _read_inputs(paths: Sequence[Path], upstream_only: bool = False) -> list[MetricsInput]:
+    if not upstream_only:
+        return [item for path in paths for item in read_run(path)]
+    return [item for path in paths if path.is_dir() for item in read_upstream_results(path)]
 
 
 def run_score(args: argparse.Namespace) -> int:
+    folders = _upstream_folders(args.paths, args.upstream_only)
     with busy("reading results"):
-        items = _read_inputs(args.paths)
+        items = _read_inputs(args.paths, args.upstream_only)
     upstream_files = [i for i in items if not hasattr(i, "policy") and hasattr(i, "runs")]
-    groups = [group for path in args.paths if path.is_dir() for group in upstream_groups(path)]
+    groups = [group for path in folders for group in upstream_groups(path)]
     upstream = (
         upstream_summary(upstream_files, groups)  # type: ignore[arg-type]
         if upstream_files or groups
         else None
     )
     if args.upstream_only:
-        if upstream is None:
+        if upstream is None or len(folders) < len(args.paths):
             raise MetricsError(
                 "--upstream-only takes upstream result folders",
-                source=", ".join(map(str, args.paths)),
+                source=", ".join(str(p) for p in args.paths if p not in folders),
             )
         sys.stdout.write(upstream_table(upstream, color=sys.stdout.isatty()))
         return EXIT_FAILED if upstream.unreadable else EXIT_OK

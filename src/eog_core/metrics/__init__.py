@@ -4,7 +4,9 @@
   (``format_upstream`` adds what upstream could not score) reproduce upstream's
   ``compute_score.py`` printout byte for byte, defects included.
 * :func:`read_verdicts` reads our verdict JSONL; :func:`expected_task_ids` the
-  task set a run should cover.
+  task set a run should cover; :func:`read_run` / :func:`locate_run` what a path
+  given to ``score``, ``compare`` or ``report`` holds (a run folder is its
+  ``rollouts.jsonl``).
 * :func:`corrected_summary` / :func:`format_corrected` score either input (or
   both) with errored runs excluded, missing tasks listed, micro and macro
   averages labelled, and unbiased pass@k.
@@ -30,6 +32,7 @@ from eog_core.metrics._results import (
     corrected_summary,
     format_corrected,
 )
+from eog_core.metrics._sources import RunLocation, locate_run, read_run
 from eog_core.metrics._stats import mcnemar_exact_p, pass_at_k, pass_hat_k, wilson_interval
 from eog_core.metrics._tasks import (
     RateIntervals,
@@ -87,6 +90,7 @@ __all__ = [
     "RateIntervals",
     "RolloutUsage",
     "RunComparison",
+    "RunLocation",
     "RunRecord",
     "TaskBand",
     "TaskDifference",
@@ -107,6 +111,7 @@ __all__ = [
     "format_corrected",
     "format_upstream",
     "histogram",
+    "locate_run",
     "mcnemar_exact_p",
     "mean_flip_rate",
     "parse_verdict",
@@ -114,6 +119,7 @@ __all__ = [
     "pass_hat_at",
     "pass_hat_k",
     "rate_intervals",
+    "read_run",
     "read_upstream_results",
     "read_verdicts",
     "rollout_cost",

@@ -16,7 +16,6 @@ out again): one not evaluated yields to a later or earlier evaluated one, as
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Iterable, Mapping
@@ -25,6 +24,7 @@ from typing import Any, cast
 
 import attrs
 
+from eog_core._jsonl import JsonLineError, jsonl_values
 from eog_core.metrics._records import MetricsError, PolicyName, PolicyOutcome, RunRecord
 
 __all__ = [
@@ -177,20 +177,14 @@ def _verdict_from_object(data: Any, *, source: str, line: int) -> VerdictRecord:
 
 def _jsonl_objects(path: Path) -> Iterable[tuple[int, Any]]:
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as exc:
         raise MetricsError(f"cannot read file: {exc.strerror or exc}", source=str(path)) from exc
-    # split at newlines only: str.splitlines() also splits at U+2028, U+2029 and U+0085,
-    # which a JSON string may hold raw
-    for number, raw in enumerate(text.split("\n"), start=1):
-        if not raw.strip():
-            continue
-        try:
-            yield number, json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise MetricsError(
-                f"invalid JSON at column {exc.colno}: {exc.msg}", source=str(path), line=number
-            ) from exc
+    try:
+        for number, _, value in jsonl_values(raw):
+            yield number, value
+    except JsonLineError as exc:
+        raise MetricsError(exc.reason, source=str(path), line=exc.line) from None
 
 
 def read_verdicts(path: str | os.PathLike[str]) -> list[VerdictRecord]:

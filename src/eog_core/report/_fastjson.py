@@ -5,7 +5,8 @@ a report of thousands of rollouts. It refuses some of what the standard library 
 (lone surrogates, ``NaN``): then the standard library reads the document. One
 difference is silent: orjson reads an integer past 64 bits as a float, so a
 caller that must keep such values exact checks with :func:`may_hold_big_integer`
-and reads again with :func:`exact_loads`.
+and reads again with :func:`exact_loads`. Nesting past either library's recursion limit
+is read and written with the deep values cut (``eog_core._jsonl``), never a ``RecursionError``.
 """
 
 from __future__ import annotations
@@ -13,13 +14,16 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
+
+from eog_core._jsonl import cut_deep, loads_line
 
 __all__ = [
     "dumps_for_script",
     "dumps_for_script_bytes",
     "exact_loads",
+    "fast_loads",
     "loads",
     "may_hold_big_integer",
     "paused_gc",
@@ -33,20 +37,27 @@ try:
 except ImportError:  # pragma: no cover - the report extra installs it
     _orjson = None
 
+#: orjson's reader, the fast path of :func:`eog_core._jsonl.loads_line` (None without orjson).
+fast_loads: Callable[[bytes], Any] | None = None if _orjson is None else _orjson.loads
 
-def loads(text: str) -> Any:
+
+def loads(text: str | bytes) -> Any:
     """One JSON document; errors are the standard library's ``json.JSONDecodeError``."""
     if _orjson is not None:
         try:
             return _orjson.loads(text)
         except _orjson.JSONDecodeError:
             pass
-    return json.loads(text)
+    return exact_loads(text)
 
 
-def exact_loads(text: str) -> Any:
-    """The standard library's reading (every integer exact)."""
-    return json.loads(text)
+def exact_loads(text: str | bytes) -> Any:
+    """The standard library's reading (every integer exact); a document nested too deeply
+    for it is read with its deep values cut."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        return loads_line(text)
 
 
 def may_hold_big_integer(value: Any) -> bool:
@@ -63,10 +74,11 @@ def dumps_for_script_bytes(data: Any) -> bytes:
             pass
         else:
             return raw.replace(b"<", b"\\u003c")
-    # ASCII: a lone surrogate is written as its escape, which UTF-8 could not hold
-    text = json.dumps(data, ensure_ascii=True, separators=(",", ":"), default=str).replace(
-        "<", "\\u003c"
-    )
+    # ASCII: a lone surrogate is written as its escape, which UTF-8 could not hold; values
+    # nested past orjson's limit are cut (json.dumps recurses too)
+    text = json.dumps(
+        cut_deep(data), ensure_ascii=True, separators=(",", ":"), default=str
+    ).replace("<", "\\u003c")
     return text.encode("ascii")
 
 

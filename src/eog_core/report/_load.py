@@ -5,26 +5,29 @@ verdict (:func:`eog_core.metrics.parse_verdict`) and the transcript viewer its
 turns. Unknown keys are ignored and ``stop_reason`` / ``failure_kind`` are open
 strings, so records written by newer versions still load. An upstream folder
 (``run_<i>/results_*.json``) gives its files to the metrics; the transcripts are read
-from the files later (``_upstream``), a file at a time.
+from the files later (``_upstream``), a file at a time. What a path holds, and how its
+lines are read, is decided once for ``score``, ``compare`` and the report
+(:func:`eog_core.metrics.locate_run`, ``eog_core._jsonl``).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from eog_core._jsonl import JsonLineError, jsonl_values, loads_line
 from eog_core.metrics import (
     MetricsError,
     MetricsInput,
     VerdictRecord,
+    locate_run,
     parse_verdict,
     read_upstream_results,
 )
-from eog_core.report._fastjson import exact_loads, loads, may_hold_big_integer
+from eog_core.report._fastjson import fast_loads, may_hold_big_integer
 
 __all__ = ["ROLLOUTS_FILE", "RunSource", "load_run"]
 
@@ -63,24 +66,19 @@ def _big_verdict_value(data: Any) -> bool:
 
 def _read_rollouts(path: Path) -> tuple[list[VerdictRecord], list[Mapping[str, Any]]]:
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as exc:
         raise MetricsError(f"cannot read file: {exc.strerror or exc}", source=str(path)) from exc
     verdicts: list[VerdictRecord] = []
     records: list[Mapping[str, Any]] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            data = loads(raw)
+    try:
+        for number, line, data in jsonl_values(raw, fast_loads):
             if _big_verdict_value(data):
-                data = exact_loads(raw)
-        except json.JSONDecodeError as exc:
-            raise MetricsError(
-                f"invalid JSON at column {exc.colno}: {exc.msg}", source=str(path), line=number
-            ) from exc
-        verdicts.append(parse_verdict(data, source=str(path), line=number))
-        records.append(data)
+                data = loads_line(line)
+            verdicts.append(parse_verdict(data, source=str(path), line=number))
+            records.append(data)
+    except JsonLineError as exc:
+        raise MetricsError(exc.reason, source=str(path), line=exc.line) from None
     return verdicts, records
 
 
@@ -93,36 +91,32 @@ def _label(path: Path, records: list[Mapping[str, Any]]) -> str:
 
 
 def load_run(path: str | Path, label: str | None = None) -> RunSource:
-    """Read a run folder (with ``rollouts.jsonl``), a rollout ``.jsonl`` file or an upstream folder.
+    """Read a run folder (with ``rollouts.jsonl``), a rollout ``.jsonl`` file or an upstream folder,
+    as ``eog-core score`` and ``compare`` read it (:func:`eog_core.metrics.locate_run`).
 
-    Anything else, or a file without a single record, raises :class:`MetricsError`.
+    Anything else, or a run without a single record, raises :class:`MetricsError`.
     """
-    source = Path(path)
-    rollouts = source / ROLLOUTS_FILE if source.is_dir() else source
-    if rollouts.is_file() and rollouts.suffix == ".jsonl":
-        verdicts, records = _read_rollouts(rollouts)
+    where = locate_run(path)
+    if where.kind == "rollouts":
+        verdicts, records = _read_rollouts(where.path)
         if not verdicts:
-            raise MetricsError("no rollout records in the file", source=str(rollouts))
+            raise MetricsError("no rollout records in the file", source=str(where.path))
         return RunSource(
-            label=label or _label(rollouts, records),
-            path=str(rollouts),
+            label=label or _label(where.path, records),
+            path=str(where.path),
             kind="rollouts",
             inputs=tuple(verdicts),
             records=tuple(records),
         )
-    if source.is_dir():
-        files = read_upstream_results(source)
-        if not files:
-            raise MetricsError(
-                f"no {ROLLOUTS_FILE} and no upstream results_*.json files in the folder",
-                source=str(source),
-            )
-        return RunSource(
-            label=label or source.name, path=str(source), kind="upstream", inputs=tuple(files)
+    files = read_upstream_results(where.path)
+    if not files:
+        raise MetricsError(
+            f"no {ROLLOUTS_FILE} and no upstream results_*.json files in the folder",
+            source=str(where.path),
         )
-    if not source.exists():
-        raise MetricsError("no such file or folder", source=str(source))
-    raise MetricsError(
-        f"expected a run folder, a {ROLLOUTS_FILE} file or an upstream result folder",
-        source=str(source),
+    return RunSource(
+        label=label or where.path.name,
+        path=str(where.path),
+        kind="upstream",
+        inputs=tuple(files),
     )
