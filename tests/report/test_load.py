@@ -13,7 +13,7 @@ from eog_core._jsonl import CUT_NOTE
 from eog_core.metrics import MetricsError, read_verdicts
 from eog_core.report import build_content, load_run, render_html
 from eog_core.report._fastjson import dumps_for_script
-from tests.report.page import json_block
+from tests.report.page import transcripts
 
 SEPARATORS = "a\u2028b\u2029c\u0085d"
 
@@ -53,7 +53,7 @@ def test_raw_line_separators_are_read_as_score_reads_them(tmp_path: Path) -> Non
     source = load_run(run)
     assert [v.task_id for v in source.inputs] == [v.task_id for v in read_verdicts(source.path)]
     assert [r["task_id"] for r in source.records] == ["t1", "t2"]
-    details = json_block(render_html(build_content([source], title="t")), "eog-details")
+    details = transcripts(render_html(build_content([source], title="t")))
     assert [d["final_answer"] for d in details] == [SEPARATORS, None]
 
 
@@ -67,7 +67,7 @@ def test_a_deep_value_is_read_and_shown_cut(tmp_path: Path, levels: int) -> None
     source = load_run(run)
     assert [v.success for v in source.inputs] == [True, True]
     html = render_html(build_content([source], title="t"))
-    [first, second] = json_block(html, "eog-details")
+    [first, second] = transcripts(html)
     levels_shown, inner = _innermost(first["verdicts"]["strict"][0]["actual"])
     assert inner == CUT_NOTE and 150 < levels_shown < 200
     assert second["verdicts"]["strict"][0]["actual"] == 1

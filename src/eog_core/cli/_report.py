@@ -47,7 +47,9 @@ def add_parser(commands: Any) -> None:
     report.add_argument(
         "-o", "--output", type=Path, required=True, metavar="FILE", help="the HTML file to write"
     )
-    report.add_argument("--title", default="EOG evaluation report")
+    report.add_argument(
+        "--title", default="EOG evaluation report", help="the page's title and heading"
+    )
     report.add_argument(
         "--price",
         action="append",

@@ -91,8 +91,18 @@ def add_parsers(commands: Any) -> None:
         metavar="GYM=ID",
         help="the rollout's database id on a live gym",
     )
-    verify.add_argument("--policy", choices=["strict", "parity", "both"], default="both")
-    verify.add_argument("--reward", choices=["binary", "fractional"], default="binary")
+    verify.add_argument(
+        "--policy",
+        choices=["strict", "parity", "both"],
+        default="both",
+        help="which verdicts to compute and print",
+    )
+    verify.add_argument(
+        "--reward",
+        choices=["binary", "fractional"],
+        default="binary",
+        help="binary: 1 when the task succeeds; fractional: its verifier pass rate",
+    )
     verify.add_argument(
         "--now",
         help="pin SQLite's 'now' and CURRENT_TIMESTAMP/DATE/TIME (e.g. '2026-01-05 12:00:00') for reproducible scores of snapshots",
@@ -158,8 +168,12 @@ def add_parsers(commands: Any) -> None:
         "repeat; exits 3 when the two evaluations have no run in common.",
         epilog="example: eog-core compare upstream_results/ our_verdicts.jsonl --margin 0.02",
     )
-    compare.add_argument("a", type=Path)
-    compare.add_argument("b", type=Path)
+    compare.add_argument(
+        "a",
+        type=Path,
+        help="the first evaluation (A: a run folder, results folder or verdicts .jsonl)",
+    )
+    compare.add_argument("b", type=Path, help="the second evaluation (B), read the same way")
     compare.add_argument(
         "--margin",
         type=float,
@@ -178,7 +192,7 @@ def add_parsers(commands: Any) -> None:
         default=10000,
         help=f"bootstrap resamples, 1 to {MAX_BOOTSTRAP:,} (default 10,000)",
     )
-    compare.add_argument("--seed", type=int, default=0)
+    compare.add_argument("--seed", type=int, default=0, help="the bootstrap's seed")
     compare.add_argument(
         "--policy",
         choices=["strict", "parity"],
