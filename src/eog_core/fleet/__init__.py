@@ -24,6 +24,9 @@ from eog_core.fleet._options import (
     options_from_env,
 )
 from eog_core.fleet._seeds import (
+    MAX_UNPACKED_BYTES,
+    MAX_UNPACKED_RATIO,
+    SEED_ARCHIVE_REVISION,
     SEED_ARCHIVE_SHA256,
     SEED_ROOT_FOLDER,
     UnpackedSeeds,
@@ -40,6 +43,9 @@ __all__ = [
     "LABEL_DOMAIN",
     "LABEL_MANAGED",
     "LABEL_REPLICA",
+    "MAX_UNPACKED_BYTES",
+    "MAX_UNPACKED_RATIO",
+    "SEED_ARCHIVE_REVISION",
     "SEED_ARCHIVE_SHA256",
     "SEED_ROOT_FOLDER",
     "Container",
