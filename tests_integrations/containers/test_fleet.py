@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import shlex
 import shutil
 import signal
@@ -302,4 +303,91 @@ async def test_sigterm_while_starting_removes_what_started_and_exits_130(
         if process.returncode is None:
             process.kill()
             await process.wait()
+    assert our_containers() == []
+
+
+def _processes() -> dict[int, tuple[int, str]]:
+    """pid -> (parent pid, command line with spaces) of every process now."""
+    found: dict[int, tuple[int, str]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        found[int(entry.name)] = (int(stat.rpartition(")")[2].split()[1]), cmdline)
+    return found
+
+
+def _fleet_processes(fleet: str) -> list[str]:
+    """The processes (conmon, mostly) that name a container of ``fleet`` (eog-DOMAIN-ID-N)."""
+    return [cmd for _, cmd in _processes().values() if f"-{fleet}-" in cmd and "eog-" in cmd]
+
+
+async def test_ctrl_c_while_a_container_is_being_created_leaves_no_process_behind(
+    fleet_env: dict[str, str],
+) -> None:
+    """A terminal's Ctrl-C reaches the whole foreground process group: the engine's
+    ``run`` must not be killed mid-create (its conmon and ``runc init`` would stay, with
+    the port, in no list of the engine's)."""
+    env = with_entrypoint(fleet_env, "import time; time.sleep(600)")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "eog_core",
+        "gyms",
+        "up",
+        "--domains",
+        "csm,itsm,hr",
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,  # its own group, as a shell gives a foreground command
+    )
+    try:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + DEADLINE
+        creating: list[str] = []
+        while not (creating and our_containers()):  # a `run -d` under way, its record made
+            creating = [
+                cmd
+                for parent, cmd in _processes().values()
+                if parent == process.pid and " run -d " in cmd
+            ]
+            assert loop.time() < deadline and process.returncode is None, "no run started"
+            await asyncio.sleep(0.01)
+        fleet = creating[0].split(" --name eog-", 1)[1].split()[0].split("-")[1]
+        os.killpg(process.pid, signal.SIGINT)
+        _, err = await asyncio.wait_for(process.communicate(), DEADLINE)
+        assert process.returncode == 130, err.decode()
+        assert "interrupted while starting" in err.decode()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert our_containers() == []
+    assert _fleet_processes(fleet) == []
+
+
+async def test_a_failed_up_removes_the_other_domains_containers(
+    fleet_env: dict[str, str],
+) -> None:
+    """One domain's image cannot be had while the others are being created: ``up`` fails
+    naming it, and removes the others once their creates end (none stays ``detached``)."""
+    env = {**fleet_env, "EOG_FLEET_RUN_ARGS": f"{fleet_env['EOG_FLEET_RUN_ARGS']} --pull=never"}
+    code, _, err = await eog(
+        env,
+        "gyms",
+        "up",
+        "--domains",
+        "all",
+        "--replicas",
+        "2",
+        "--image",
+        "hr=localhost/eog-core-no-such-image:1",
+    )
+    assert code == 3
+    assert "podman run failed" in err and "eog-core-no-such-image" in err, err
     assert our_containers() == []

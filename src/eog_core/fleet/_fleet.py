@@ -20,9 +20,9 @@ import os
 import socket
 import subprocess
 import uuid
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Coroutine, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 
@@ -48,6 +48,7 @@ __all__ = ["GymFleet", "down", "launch", "reap_orphans"]
 log = logging.getLogger("eog_core.fleet")
 
 RESTART_ATTEMPTS = 3
+T = TypeVar("T")
 
 
 @attrs.define(kw_only=True)
@@ -135,15 +136,13 @@ class GymFleet:
             for r in range(self.options.replicas)
         ]
         try:
-            await asyncio.gather(
-                *(
-                    self._run(m, self.options.host_port_for(m.service, m.replica))
-                    for m in self._members
-                )
+            await _all_or_nothing(
+                self._run(m, self.options.host_port_for(m.service, m.replica))
+                for m in self._members
             )
-            times = await asyncio.gather(*(self._healthy(m) for m in self._members))
+            times = await _all_or_nothing(self._healthy(m) for m in self._members)
         except BaseException:
-            self._remove_all()
+            self._remove_all()  # every run has ended: nothing is still being created
             raise
         self.startup_seconds = {m.name: t for m, t in zip(self._members, times, strict=True)}
         self._directory = GymDirectory(
@@ -178,7 +177,7 @@ class GymFleet:
             bind_host=self.options.bind_host,
             environment=service.environment,
         )
-        member.container = (await engine.call(*args)).strip()
+        member.container = (await engine.call(*args, shielded=True)).strip()
         try:
             member.host_port = host_port or await engine.host_port(
                 member.container, service.container_port
@@ -243,6 +242,7 @@ class GymFleet:
                 await engine.call(
                     *engine.remove_args([member.container, member.name], podman=self._podman),
                     check=False,
+                    shielded=True,
                 )
                 await self._run(member, member.host_port)
                 await self._healthy(member)
@@ -295,6 +295,39 @@ class GymFleet:
             member.container = ""
 
 
+async def _all_or_nothing(coroutines: Iterable[Coroutine[Any, Any, T]]) -> list[T]:
+    """Run the coroutines at once; their results, in order. When one fails, or this is
+    cancelled, the others are cancelled and awaited to their end (a shielded ``run``
+    finishes its create) before the first failure, or the cancellation, is raised."""
+    tasks = [asyncio.ensure_future(c) for c in coroutines]
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        for task in tasks:  # the first failure in the members' order
+            failure = task.exception() if task in done and not task.cancelled() else None
+            if failure is not None:
+                raise failure
+        return [t.result() for t in tasks]
+    finally:
+        for task in tasks:
+            task.cancel()
+        await _settle(tasks)
+
+
+async def _settle(tasks: Sequence[asyncio.Future[Any]]) -> None:
+    """Wait until every task has ended, through any further cancellation of ours."""
+    cancelled: asyncio.CancelledError | None = None
+    while not all(t.done() for t in tasks):
+        try:
+            await asyncio.wait([t for t in tasks if not t.done()])
+        except asyncio.CancelledError as exc:
+            cancelled = exc
+    for task in tasks:
+        if not task.cancelled():
+            task.exception()  # retrieved: no "exception was never retrieved" warning
+    if cancelled is not None:
+        raise cancelled
+
+
 async def reap_orphans(engine: ContainerEngine) -> int:
     """Remove our containers whose owner process (on this host) is gone; how many."""
     hostname = socket.gethostname()
@@ -305,7 +338,9 @@ async def reap_orphans(engine: ContainerEngine) -> int:
     ]
     if orphans:
         await engine.call(
-            *engine.remove_args(orphans, podman=await engine.is_podman()), check=False
+            *engine.remove_args(orphans, podman=await engine.is_podman()),
+            check=False,
+            shielded=True,
         )
     return len(orphans)
 
