@@ -214,12 +214,14 @@ def container_owned_by(owner: str, name: str = "eog-csm-abc-0") -> Container:
 
 def test_owners_are_named_with_their_pid_and_command_and_live_ones_hold_theirs() -> None:
     here = socket.gethostname()
-    script = "import time; time.sleep(60)"
+    script = "import time; print('up', flush=True); time.sleep(60)"
     ended = subprocess.Popen([sys.executable, "-c", "pass"])
     ended.wait()
     dead = ended.pid
-    sleeper = subprocess.Popen([sys.executable, "-c", script])
+    sleeper = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE)
     try:
+        assert sleeper.stdout is not None
+        sleeper.stdout.readline()  # running its script: its command line is in place
         mine = owner_of(container_owned_by(f"{here}:{sleeper.pid}"))
         assert (mine.state, mine.pid) == ("alive", sleeper.pid)
         assert mine.command == f"{sys.executable} -c {script}"
@@ -243,6 +245,8 @@ def test_owners_are_named_with_their_pid_and_command_and_live_ones_hold_theirs()
     finally:
         sleeper.kill()
         sleeper.wait()
+        if sleeper.stdout is not None:
+            sleeper.stdout.close()
 
 
 def test_an_eog_core_owner_is_shown_as_the_command_a_person_typed() -> None:

@@ -84,7 +84,8 @@ async def _found(
         for container in containers:  # podman-docker's docker is podman: once each
             found.setdefault(container.id, (engine, container))
     if len(problems) == len(engines):
-        hint = engine_hint(engines[0].executable) if len(engines) == 1 else ""
+        only = engines[0].executable
+        hint = engine_hint(only) if len(engines) == 1 and shutil.which(only) else ""
         raise FleetError("; ".join(problems) + hint)
     return sorted(found.values(), key=lambda pair: (pair[1].domain, pair[1].replica))
 
