@@ -4,6 +4,7 @@ owners, options from the environment, and the Compose file text."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 
@@ -13,14 +14,17 @@ from eog_core import load_task
 from eog_core.errors import FleetError, UsageError
 from eog_core.fleet import (
     CATALOGUE,
+    Container,
     ContainerEngine,
     FleetOptions,
     compose_file,
     domains_for_tasks,
     options_from_env,
+    owner_of,
     services_for,
 )
 from eog_core.fleet._engine import owner_alive
+from eog_core.fleet._owners import split_held
 from eog_core.local import demo_paths
 from tests.datasets import EXAMPLES
 
@@ -201,3 +205,63 @@ def test_the_compose_file_pins_images_ports_ulimits_labels_and_environment() -> 
         '      API_PORT: "8003"\n'
         '    restart: "unless-stopped"\n'
     )
+
+
+def container_owned_by(owner: str, name: str = "eog-csm-abc-0") -> Container:
+    labels = {"io.eog-core.managed": "1", "io.eog-core.owner": owner}
+    return Container(id=name, name=name, running=True, status="running", labels=labels)
+
+
+def test_owners_are_named_with_their_pid_and_command_and_live_ones_hold_theirs() -> None:
+    here = socket.gethostname()
+    script = "import time; print('up', flush=True); time.sleep(60)"
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    dead = ended.pid
+    sleeper = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE)
+    try:
+        assert sleeper.stdout is not None
+        sleeper.stdout.readline()  # running its script: its command line is in place
+        mine = owner_of(container_owned_by(f"{here}:{sleeper.pid}"))
+        assert (mine.state, mine.pid) == ("alive", sleeper.pid)
+        assert mine.command == f"{sys.executable} -c {script}"
+        assert mine.describe() == f"pid {sleeper.pid} ({sys.executable} -c {script})"
+        gone = owner_of(container_owned_by(f"{here}:{dead}"))
+        assert (gone.state, gone.describe()) == ("gone", f"pid {dead}, gone")
+        other = owner_of(container_owned_by("elsewhere:12"))
+        assert (other.state, other.describe()) == ("elsewhere", "pid 12 on elsewhere")
+        assert owner_of(container_owned_by("detached")).describe() == "detached"
+        containers = [
+            container_owned_by(f"{here}:{sleeper.pid}", "held"),
+            container_owned_by(f"{here}:{dead}", "orphan"),
+            container_owned_by("detached", "free"),
+            container_owned_by("elsewhere:12", "foreign"),
+        ]
+        free, held = split_held(containers)
+        assert ([c.name for c in free], [c.name for c in held]) == (
+            ["orphan", "free"],
+            ["held", "foreign"],
+        )
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        if sleeper.stdout is not None:
+            sleeper.stdout.close()
+
+
+def test_an_eog_core_owner_is_shown_as_the_command_a_person_typed() -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-m", "eog_core", "serve-local", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert child.stdout is not None
+        child.stdout.readline()  # serving: its command line is in place
+        owner = owner_of(container_owned_by(f"{socket.gethostname()}:{child.pid}"))
+        assert owner.command == "eog-core serve-local --port 0"
+    finally:
+        child.kill()
+        child.wait()
+        if child.stdout is not None:
+            child.stdout.close()

@@ -162,3 +162,97 @@ def test_validate_seed_root_names_the_missing_files_and_the_command(
     out = capsys.readouterr().out
     assert f"3 seed file(s) missing under {tmp_path} (eog-core seeds unpack gym_dbs.zip" in out
     assert "  example/itsm/seed_incidents.sql" in out
+
+
+def test_a_missing_archive_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "missing.zip"
+    assert main(["seeds", "unpack", str(missing), "--to", str(tmp_path / "out")]) == 3
+    err = capsys.readouterr().err.strip()
+    assert f"cannot read seed archive {missing}: No such file or directory" in err
+
+
+def test_unpacking_never_writes_through_a_hard_link_into_the_folder(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.sql"
+    outside.write_text("mine")
+    target = tmp_path / "out"
+    (target / SEED_ROOT_FOLDER / "csm" / "dbs").mkdir(parents=True)
+    (target / CSM_SEED).hardlink_to(outside)
+    zipped = archive(tmp_path / "gym_dbs.zip", {CSM_SEED: "CREATE TABLE t (x);"})
+    unpack_seeds(zipped, target, sha256=None, replace=True)
+    assert outside.read_text() == "mine"
+    assert (target / CSM_SEED).read_text() == "CREATE TABLE t (x);"
+
+
+def test_an_existing_folder_is_refused_unless_replaced_whole(tmp_path: Path) -> None:
+    target = tmp_path / "out"
+    target.mkdir()
+    (target / "stale.sql").write_text("old")
+    zipped = archive(tmp_path / "gym_dbs.zip", {CSM_SEED: "new"})
+    with pytest.raises(
+        SeedArchiveError, match=r"is not empty; nothing was unpacked \(pass --force"
+    ):
+        unpack_seeds(zipped, target, sha256=None)
+    assert sorted(p.name for p in target.iterdir()) == ["stale.sql"]
+    unpack_seeds(zipped, target, sha256=None, replace=True)
+    assert not (target / "stale.sql").exists()
+    assert (target / CSM_SEED).read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gym_dbs.zip", "out"]  # no leftovers
+    (tmp_path / "file").write_text("")
+    with pytest.raises(SeedArchiveError, match="exists and is not a folder"):
+        unpack_seeds(zipped, tmp_path / "file", sha256=None, replace=True)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert unpack_seeds(zipped, empty, sha256=None).files == 1
+
+
+def test_cli_force_replaces_and_without_it_refuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    zipped = archive(tmp_path / "gym_dbs.zip", {CSM_SEED: ""})
+    target = tmp_path / "seeds"
+    argv = ["seeds", "unpack", str(zipped), "--to", str(target), "--no-verify"]
+    assert main(argv) == 0
+    assert main(argv) == 3
+    err = capsys.readouterr().err.strip()
+    assert f"{target} is not empty; nothing was unpacked (pass --force" in err
+    assert main([*argv, "--force"]) == 0
+
+
+def test_a_crc_error_leaves_nothing_and_says_so(tmp_path: Path) -> None:
+    zipped = tmp_path / "gym_dbs.zip"
+    with zipfile.ZipFile(zipped, "w") as bundle:  # stored: the member's bytes appear as written
+        bundle.writestr("first.sql", "fine")
+        bundle.writestr(CSM_SEED, "CREATE TABLE t (x);" * 100)
+    data = bytearray(zipped.read_bytes())
+    at = data.index(b"CREATE TABLE t (x);") + 7
+    data[at] ^= 0xFF
+    zipped.write_bytes(bytes(data))
+    with pytest.raises(SeedArchiveError, match=r"is damaged: member .*db_demo.sql' fails its CRC"):
+        unpack_seeds(zipped, tmp_path / "out", sha256=None)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gym_dbs.zip"]  # no partial folder
+
+
+def test_size_and_ratio_limits_apply_without_a_digest_check(tmp_path: Path) -> None:
+    bomb = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+        bundle.writestr(CSM_SEED, b"\0" * (8 << 20))
+    with pytest.raises(SeedArchiveError, match=r"expands [\d,]+ times .* more than the 250"):
+        unpack_seeds(bomb, tmp_path / "out", sha256=None)
+    with pytest.raises(SeedArchiveError, match=r"would unpack to 8,388,608 bytes, more than"):
+        unpack_seeds(bomb, tmp_path / "out", sha256=digest(bomb), max_bytes=1 << 20)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_windows_made_archive_with_folder_entries_and_backslashes(tmp_path: Path) -> None:
+    zipped = tmp_path / "gym_dbs.zip"
+    with zipfile.ZipFile(zipped, "w") as bundle:
+        for folder in ("", "\\csm", "\\csm\\dbs"):
+            info = zipfile.ZipInfo(f"{SEED_ROOT_FOLDER}{folder}\\")
+            info.create_system, info.external_attr = 0, 0x10  # MS-DOS, directory attribute
+            bundle.writestr(info, b"")
+        info = zipfile.ZipInfo(f"{SEED_ROOT_FOLDER}\\csm\\dbs\\db_demo.sql")
+        info.create_system, info.external_attr = 0, 0x20  # MS-DOS, archive attribute
+        bundle.writestr(info, "CREATE TABLE t (x);")
+    result = unpack_seeds(zipped, tmp_path / "out", sha256=None)
+    assert (result.files, result.seed_files) == (1, {"csm": 1})
+    assert (tmp_path / "out" / CSM_SEED).read_text() == "CREATE TABLE t (x);"

@@ -47,6 +47,8 @@ def _mounts() -> list[str]:
     args: list[str] = []
     for path in sorted(paths):
         args += ["-v", f"{path}:{path}:ro"]
+    if os.environ.get("PYTHONPATH"):  # a worktree's source ahead of the editable install
+        args += ["--env", f"PYTHONPATH={os.environ['PYTHONPATH']}"]
     return args
 
 

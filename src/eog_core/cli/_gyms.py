@@ -2,16 +2,15 @@
 
 ``up`` starts them detached (labelled; ``down`` removes them) and writes the
 directory file ``--gyms FILE`` reads; with ``--foreground`` it holds them until
-Ctrl-C/SIGTERM, replacing any that dies, and removes them at the end.
+Ctrl-C/SIGTERM, replacing any that dies (a few times at most), and removes them at
+the end. ``status``, ``logs`` and ``down`` are in ``_gyms_inspect``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
-import shutil
 import signal
 import sys
 from pathlib import Path
@@ -24,18 +23,26 @@ from eog_core.cli._common import (
     EXIT_OK,
     EXIT_USAGE,
     add_command,
+    add_common_options,
     emit_json,
     positive_seconds,
     table,
 )
-from eog_core.errors import UsageError
+from eog_core.cli._gyms_inspect import (
+    default_engine,
+    down_command,
+    engine_hint,
+    logs_command,
+    status_command,
+    with_args,
+)
+from eog_core.errors import FleetError, UsageError
 from eog_core.fleet import (
     CATALOGUE,
     FleetOptions,
     GymFleet,
     compose_file,
     domains_for_tasks,
-    down,
     options_from_env,
     services_for,
 )
@@ -46,17 +53,16 @@ __all__ = ["add_parser", "default_engine"]
 EXIT_INTERRUPTED = 130
 
 
-def default_engine() -> str:
-    """``$EOG_ENGINE``, else docker when installed, else podman."""
-    return os.environ.get("EOG_ENGINE") or ("docker" if shutil.which("docker") else "podman")
-
-
-def _engine_options(parser: argparse.ArgumentParser) -> None:
+def _engine_options(parser: argparse.ArgumentParser, *, search: bool = False) -> None:
+    default = (
+        "$EOG_ENGINE, else every one installed, docker and podman"
+        if search
+        else "$EOG_ENGINE, else docker when installed, else podman"
+    )
     parser.add_argument(
         "--engine",
         metavar="docker|podman",
-        help="the container engine's client (default: $EOG_ENGINE, else docker "
-        "when installed, else podman; a path works too)",
+        help=f"the container engine's client (default: {default}; a path works too)",
     )
     parser.add_argument(
         "--engine-arg",
@@ -68,7 +74,7 @@ def _engine_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _selection_options(parser: argparse.ArgumentParser) -> None:
+def _selection_options(parser: argparse.ArgumentParser, verb: str) -> None:
     parser.add_argument(
         "--domains",
         metavar="LIST",
@@ -80,16 +86,27 @@ def _selection_options(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         type=Path,
         metavar="TASK_PATH",
-        help="start only the gyms these tasks name",
+        help=f"{verb} only the gyms these tasks name (files or folders of tasks)",
     )
     parser.add_argument(
         "--image",
         action="append",
         default=[],
         metavar="DOMAIN=REF",
-        help="run REF instead of the pinned image (DOMAIN '*' for every one)",
+        help="use REF instead of the pinned image (DOMAIN '*' for every one; repeatable)",
     )
-    parser.add_argument("--registry", help="pull the pinned images from this registry/namespace")
+    parser.add_argument(
+        "--registry",
+        metavar="HOST/NAMESPACE",
+        help="pull the pinned images from this registry/namespace (also $EOG_FLEET_REGISTRY)",
+    )
+
+
+def _action(sub: Any, name: str, *, help: str, description: str, epilog: str) -> Any:
+    """One ``gyms`` action: help line, description, example and -v/-q."""
+    parser = add_command(sub, name, help=help, description=description, epilog=epilog)
+    add_common_options(parser)
+    return parser
 
 
 def add_parser(commands: Any) -> None:
@@ -101,9 +118,22 @@ def add_parser(commands: Any) -> None:
         epilog="example: eog-core gyms up --domains csm,itsm --write-directory gyms.json",
     )
     sub = gyms.add_subparsers(dest="gyms_command", required=True, metavar="ACTION")
-    up = sub.add_parser("up", help="start gym containers and wait until each answers MCP")
+    up = _action(
+        sub,
+        "up",
+        help="start gym containers and wait until each answers MCP",
+        description="Start one container per domain and replica, published on 127.0.0.1,\n"
+        "and wait until each answers an MCP initialize and tools/list. They are left\n"
+        "running (owner 'detached'; gyms down removes them), or with --foreground held\n"
+        "until Ctrl-C/SIGTERM, a dead one replaced (a crash-looping one given up after\n"
+        "a few tries, which ends the command with exit 3), and removed at the end.",
+        epilog="examples:\n"
+        "  eog-core gyms up --engine podman --domains csm,itsm --write-directory gyms.json\n"
+        "  eog-core gyms up --for eog-dataset --replicas 2 --foreground\n"
+        "  eog-core run eog-dataset --gyms gyms.json ...",
+    )
     _engine_options(up)
-    _selection_options(up)
+    _selection_options(up, "start")
     up.add_argument("--replicas", type=int, default=1, metavar="N", help="containers per domain")
     up.add_argument(
         "--fixed-ports",
@@ -117,7 +147,13 @@ def add_parser(commands: Any) -> None:
         metavar="ARG",
         help="an argument added to each container run (also $EOG_FLEET_RUN_ARGS)",
     )
-    up.add_argument("--health-timeout", type=positive_seconds, default=120.0, metavar="SECONDS")
+    up.add_argument(
+        "--health-timeout",
+        type=positive_seconds,
+        default=120.0,
+        metavar="SECONDS",
+        help="how long each gym may take to answer MCP",
+    )
     up.add_argument(
         "--write-directory",
         type=Path,
@@ -129,24 +165,71 @@ def add_parser(commands: Any) -> None:
         action="store_true",
         help="hold the containers until Ctrl-C/SIGTERM, then remove them",
     )
-    up.add_argument("--json", action="store_true")
+    up.add_argument(
+        "--json",
+        action="store_true",
+        help="print the fleet as JSON (with --foreground: one line, once every gym answers)",
+    )
     up.set_defaults(handler=_up)
-    status = sub.add_parser("status", help="list the gym containers eog-core started")
-    _engine_options(status)
-    status.add_argument("--json", action="store_true")
-    status.set_defaults(handler=_status)
-    logs = sub.add_parser("logs", help="print a gym container's log")
-    _engine_options(logs)
-    logs.add_argument("domain", choices=list(CATALOGUE), metavar="DOMAIN")
-    logs.add_argument("--replica", type=int, default=0, metavar="N")
-    logs.add_argument("--tail", type=int, default=100, metavar="LINES")
-    logs.set_defaults(handler=_logs)
-    remove = sub.add_parser("down", help="remove every gym container eog-core started")
-    _engine_options(remove)
-    remove.add_argument("--json", action="store_true")
-    remove.set_defaults(handler=_down)
-    compose = sub.add_parser("compose", help="print a Compose file for the pinned gym services")
-    _selection_options(compose)
+    status = _action(
+        sub,
+        "status",
+        help="list the gym containers eog-core started",
+        description="List eog-core's gym containers (found by label): domain, replica,\n"
+        "state, URL and owner, the process that removes them at its exit (pid and\n"
+        "command) or 'detached'. Without --engine or $EOG_ENGINE, every installed\n"
+        "engine (docker, podman) is asked.",
+        epilog="example: eog-core gyms status --json",
+    )
+    _engine_options(status, search=True)
+    status.add_argument("--json", action="store_true", help="print the containers as JSON")
+    status.set_defaults(handler=status_command)
+    logs = _action(
+        sub,
+        "logs",
+        help="print a gym container's log",
+        description="Print the last lines of one gym container's log (stdout and stderr).",
+        epilog="example: eog-core gyms logs csm --replica 1 --tail 200",
+    )
+    _engine_options(logs, search=True)
+    logs.add_argument(
+        "domain", choices=list(CATALOGUE), metavar="DOMAIN", help=", ".join(CATALOGUE)
+    )
+    logs.add_argument(
+        "--replica", type=int, default=0, metavar="N", help="which replica (0, 1, ...)"
+    )
+    logs.add_argument("--tail", type=int, default=100, metavar="LINES", help="how many last lines")
+    logs.set_defaults(handler=logs_command)
+    remove = _action(
+        sub,
+        "down",
+        help="remove the gym containers eog-core started",
+        description="Remove eog-core's detached gym containers and those whose owner died.\n"
+        "A live owner's (a foreground gyms up, a run --launch) are left, naming the\n"
+        "owner, and the command exits 3: that owner would replace them within seconds;\n"
+        "stop it instead (it removes its own), or pass --force, and the owner then\n"
+        "gives those gyms up.",
+        epilog="examples:\n  eog-core gyms down\n  eog-core gyms down --force --json",
+    )
+    _engine_options(remove, search=True)
+    remove.add_argument(
+        "--force",
+        action="store_true",
+        help="remove a live owner's containers too (it gives them up, never replaces them)",
+    )
+    remove.add_argument(
+        "--json", action="store_true", help="print what was removed and left as JSON"
+    )
+    remove.set_defaults(handler=down_command)
+    compose = _action(
+        sub,
+        "compose",
+        help="print a Compose file for the pinned gym services",
+        description="Print the same pinned gym services as a Compose file, for\n"
+        "docker compose -f FILE up -d (nothing is started).",
+        epilog="example: eog-core gyms compose --domains csm,itsm > compose.yaml",
+    )
+    _selection_options(compose, "write")
     compose.set_defaults(handler=_compose)
 
 
@@ -173,13 +256,7 @@ def _domains(args: argparse.Namespace) -> list[str]:
 def _engine(args: argparse.Namespace, **overrides: Any) -> FleetOptions:
     """FleetOptions from the environment, ``--engine`` and ``--engine-arg``, then ``overrides``."""
     options = options_from_env(engine_executable=args.engine or default_engine(), **overrides)
-    if args.engine_arg:
-        engine = options.engine
-        options = attrs.evolve(
-            options,
-            engine=attrs.evolve(engine, global_args=(*engine.global_args, *args.engine_arg)),
-        )
-    return options
+    return attrs.evolve(options, engine=with_args(options.engine, args))
 
 
 def _usage(command: str, exc: UsageError) -> int:
@@ -242,16 +319,41 @@ async def _hold(options: FleetOptions, args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return EXIT_INTERRUPTED
+        except FleetError as exc:
+            executable = options.engine.executable
+            if str(exc).startswith(f"{executable} ") and not os.environ.get("EOG_ENGINE"):
+                raise FleetError(f"{exc}{engine_hint(executable)}") from exc
+            raise
         try:
             _report(fleet, args)
-            if args.foreground:
-                await stop.wait()
+            if args.foreground and await _failed_before_stop(fleet, stop):
+                return EXIT_INPUT
         finally:
             await fleet.aclose()
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
     return EXIT_OK
+
+
+async def _failed_before_stop(fleet: GymFleet, stop: asyncio.Event) -> bool:
+    """Hold the fleet until a signal (False) or until a gym is given up for good (True,
+    said on stderr: the directory written would name a dead replica)."""
+    stopping = asyncio.ensure_future(stop.wait())
+    failing = asyncio.ensure_future(fleet.wait_failure())
+    try:
+        await asyncio.wait({stopping, failing}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
+        failing.cancel()
+    if stopping.done() and not stopping.cancelled():
+        return False
+    print(  # the reason is in the log just above (an ERROR, shown even with -q)
+        "eog-core gyms up: stopping: a gym was given up (see above); the fleet's containers "
+        "are removed",
+        file=sys.stderr,
+    )
+    return True
 
 
 def _report(fleet: GymFleet, args: argparse.Namespace) -> None:
@@ -281,77 +383,6 @@ def _report(fleet: GymFleet, args: argparse.Namespace) -> None:
             )
         print("stop with Ctrl-C" if args.foreground else "remove with: eog-core gyms down")
     sys.stdout.flush()
-
-
-def _status(args: argparse.Namespace) -> int:
-    return asyncio.run(_status_async(args))
-
-
-async def _status_async(args: argparse.Namespace) -> int:
-    from eog_core.fleet import LABEL_MANAGED
-
-    engine = _engine(args).engine
-    rows = []
-    for container in sorted(
-        await engine.containers({LABEL_MANAGED: "1"}), key=lambda c: (c.domain, c.replica)
-    ):
-        url = ""
-        service = CATALOGUE.get(container.domain)
-        if container.running and service is not None:
-            with contextlib.suppress(Exception):
-                url = f"http://127.0.0.1:{await engine.host_port(container.id, service.container_port)}"
-        rows.append(
-            {
-                "domain": container.domain,
-                "replica": container.replica,
-                "name": container.name,
-                "status": container.status,
-                "url": url,
-                "owner": container.owner,
-            }
-        )
-    if args.json:
-        emit_json({"containers": rows})
-    elif rows:
-        print(
-            table(
-                ["domain", "replica", "container", "status", "url", "owner"],
-                [list(row.values()) for row in rows],
-            )
-        )
-    else:
-        print("no gym containers (start them with: eog-core gyms up)")
-    return EXIT_OK
-
-
-def _logs(args: argparse.Namespace) -> int:
-    return asyncio.run(_logs_async(args))
-
-
-async def _logs_async(args: argparse.Namespace) -> int:
-    from eog_core.fleet import LABEL_DOMAIN, LABEL_MANAGED, LABEL_REPLICA
-
-    engine = _engine(args).engine
-    found = await engine.containers(
-        {LABEL_MANAGED: "1", LABEL_DOMAIN: args.domain, LABEL_REPLICA: str(args.replica)}
-    )
-    if not found:
-        print(
-            f"eog-core gyms logs: no {args.domain} container (replica {args.replica}) is up",
-            file=sys.stderr,
-        )
-        return EXIT_INPUT
-    sys.stdout.write(await engine.logs(found[0].id, tail=args.tail))
-    return EXIT_OK
-
-
-def _down(args: argparse.Namespace) -> int:
-    removed = asyncio.run(down(_engine(args).engine))
-    if args.json:
-        emit_json({"removed": removed})
-    else:
-        print(f"removed {removed} gym container(s)")
-    return EXIT_OK
 
 
 def _compose(args: argparse.Namespace) -> int:

@@ -16,14 +16,18 @@ from eog_core.fleet._engine import (
     Container,
     ContainerEngine,
 )
-from eog_core.fleet._fleet import GymFleet, down, launch, reap_orphans
+from eog_core.fleet._fleet import GymFleet, launch
 from eog_core.fleet._options import (
     DEFAULT_MAX_LIFECYCLES,
     ENV_VARIABLES,
     FleetOptions,
     options_from_env,
 )
+from eog_core.fleet._owners import Owner, down, owner_of, reap_orphans
 from eog_core.fleet._seeds import (
+    MAX_UNPACKED_BYTES,
+    MAX_UNPACKED_RATIO,
+    SEED_ARCHIVE_REVISION,
     SEED_ARCHIVE_SHA256,
     SEED_ROOT_FOLDER,
     UnpackedSeeds,
@@ -40,6 +44,9 @@ __all__ = [
     "LABEL_DOMAIN",
     "LABEL_MANAGED",
     "LABEL_REPLICA",
+    "MAX_UNPACKED_BYTES",
+    "MAX_UNPACKED_RATIO",
+    "SEED_ARCHIVE_REVISION",
     "SEED_ARCHIVE_SHA256",
     "SEED_ROOT_FOLDER",
     "Container",
@@ -47,6 +54,7 @@ __all__ = [
     "FleetOptions",
     "GymFleet",
     "GymService",
+    "Owner",
     "UnpackedSeeds",
     "compose_file",
     "domains_for_tasks",
@@ -54,6 +62,7 @@ __all__ = [
     "launch",
     "missing_seed_files",
     "options_from_env",
+    "owner_of",
     "reap_orphans",
     "services_for",
     "sha256_of",

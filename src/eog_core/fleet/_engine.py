@@ -134,9 +134,19 @@ class ContainerEngine:
         return found
 
     async def call(
-        self, *args: str, limit: float | None = COMMAND_TIMEOUT, check: bool = True
+        self,
+        *args: str,
+        limit: float | None = COMMAND_TIMEOUT,
+        check: bool = True,
+        shielded: bool = False,
     ) -> str:
-        """Run one client command; its stdout, or a FleetError with its stderr."""
+        """Run one client command; its stdout, or a FleetError with its stderr.
+
+        ``shielded`` (a ``run`` or ``rm``): the command runs in a session of its own (a
+        terminal's Ctrl-C does not reach it) and a cancellation waits for it to end
+        before it is re-raised: a ``run`` killed mid-create leaves its conmon and
+        ``runc init`` behind, in no list of the engine's.
+        """
         argv = self.argv(*args)
         self.find()
         process = await asyncio.create_subprocess_exec(
@@ -144,13 +154,19 @@ class ContainerEngine:
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
+            start_new_session=shielded,
         )
+        communicating = asyncio.ensure_future(process.communicate())
         try:
-            out, err = await asyncio.wait_for(process.communicate(), limit)
+            if shielded:
+                out, err = await _outlast_cancellation(communicating, limit)
+            else:
+                out, err = await asyncio.wait_for(communicating, limit)
         except BaseException:
             if process.returncode is None:
                 process.kill()
                 await process.wait()
+            communicating.cancel()
             raise
         if check and process.returncode != 0:
             detail = err.decode(errors="replace").strip().splitlines()
@@ -228,7 +244,29 @@ class ContainerEngine:
             stderr=subprocess.DEVNULL,
             check=False,
             timeout=COMMAND_TIMEOUT,
+            start_new_session=True,  # a second Ctrl-C must not cut the removal short
         )
+
+
+async def _outlast_cancellation(
+    future: asyncio.Future[tuple[bytes, bytes]], limit: float | None
+) -> tuple[bytes, bytes]:
+    """``future``'s result, awaited to its end even through cancellations (the last one
+    is re-raised then); TimeoutError after ``limit`` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = None if limit is None else loop.time() + limit
+    cancelled: asyncio.CancelledError | None = None
+    while not future.done():
+        remaining = None if deadline is None else deadline - loop.time()
+        if remaining is not None and remaining <= 0:
+            raise TimeoutError
+        try:
+            await asyncio.wait({future}, timeout=remaining)
+        except asyncio.CancelledError as exc:
+            cancelled = exc
+    if cancelled is not None:
+        raise cancelled
+    return future.result()
 
 
 def _container(item: Mapping[str, Any]) -> Container:

@@ -7,7 +7,9 @@ in any container of ours whose owner died (a SIGKILLed run), and on the way out
 every container it started. A replica that reached ``max_lifecycles`` task
 lifecycles is drained by the directory (no new sessions; the ones in flight
 finish), then replaced by a fresh container on the same host port, and returned
-to service; a container that dies unplanned is drained and replaced the same way.
+to service; a container that dies unplanned is drained and replaced the same way,
+after a doubling delay, and given up (:meth:`GymFleet.wait_failure`) when it keeps
+dying soon after each start, cannot be restarted, or was removed from outside.
 """
 
 from __future__ import annotations
@@ -35,19 +37,26 @@ from eog_core.fleet._engine import (
     LABEL_MANAGED,
     LABEL_OWNER,
     LABEL_REPLICA,
-    ContainerEngine,
-    owner_alive,
 )
 from eog_core.fleet._health import exited_error, wait_healthy
 from eog_core.fleet._options import FleetOptions
+from eog_core.fleet._owners import reap_orphans
+from eog_core.fleet._together import all_or_nothing
 from eog_core.gym import GymDirectory, Replica
 from eog_core.tasks import Task
 
-__all__ = ["GymFleet", "down", "launch", "reap_orphans"]
+__all__ = ["GymFleet", "launch"]
 
 log = logging.getLogger("eog_core.fleet")
 
 RESTART_ATTEMPTS = 3
+CRASH_RESTARTS = 3
+"""Replacements of a replica that keeps exiting soon after it starts, before it is given up."""
+CRASH_BACKOFF = 1.0
+"""Seconds before the first replacement; doubled for each further one (``MAX_BACKOFF`` at most)."""
+MAX_BACKOFF = 30.0
+STABLE_SECONDS = 300.0
+"""A replica that served this long before exiting starts its count of crashes afresh."""
 
 
 @attrs.define(kw_only=True)
@@ -60,6 +69,9 @@ class _Member:
     url: str = ""
     planned: bool = False
     watcher: asyncio.Task[None] | None = None
+    crashes: int = 0
+    """Unplanned exits in a row, each soon after its start (reset after ``STABLE_SECONDS``)."""
+    healthy_at: float = 0.0
 
 
 def _owner() -> str:
@@ -79,6 +91,9 @@ class GymFleet:
     _podman: bool = attrs.field(default=False, init=False, repr=False)
     _tasks: set[asyncio.Task[None]] = attrs.field(factory=set, init=False, repr=False)
     _closing: bool = attrs.field(default=False, init=False, repr=False)
+    failures: list[str] = attrs.field(factory=list, init=False)
+    """One message per replica given up for good (see :meth:`wait_failure`)."""
+    _failed: asyncio.Event = attrs.field(factory=asyncio.Event, init=False, repr=False)
 
     @property
     def started(self) -> bool:
@@ -135,15 +150,13 @@ class GymFleet:
             for r in range(self.options.replicas)
         ]
         try:
-            await asyncio.gather(
-                *(
-                    self._run(m, self.options.host_port_for(m.service, m.replica))
-                    for m in self._members
-                )
+            await all_or_nothing(
+                self._run(m, self.options.host_port_for(m.service, m.replica))
+                for m in self._members
             )
-            times = await asyncio.gather(*(self._healthy(m) for m in self._members))
+            times = await all_or_nothing(self._healthy(m) for m in self._members)
         except BaseException:
-            self._remove_all()
+            self._remove_all()  # every run has ended: nothing is still being created
             raise
         self.startup_seconds = {m.name: t for m, t in zip(self._members, times, strict=True)}
         self._directory = GymDirectory(
@@ -178,7 +191,7 @@ class GymFleet:
             bind_host=self.options.bind_host,
             environment=service.environment,
         )
-        member.container = (await engine.call(*args)).strip()
+        member.container = (await engine.call(*args, shielded=True)).strip()
         try:
             member.host_port = host_port or await engine.host_port(
                 member.container, service.container_port
@@ -188,6 +201,7 @@ class GymFleet:
         member.url = f"http://{self.options.bind_host}:{member.host_port}"
 
     async def _healthy(self, member: _Member) -> float:
+        member.healthy_at = asyncio.get_running_loop().time()  # from its start, in fact
         return await wait_healthy(
             self.options.engine,
             member.container,
@@ -220,22 +234,51 @@ class GymFleet:
         state = await engine.call(
             "inspect", "--format", "{{.State.Running}}", container, check=False
         )
-        if state.strip().lower() == "true":  # the engine's wait failed, not the container
+        state = state.strip().lower()
+        if state == "true":  # the engine's wait failed, not the container
             log.warning("cannot watch gym container %s; it is not replaced if it dies", member.name)
             return
+        member.planned = True
+        self.directory.drain(member.service.gym, member.url)
+        if state != "false":  # the engine no longer knows it: removed behind our back
+            self._give_up(
+                member,
+                "was removed by another command (eog-core gyms down --force?); not replaced",
+            )
+            return
+        loop = asyncio.get_running_loop()
+        if loop.time() - member.healthy_at >= STABLE_SECONDS:
+            member.crashes = 0  # it had served a good while: a crash, not a crash loop
+        member.crashes += 1
+        if member.crashes > CRASH_RESTARTS:
+            tail = (await engine.logs(container)).rstrip()
+            self._give_up(
+                member,
+                f"exited {member.crashes} times, each within {STABLE_SECONDS:g} s of "
+                f"starting: not restarted again; its log ends:\n{tail}",
+            )
+            return
+        delay = min(CRASH_BACKOFF * 2 ** (member.crashes - 1), MAX_BACKOFF)
         log.warning(
-            "gym container %s (%s replica %d) exited unplanned: replacing it",
+            "gym container %s (%s replica %d) exited unplanned: replacing it in %g s "
+            "(restart %d of at most %d)",
             member.name,
             member.service.domain,
             member.replica,
+            delay,
+            member.crashes,
+            CRASH_RESTARTS,
         )
-        self.directory.drain(member.service.gym, member.url)
+        await asyncio.sleep(delay)
         await self._restart(member, planned=False)
 
     async def _restart(self, member: _Member, *, planned: bool) -> None:
         member.planned = True
         engine = self.options.engine
+        problem = ""
         for attempt in range(1, RESTART_ATTEMPTS + 1):
+            if attempt > 1:
+                await asyncio.sleep(CRASH_BACKOFF * 2 ** (attempt - 2))
             try:
                 if member.watcher is not None and member.watcher is not asyncio.current_task():
                     member.watcher.cancel()
@@ -243,11 +286,13 @@ class GymFleet:
                 await engine.call(
                     *engine.remove_args([member.container, member.name], podman=self._podman),
                     check=False,
+                    shielded=True,
                 )
                 await self._run(member, member.host_port)
                 await self._healthy(member)
                 break
             except FleetError as exc:
+                problem = str(exc)
                 log.error(
                     "restarting %s (attempt %d of %d) failed: %s",
                     member.name,
@@ -256,7 +301,10 @@ class GymFleet:
                     exc,
                 )
         else:
-            return  # stays drained: sessions waiting for it fail with the directory's error
+            self._give_up(
+                member, f"could not be restarted ({RESTART_ATTEMPTS} attempts): {problem}"
+            )
+            return
         self.restarts += 1
         log.info(
             "gym container %s %s and back in service",
@@ -267,6 +315,23 @@ class GymFleet:
         self.directory.reset(member.service.gym, member.url)
         if not self._closing:
             self._watch(member)
+
+    def _give_up(self, member: _Member, reason: str) -> None:
+        """The replica stays out of service (sessions waiting for it fail once the
+        directory's ``return_timeout`` passes); :meth:`wait_failure` returns."""
+        message = (
+            f"gym container {member.name} ({member.service.domain} replica {member.replica}) "
+            f"{reason}"
+        )
+        log.error("%s", message)
+        self.failures.append(message)
+        self._failed.set()
+
+    async def wait_failure(self) -> str:
+        """Wait until a replica is given up for good (crash loop, failed restarts, removed
+        by another command); the first failure's message."""
+        await self._failed.wait()
+        return self.failures[0]
 
     async def aclose(self) -> None:
         """Remove every container this fleet started (detached: leave them). Idempotent."""
@@ -293,29 +358,6 @@ class GymFleet:
             log.error("could not remove gym containers %s: %s", ", ".join(ids), exc)
         for member in self._members:
             member.container = ""
-
-
-async def reap_orphans(engine: ContainerEngine) -> int:
-    """Remove our containers whose owner process (on this host) is gone; how many."""
-    hostname = socket.gethostname()
-    orphans = [
-        c.id
-        for c in await engine.containers({LABEL_MANAGED: "1"})
-        if not owner_alive(c.owner, hostname=hostname)
-    ]
-    if orphans:
-        await engine.call(
-            *engine.remove_args(orphans, podman=await engine.is_podman()), check=False
-        )
-    return len(orphans)
-
-
-async def down(engine: ContainerEngine) -> int:
-    """Remove every container of ours (``eog-core gyms down``); how many."""
-    found = [c.id for c in await engine.containers({LABEL_MANAGED: "1"})]
-    if found:
-        await engine.call(*engine.remove_args(found, podman=await engine.is_podman()))
-    return len(found)
 
 
 @contextlib.asynccontextmanager
