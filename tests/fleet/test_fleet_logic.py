@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -25,6 +26,7 @@ from eog_core.fleet import (
 )
 from eog_core.fleet._engine import owner_alive
 from eog_core.fleet._owners import split_held
+from eog_core.fleet._ports import ephemeral_range, spare_port
 from eog_core.local import demo_paths
 from tests.datasets import EXAMPLES
 
@@ -128,7 +130,30 @@ def test_fixed_ports_are_upstreams_plus_100_per_replica() -> None:
         8101,
         8201,
     ]
-    assert FleetOptions().host_port_for(csm, 0) is None
+    low, high = ephemeral_range()
+    chosen = {FleetOptions().host_port_for(csm, 0) for _ in range(20)}
+    assert all(port < low or port > high for port in chosen) and len(chosen) > 1
+
+
+def test_spare_ports_avoid_the_ephemeral_range_and_ports_in_use() -> None:
+    """A published port outside the range bind(port 0) draws from: a NAT rule a dead
+    container leaves behind can never catch a port another program was handed."""
+    assert ephemeral_range(Path("/nonexistent")) == (32768, 60999)
+    for ephemeral in [(32768, 60999), (1024, 65000), (49152, 65535)]:
+        port = spare_port("127.0.0.1", ephemeral=ephemeral)
+        assert not ephemeral[0] <= port <= ephemeral[1] and port >= 10_000
+    with pytest.raises(FleetError, match="no host port outside the ephemeral range"):
+        spare_port("127.0.0.1", ephemeral=(1024, 65535))
+    held = []
+    try:  # every candidate but one held: the free one is found
+        for port in range(65530, 65535):
+            sock = socket.socket()
+            sock.bind(("127.0.0.1", port))
+            held.append(sock)
+        assert spare_port("127.0.0.1", ephemeral=(1024, 65529)) == 65535
+    finally:
+        for sock in held:
+            sock.close()
 
 
 def test_bad_replica_and_lifecycle_counts_are_refused() -> None:

@@ -13,10 +13,12 @@ import signal
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from tests.run.scripted_model import ScriptedModel
 
+from eog_core.fleet._ports import ephemeral_range
 from eog_core.gym import GymClient
 from eog_core.local import demo_paths
 from tests_integrations.containers.conftest import our_containers, podman
@@ -67,6 +69,8 @@ async def test_gyms_up_two_domains_two_replicas_status_logs_down(
     assert sorted(table) == ["gym-itsm-mcp", "sn-csm-server"]
     urls = [url for replicas in table.values() for url in replicas]
     assert len(set(urls)) == 4
+    low, high = ephemeral_range()  # a NAT rule left by a dead container cannot catch a port
+    assert all(not low <= urlsplit(url).port <= high for url in urls), urls  # bind(0) hands out
     assert all(await asyncio.gather(*(lists_tools(url) for url in urls)))
     assert len(our_containers()) == 4
 

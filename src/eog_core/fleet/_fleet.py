@@ -193,9 +193,8 @@ class GymFleet:
         )
         member.container = (await engine.call(*args, shielded=True)).strip()
         try:
-            member.host_port = host_port or await engine.host_port(
-                member.container, service.container_port
-            )
+            # asked even when chosen: an answer says the container is up and published
+            member.host_port = await engine.host_port(member.container, service.container_port)
         except FleetError:  # no published port: the container is already gone
             raise await exited_error(engine, member.container, service.domain) from None
         member.url = f"http://{self.options.bind_host}:{member.host_port}"

@@ -12,6 +12,7 @@ import attrs
 from eog_core.errors import FleetError
 from eog_core.fleet._catalogue import GymService
 from eog_core.fleet._engine import ContainerEngine
+from eog_core.fleet._ports import spare_port
 
 __all__ = ["DEFAULT_MAX_LIFECYCLES", "ENV_VARIABLES", "FleetOptions", "options_from_env"]
 
@@ -54,9 +55,12 @@ class FleetOptions:
             registry=self.registry, override=self.images.get(service.domain) or self.images.get("*")
         )
 
-    def host_port_for(self, service: GymService, replica: int) -> int | None:
-        """Upstream's port (plus 100 per further replica) with ``fixed_ports``, else a free one."""
-        return service.host_port + 100 * replica if self.fixed_ports else None
+    def host_port_for(self, service: GymService, replica: int) -> int:
+        """Upstream's port (plus 100 per further replica) with ``fixed_ports``, else a free one
+        outside the kernel's ephemeral range (``fleet._ports``: why)."""
+        if self.fixed_ports:
+            return service.host_port + 100 * replica
+        return spare_port(self.bind_host)
 
 
 def options_from_env(environ: Mapping[str, str] | None = None, **overrides: Any) -> FleetOptions:
