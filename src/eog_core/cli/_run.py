@@ -1,10 +1,12 @@
 """``eog-core run``: evaluate a model on tasks end to end, resumably.
 
-Exit codes: 0 every rollout was evaluated; 3 some could not be (their records
-say why), the input is bad, or the model endpoint went down during the run; 2
-usage errors, and a model endpoint that fails the check before the run (wrong
-URL, key or model name); 130 interrupted (Ctrl-C: the rollouts in flight are
-cancelled and their databases deleted; rerun the same command to resume).
+Exit codes: 0 every rollout was evaluated (or all were already recorded); 3 some
+could not be (their records say why), the input is bad (a seed file missing, found
+before the first rollout), or the model endpoint went down during the run; 2 usage
+errors, an ``--out`` another run holds, and a model endpoint that fails the check
+before the run (wrong URL, key or model name); 130 interrupted (Ctrl-C: the rollouts
+in flight are cancelled and their databases deleted; rerun the same command to resume).
+Options: ``_run_parser``; what is printed: ``_run_output``.
 """
 
 from __future__ import annotations
