@@ -8,7 +8,9 @@ did not answer a probe either.
 
 from __future__ import annotations
 
+import email.utils
 import json
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,6 +24,7 @@ __all__ = [
     "error_detail",
     "json_or_none",
     "model_ids",
+    "retry_after_seconds",
 ]
 
 RETRY_STATUSES = frozenset({408, 409, 429})
@@ -81,3 +84,25 @@ def model_ids(text: str) -> set[str] | None:
                 str(entry[k]) for k in ("id", "name", "model") if isinstance(entry.get(k), str)
             )
     return names
+
+
+def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """The wait a 429/503 answer asks for: ``retry-after-ms``, then ``Retry-After`` (seconds or date)."""
+    lowered = {k.lower(): v for k, v in headers.items()}
+    if (millis := lowered.get("retry-after-ms")) is not None:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    value = lowered.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))

@@ -20,7 +20,6 @@ log line or error message.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import logging
 import random
 import time
@@ -34,7 +33,6 @@ from eog_core._json import dumps_utf8, may_hold_lone_surrogates, repair_tree
 from eog_core._redact import redact_url
 from eog_core.errors import (
     ContextOverflowError,
-    JudgeError,
     ModelError,
     ModelHTTPError,
     ModelUnreachableError,
@@ -48,6 +46,7 @@ from eog_core.run._answers import (
     backend_missing,
     error_detail,
     json_or_none,
+    retry_after_seconds,
 )
 from eog_core.run._apis import (
     ApiName,
@@ -59,9 +58,8 @@ from eog_core.run._apis import (
     tool_call_raw_text,
 )
 from eog_core.run._preflight import check_endpoint
-from eog_core.verify import JudgeRequest
 
-__all__ = ["ModelClient", "ModelJudge", "ModelReply", "ModelSettings", "retry_after_seconds"]
+__all__ = ["ModelClient", "ModelReply", "ModelSettings", "retry_after_seconds"]
 
 log = logging.getLogger("eog_core.run.model")
 
@@ -145,28 +143,6 @@ class ModelReply:
     repaired: int = 0
     """Lone surrogates (half an emoji) in the answer, replaced by U+FFFD so it can be sent and
     written as UTF-8."""
-
-
-def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
-    """The wait a 429/503 answer asks for: ``retry-after-ms``, then ``Retry-After`` (seconds or date)."""
-    lowered = {k.lower(): v for k, v in headers.items()}
-    if (millis := lowered.get("retry-after-ms")) is not None:
-        try:
-            return max(0.0, float(millis) / 1000)
-        except ValueError:
-            pass
-    value = lowered.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 @attrs.define
@@ -449,22 +425,3 @@ class ModelClient:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
-
-
-@attrs.frozen
-class ModelJudge:
-    """The ``response_check`` judge on a model endpoint, at the request's temperature (0.0)."""
-
-    client: ModelClient
-    model: str | None = None
-
-    async def __call__(self, request: JudgeRequest) -> str:
-        conversation = self.client.conversation(request.system_prompt, request.user_prompt, [])
-        overrides: dict[str, Any] = {"temperature": request.temperature}
-        if self.model:
-            overrides["model"] = self.model
-        try:
-            reply = await self.client.ask(conversation, overrides=overrides)
-        except ModelError as exc:
-            raise JudgeError(f"judge model failed: {exc}") from exc
-        return reply.turn.text

@@ -32,7 +32,8 @@ from typing_extensions import Unpack
 from eog_core.errors import EogError, ModelOutageError, UsageError
 from eog_core.gym import GymDirectory, Janitor
 from eog_core.run._folder import FolderTrace
-from eog_core.run._model import ModelClient, ModelJudge, ModelSettings
+from eog_core.run._judge import ModelJudge
+from eog_core.run._model import ModelClient, ModelSettings
 from eog_core.run._output import (
     ROLLOUTS_FILE,
     RolloutLog,
