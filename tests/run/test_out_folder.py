@@ -14,9 +14,8 @@ import pytest
 
 from eog_core import load_task
 from eog_core.errors import ModelPreflightError, SeedFileError, UsageError
-from eog_core.gym import GymDirectory
 from eog_core.local import LocalGym, demo_paths
-from eog_core.run import ROLLOUTS_FILE, ModelClient, ModelSettings, RolloutOptions, run_evaluation
+from eog_core.run import ROLLOUTS_FILE, ModelClient, ModelSettings
 from eog_core.run._folder import LOCK_FILE
 from tests.run.conftest import evaluate
 from tests.run.scripted_model import ScriptedModel
@@ -96,18 +95,13 @@ async def test_a_seed_root_that_is_not_a_folder_is_found_before_the_first_rollou
 
 
 async def test_a_failed_preflight_leaves_an_existing_folder_as_it_was(
-    gym: LocalGym, tmp_path: Path, unused_tcp_port: int
+    gym: LocalGym, tmp_path: Path
 ) -> None:
     (tmp_path / "notes.txt").write_text("mine")
-    with pytest.raises(ModelPreflightError, match="nothing accepts connections"):
-        await run_evaluation(
-            [load_task(demo_paths().task)],
-            ModelSettings(model="m", base_url=f"http://127.0.0.1:{unused_tcp_port}/v1"),
-            tmp_path,
-            directory=GymDirectory({gym.name: gym.url}),
-            options=RolloutOptions.build(seed_root=demo_paths().directory),
-        )
-    assert names(tmp_path) == ["notes.txt"]
+    async with ScriptedModel(api_key="another key") as model:
+        with pytest.raises(ModelPreflightError, match="refused the API key"):
+            await evaluate(gym, model, tmp_path)
+    assert names(tmp_path) == ["notes.txt"]  # no empty rollouts.jsonl, no lock file
 
 
 async def test_https_to_a_plain_http_server_is_named(model: ScriptedModel) -> None:
