@@ -62,6 +62,7 @@ async def evaluate(
         **(settings or {}),
     )
     options.setdefault("retry_delay", 0.01)
+    options.setdefault("seed_root", demo_paths().directory)
     return await run_evaluation(
         tasks or [load_task(demo_paths().task)],
         model_settings,
@@ -74,5 +75,5 @@ async def evaluate(
             max_consecutive_unreachable=max_consecutive_unreachable,
         ),
         directory=directory or GymDirectory({gym.name: gym.url}),
-        options=RolloutOptions.build(seed_root=demo_paths().directory, **options),
+        options=RolloutOptions.build(**options),
     )

@@ -23,7 +23,14 @@ from eog_core.errors import ModelOutageError, ModelPreflightError
 from eog_core.gym import GymDirectory
 from eog_core.local import LocalGym, ModelFault, ScriptedModel, demo_paths, load_demo_trajectory
 from eog_core.metrics import read_verdicts, runs_from_verdicts
-from eog_core.run import ROLLOUTS_FILE, EvaluationPlan, ModelClient, ModelSettings, run_evaluation
+from eog_core.run import (
+    ROLLOUTS_FILE,
+    EvaluationPlan,
+    ModelClient,
+    ModelSettings,
+    RolloutOptions,
+    run_evaluation,
+)
 from tests.run.conftest import evaluate
 
 STEPS = load_demo_trajectory()
@@ -203,15 +210,17 @@ async def test_preflight_names_a_dead_endpoint_before_anything_is_seeded(
     gym: LocalGym, tmp_path: Path, unused_tcp_port: int
 ) -> None:
     settings = ModelSettings(model="m", base_url=f"http://127.0.0.1:{unused_tcp_port}/v1")
+    out = tmp_path / "runs" / "m"
     with pytest.raises(ModelPreflightError, match="no model server answers at"):
         await run_evaluation(
             [load_task(demo_paths().task)],
             settings,
-            tmp_path,
+            out,
             directory=GymDirectory({gym.name: gym.url}),
+            options=RolloutOptions.build(seed_root=demo_paths().directory),
         )
     assert sum(gym.ledger.seeds.values()) == 0  # nothing was seeded
-    assert (tmp_path / ROLLOUTS_FILE).read_text() == ""
+    assert not (tmp_path / "runs").exists()  # and nothing was left: no runs/m/rollouts.jsonl
 
 
 async def test_preflight_names_a_refused_key_and_an_unknown_model(tmp_path: Path) -> None:
@@ -243,8 +252,6 @@ async def test_a_model_that_dies_mid_run_stops_the_run_after_n_rollouts(
     settings = ModelSettings(
         model="m", base_url=dead, backoff_initial=0.01, backoff_max=0.02, unreachable_after=0.2
     )
-    from eog_core.run import RolloutOptions
-
     with pytest.raises(ModelOutageError, match="3 rollouts in a row") as caught:
         await run_evaluation(
             tasks,
@@ -581,8 +588,6 @@ async def test_an_upstream_file_without_an_evaluated_record_does_not_outlive_a_f
         unreachable_after=0.05,
         backoff_initial=0.01,
     )
-    from eog_core.run import RolloutOptions
-
     report = await run_evaluation(
         [load_task(demo_paths().task)],
         settings,

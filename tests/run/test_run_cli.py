@@ -21,9 +21,11 @@ from eog_core.cli import main
 from eog_core.cli._run import progress_line
 from eog_core.local import LocalGym, demo_paths
 from eog_core.run import ROLLOUTS_FILE, RunProgress
+from eog_core.run._folder import LOCK_FILE
 from tests.cli.test_cli_first_hour import SilentGym
 from tests.run.conftest import API_KEY
 from tests.run.scripted_model import ScriptedModel
+from tests.run.test_endings import SilentModel
 
 KEY_VAR = "EOG_TEST_MODEL_KEY"
 DEADLINE = 120.0
@@ -217,7 +219,7 @@ async def test_ctrl_c_cancels_in_flight_deletes_databases_and_leaves_valid_outpu
     assert code == 130, stderr
     assert "interrupted" in stderr
     assert gym.database_ids() == []
-    assert (tmp_path / ROLLOUTS_FILE).read_text() == ""  # nothing finished, nothing torn
+    assert not (tmp_path / ROLLOUTS_FILE).exists()  # nothing finished: nothing new is left
 
 
 async def test_killed_run_resumes_where_it_stopped(
@@ -234,6 +236,7 @@ async def test_killed_run_resumes_where_it_stopped(
     await until(two_done, "two finished rollouts")
     process.kill()
     await finish(process)
+    assert (tmp_path / LOCK_FILE).exists()  # a dead run's lock file: the kernel dropped its lock
     before = rollouts.read_text().splitlines()
     with rollouts.open("a") as out:
         out.write('{"format": "eog_core.rollout/1", "task_id": "demo_csm_fl')  # a torn write
@@ -247,6 +250,7 @@ async def test_killed_run_resumes_where_it_stopped(
     ]
     assert sorted(r["repeat"] for r in after) == list(range(6))
     assert all(r["success"] for r in after)
+    assert not (tmp_path / LOCK_FILE).exists()
 
 
 def test_progress_line_and_summary_table() -> None:
@@ -347,7 +351,7 @@ async def test_an_error_inside_a_worker_is_the_typed_line_not_a_group(
     code, _, stderr = await finish(await spawn(command(gym, model, tmp_path)))
     assert code == 3, stderr
     assert "ExceptionGroup" not in stderr and "run_1" in one_line(stderr)
-    assert not (tmp_path / ROLLOUTS_FILE).read_text()  # the upstream file first: no record
+    assert not (tmp_path / ROLLOUTS_FILE).exists()  # the upstream file first: no record
     assert gym.database_ids() == []
 
 
@@ -448,3 +452,60 @@ async def test_serve_model_on_a_taken_port_is_one_line(tmp_path: Path) -> None:
             await spawn([sys.executable, "-m", "eog_core", "serve-model", "--port", port])
         )
     assert code == 3 and "cannot listen on 127.0.0.1" in one_line(stderr)
+
+
+# -- one folder, one run (#35) -------------------------------------------------------------
+
+
+async def test_a_second_run_on_the_same_out_is_refused_in_one_line_exit_2(
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
+    model.service_time = 60.0
+    first = await spawn(command(gym, model, tmp_path, "--repeats", "2"))
+    await until(lambda: model.in_flight == 2, "the first run's rollouts in flight")
+
+    code, _, stderr = await finish(await spawn(command(gym, model, tmp_path, "--repeats", "2")))
+    assert code == 2
+    assert f"is in use by another run (process {first.pid})" in one_line(stderr)
+    assert model.in_flight == 2 and len(model.requests) == 2  # it asked nothing
+
+    first.send_signal(signal.SIGINT)
+    assert (await finish(first))[0] == 130
+
+
+async def test_a_rerun_into_a_finished_out_says_nothing_ran(
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
+    assert (await finish(await spawn(command(gym, model, tmp_path))))[0] == 0
+    asked = len(model.requests)
+    code, stdout, stderr = await finish(await spawn(command(gym, model, tmp_path)))
+    assert code == 0, stderr
+    assert "nothing to run: all 1 rollout(s) are already recorded in" in stdout
+    assert "strict pass@1 %" in stdout  # and the table of what is recorded
+    assert len(model.requests) == asked  # nothing was asked of the model
+
+
+async def test_a_seed_root_without_the_seed_files_is_one_line_before_any_rollout(
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
+    empty = tmp_path / "seeds"
+    empty.mkdir()
+    argv = command(gym, model, tmp_path / "out")
+    argv[argv.index("--seed-root") + 1] = str(empty)
+    code, _, stderr = await finish(await spawn(argv))
+    assert code == 3
+    assert "seed file of gym 'demo-csm-server' is not found" in one_line(stderr)
+    assert model.requests == [] and sum(gym.ledger.seeds.values()) == 0
+    assert not (tmp_path / "out").exists()
+
+
+async def test_probe_timeout_bounds_the_preflight_of_a_hung_server(
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
+    async with SilentModel() as silent:
+        argv = command(gym, model, tmp_path / "out", "--probe-timeout", "0.3")
+        argv[argv.index("--base-url") + 1] = silent
+        code, _, stderr = await finish(await spawn(argv))
+    assert code == 2
+    assert "GET /models got no answer in 0.3s (--probe-timeout)" in one_line(stderr)
+    assert not (tmp_path / "out").exists()

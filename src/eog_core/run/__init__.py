@@ -22,10 +22,10 @@ from eog_core.run._apis import (
     is_tool_call_parse_error,
     new_conversation,
 )
+from eog_core.run._judge import ModelJudge
 from eog_core.run._loop import AgentRun, StopReason, model_tools, run_agent
 from eog_core.run._model import (
     ModelClient,
-    ModelJudge,
     ModelReply,
     ModelSettings,
 )

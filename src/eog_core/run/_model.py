@@ -20,8 +20,6 @@ log line or error message.
 from __future__ import annotations
 
 import asyncio
-import email.utils
-import json
 import logging
 import random
 import time
@@ -35,13 +33,20 @@ from eog_core._json import dumps_utf8, may_hold_lone_surrogates, repair_tree
 from eog_core._redact import redact_url
 from eog_core.errors import (
     ContextOverflowError,
-    JudgeError,
     ModelError,
     ModelHTTPError,
-    ModelPreflightError,
     ModelUnreachableError,
     ToolCallParseError,
     UsageError,
+)
+from eog_core.run._answers import (
+    RETRY_STATUSES,
+    Answer,
+    Hung,
+    backend_missing,
+    error_detail,
+    json_or_none,
+    retry_after_seconds,
 )
 from eog_core.run._apis import (
     ApiName,
@@ -52,16 +57,12 @@ from eog_core.run._apis import (
     new_conversation,
     tool_call_raw_text,
 )
-from eog_core.verify import JudgeRequest
+from eog_core.run._preflight import check_endpoint
 
-__all__ = ["ModelClient", "ModelJudge", "ModelReply", "ModelSettings", "retry_after_seconds"]
+__all__ = ["ModelClient", "ModelReply", "ModelSettings", "retry_after_seconds"]
 
 log = logging.getLogger("eog_core.run.model")
 
-_RETRY_STATUSES = frozenset({408, 409, 429})
-_STARTING_GRACE = 5.0
-"""Seconds the preflight waits for a refusing endpoint to start listening (a server started
-in the background a moment before the run, as the README's offline try does)."""
 _MAX_RETRY_AFTER = 600.0
 
 
@@ -105,6 +106,8 @@ class ModelSettings:
     idle_timeout: float | None = attrs.field(default=120.0, validator=_positive)
     """Seconds a request may receive nothing before the endpoint is probed (``GET /models``);
     no answer to the probe either and the request is given up as hung. None: never probe."""
+    probe_timeout: float = attrs.field(default=10.0, validator=_positive)
+    """Seconds a ``GET /models`` probe (and the preflight's) may take; at most ``idle_timeout``."""
     unreachable_after: float = attrs.field(default=60.0, validator=_positive)
     """Seconds of nothing but transport failures (refused, reset, hung) after which requests
     stop retrying: the endpoint is down, not busy."""
@@ -142,44 +145,6 @@ class ModelReply:
     written as UTF-8."""
 
 
-def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
-    """The wait a 429/503 answer asks for: ``retry-after-ms``, then ``Retry-After`` (seconds or date)."""
-    lowered = {k.lower(): v for k, v in headers.items()}
-    if (millis := lowered.get("retry-after-ms")) is not None:
-        try:
-            return max(0.0, float(millis) / 1000)
-        except ValueError:
-            pass
-    value = lowered.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
-
-
-def _detail(text: str) -> str:
-    try:
-        body = json.loads(text)
-    except ValueError:
-        return text[:500]
-    error = body.get("error") if isinstance(body, dict) else None
-    if isinstance(error, dict):
-        parts = [str(error.get(k)) for k in ("code", "type", "message") if error.get(k)]
-        return ": ".join(parts)[:500]
-    if isinstance(error, str):
-        return error[:500]
-    if isinstance(body, dict) and isinstance(body.get("message"), str):
-        return str(body["message"])[:500]
-    return text[:500]
-
-
 @attrs.define
 class _RateLimiter:
     """Spaces request starts ``1/rate`` seconds apart, across every rollout."""
@@ -193,17 +158,6 @@ class _RateLimiter:
         self._next = slot + self.interval
         if slot > now:
             await asyncio.sleep(slot - now)
-
-
-class _Hung(Exception):
-    """A request received nothing for ``idle_timeout`` and the endpoint did not answer a probe."""
-
-
-@attrs.frozen
-class _Answer:
-    status: int
-    text: str
-    headers: Mapping[str, str]
 
 
 @attrs.define
@@ -274,7 +228,7 @@ class ModelClient:
 
     async def _exchange(
         self, method: str, url: str, payload: bytes | None = None, seconds: float | None = None
-    ) -> _Answer:
+    ) -> Answer:
         session = self._open()
         limit = (
             session.timeout
@@ -284,7 +238,7 @@ class ModelClient:
         async with session.request(method, url, data=payload, timeout=limit) as response:
             text = await response.text(errors="replace")
             self._last_answer = time.monotonic()  # the server is working, whoever waits on it
-            return _Answer(response.status, text, response.headers)
+            return Answer(response.status, text, response.headers)
 
     async def alive(self, seconds: float = 10.0) -> bool:
         """Does the endpoint answer ``GET {base_url}/models`` (with any HTTP status) in time?
@@ -295,7 +249,7 @@ class ModelClient:
             )
         except (aiohttp.ClientError, TimeoutError):
             return False
-        if not _backend_missing(answer.status, _json_or_none(answer.text)):
+        if not backend_missing(answer.status, json_or_none(answer.text)):
             self._answered()
         return True
 
@@ -310,10 +264,9 @@ class ModelClient:
         return time.monotonic() - self._last_answer < seconds
 
     def _probe_timeout(self) -> float:
-        idle = self.settings.idle_timeout or 10.0
-        return min(10.0, idle)
+        return min(self.settings.probe_timeout, self.settings.idle_timeout or float("inf"))
 
-    async def _watched(self, url: str, payload: bytes) -> _Answer:
+    async def _watched(self, url: str, payload: bytes) -> Answer:
         """POST, probing the endpoint each ``idle_timeout`` the answer is silent."""
         idle = self.settings.idle_timeout
         if idle is None:
@@ -330,7 +283,7 @@ class ModelClient:
                 if request.done():  # answered while the probe was out
                     return request.result()
                 if not probe.result() and not self._heard_within(idle):
-                    raise _Hung(
+                    raise Hung(
                         f"no answer for {idle:g}s, none to any other request either, "
                         "and GET /models unanswered"
                     )
@@ -366,22 +319,22 @@ class ModelClient:
             give_up = False
             try:
                 if self._failing_since is not None and not await self.alive(self._probe_timeout()):
-                    raise _Hung("the endpoint did not answer GET /models (refused or silent)")
+                    raise Hung("the endpoint did not answer GET /models (refused or silent)")
                 answer = await self._watched(url, payload)
-            except (aiohttp.ClientError, TimeoutError, _Hung) as exc:
+            except (aiohttp.ClientError, TimeoutError, Hung) as exc:
                 status, reason = None, f"{type(exc).__name__}: {exc}".rstrip(": ")
-                if isinstance(exc, _Hung):
+                if isinstance(exc, Hung):
                     reason = f"hung: {exc}"
                 # a hung request was silent since it was sent; a timeout or a refusal counts
                 # from now, so one slow generation alone never reads as an outage
                 give_up = self._transport_failed(
-                    sent if isinstance(exc, _Hung) else time.monotonic()
+                    sent if isinstance(exc, Hung) else time.monotonic()
                 )
             else:
                 status = answer.status
                 wait = retry_after_seconds(answer.headers)
-                parsed = _json_or_none(answer.text)
-                if not _backend_missing(status, parsed):
+                parsed = json_or_none(answer.text)
+                if not backend_missing(status, parsed):
                     self._answered()
                 if 200 <= status < 300:
                     if isinstance(parsed, dict) and not parsed.get("error"):
@@ -392,7 +345,7 @@ class ModelClient:
                     reason = f"HTTP {status} with an unreadable body: {answer.text[:200]!r}"
                     give_up = self._transport_failed(time.monotonic())
                 else:
-                    detail = _detail(answer.text)
+                    detail = error_detail(answer.text)
                     if is_context_overflow(status, detail):
                         raise ContextOverflowError(
                             f"context window exceeded: {detail}",
@@ -409,10 +362,10 @@ class ModelClient:
                                 status=status,
                                 detail=detail,
                                 attempts=attempt,
-                                raw_text=tool_call_raw_text(_json_or_none(answer.text), detail),
+                                raw_text=tool_call_raw_text(json_or_none(answer.text), detail),
                             )
                         wait = 0.0  # a sampled answer may parse on a second try; at once
-                    elif status not in _RETRY_STATUSES and status < 500:
+                    elif status not in RETRY_STATUSES and status < 500:
                         raise ModelHTTPError(
                             f"model endpoint answered HTTP {status}: {detail}",
                             status=status,
@@ -420,7 +373,7 @@ class ModelClient:
                             attempts=attempt,
                         )
                     reason = f"HTTP {status}: {detail}"
-                    if _backend_missing(status, parsed):  # a proxy whose model server is gone
+                    if backend_missing(status, parsed):  # a proxy whose model server is gone
                         give_up = self._transport_failed(time.monotonic())
             if give_up:
                 down = time.monotonic() - (self._failing_since or sent)
@@ -456,80 +409,9 @@ class ModelClient:
 
     async def preflight(self) -> str:
         """Check the endpoint before a run seeds anything: it answers, takes the key, knows the
-        model. Returns what was checked; raises :class:`ModelPreflightError` in one line.
-
-        ``GET /models`` first (a listed model name is enough); when the list does not name the
-        model (llama.cpp serves any name) or the route is missing, one tiny request.
-        """
-        settings = self.settings
-        where = redact_url(settings.base_url)
-        timeout = min(10.0, settings.timeout)  # a live server lists its models at once
-        starting_until = time.monotonic() + _STARTING_GRACE
-        while True:
-            try:
-                answer = await self._exchange("GET", settings.base_url + "/models", seconds=timeout)
-                break
-            except aiohttp.ClientConnectorError:  # refused: maybe a server started a moment ago
-                if time.monotonic() >= starting_until:
-                    exc_text = "nothing accepts connections there"
-                    raise ModelPreflightError(
-                        f"no model server answers at {where}: {exc_text} (waited "
-                        f"{_STARTING_GRACE:g}s)"
-                    ) from None
-                await asyncio.sleep(0.25)
-            except (aiohttp.ClientError, TimeoutError) as exc:
-                hung = isinstance(exc, TimeoutError)
-                raise ModelPreflightError(
-                    f"no model server answers at {where}: "
-                    + (
-                        f"GET /models got no answer in {timeout:g}s"
-                        if hung
-                        else f"{type(exc).__name__}: {exc}".rstrip(": ")
-                    )
-                ) from None
-        if answer.status in (401, 403):
-            raise ModelPreflightError(
-                f"{where} refused the API key (HTTP {answer.status}: {_detail(answer.text)})",
-                status=answer.status,
-            )
-        listed = _model_ids(answer.text) if answer.status == 200 else None
-        if listed is not None and settings.model in listed:
-            return f"{where}: model {settings.model!r} listed by GET /models"
-        conversation = self.conversation("", "Say OK.", [])
-        # the real output limit: a limit over the model's window is refused here (vLLM)
-        body = conversation.body(attrs.evolve(settings, token_ids=False))
-        payload, _ = dumps_utf8(body)
-        loading_until = time.monotonic() + 60.0
-        while True:
-            try:
-                answer = await self._watched(settings.base_url + conversation.endpoint, payload)
-            except (aiohttp.ClientError, TimeoutError, _Hung) as exc:
-                raise ModelPreflightError(
-                    f"{where} did not answer a one-line request: "
-                    f"{type(exc).__name__}: {exc}".rstrip(": ")
-                ) from None
-            if answer.status != 503 or time.monotonic() > loading_until:
-                break
-            await asyncio.sleep(2.0)  # llama.cpp and vLLM answer 503 while loading the model
-        parsed = _json_or_none(answer.text)
-        detail = _detail(answer.text)
-        if 200 <= answer.status < 300:
-            try:
-                conversation.read(parsed if isinstance(parsed, dict) else {}, 0)
-            except ValueError as exc:
-                raise ModelPreflightError(
-                    f"{where} answered HTTP {answer.status} with no model answer ({exc}): is "
-                    f"--base-url the API's base (ending in /v1)? {answer.text[:120]!r}"
-                ) from None
-            return f"{where}: a one-line request for model {settings.model!r} was answered"
-        if answer.status in _RETRY_STATUSES:
-            return f"{where}: a one-line request answered HTTP {answer.status} (busy, not refused)"
-        known = f"; the server lists {', '.join(sorted(listed)[:5])}" if listed else ""
-        raise ModelPreflightError(
-            f"{where} refused a one-line request for model {settings.model!r} (HTTP "
-            f"{answer.status}: {detail}){known}",
-            status=answer.status,
-        )
+        model. Returns what was checked; raises :class:`ModelPreflightError` in one line
+        (``eog_core.run._preflight``)."""
+        return await check_endpoint(self.settings, self._exchange, self._watched)
 
     async def aclose(self) -> None:
         """Close the connection pool. Idempotent."""
@@ -543,50 +425,3 @@ class ModelClient:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
-
-
-def _backend_missing(status: int, parsed: Any) -> bool:
-    """A proxy's 502/504, or an answer that is not a model's JSON at all (an HTML page): the
-    model server behind the URL is not there, which retrying for minutes will not change."""
-    return status in (502, 504) or (200 <= status < 300 and not isinstance(parsed, dict))
-
-
-def _json_or_none(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
-def _model_ids(text: str) -> set[str] | None:
-    """The model names of a ``GET /models`` answer (OpenAI's ``data[].id``), None if unreadable."""
-    body = _json_or_none(text)
-    data = body.get("data", body.get("models")) if isinstance(body, dict) else None
-    if not isinstance(data, list):
-        return None
-    names: set[str] = set()
-    for entry in data:
-        if isinstance(entry, Mapping):
-            names.update(
-                str(entry[k]) for k in ("id", "name", "model") if isinstance(entry.get(k), str)
-            )
-    return names
-
-
-@attrs.frozen
-class ModelJudge:
-    """The ``response_check`` judge on a model endpoint, at the request's temperature (0.0)."""
-
-    client: ModelClient
-    model: str | None = None
-
-    async def __call__(self, request: JudgeRequest) -> str:
-        conversation = self.client.conversation(request.system_prompt, request.user_prompt, [])
-        overrides: dict[str, Any] = {"temperature": request.temperature}
-        if self.model:
-            overrides["model"] = self.model
-        try:
-            reply = await self.client.ask(conversation, overrides=overrides)
-        except ModelError as exc:
-            raise JudgeError(f"judge model failed: {exc}") from exc
-        return reply.turn.text

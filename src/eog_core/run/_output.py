@@ -30,6 +30,7 @@ import attrs
 
 from eog_core._json import dumps_line
 from eog_core.errors import UsageError
+from eog_core.run._folder import FolderLock
 from eog_core.run._records import RolloutKey, record_key, safe_file_part
 from eog_core.tasks import Task
 
@@ -67,14 +68,27 @@ class RolloutLog:
     dropped: int = 0
     """Lines dropped on opening: a torn last line and rollouts that were not evaluated."""
     _out: IO[str] | None = attrs.field(default=None, repr=False)
+    _lock: FolderLock | None = attrs.field(default=None, repr=False)
 
     @classmethod
-    def open(cls, out_dir: Path, *, model: str | None = None) -> RolloutLog:
-        """Read what an earlier run left, drop what must run again, open for appending."""
+    def open(cls, out_dir: Path, *, model: str | None = None, api: str | None = None) -> RolloutLog:
+        """Lock the folder (:class:`FolderLock`: one writer at a time), read what an earlier
+        run left, drop what must run again, open for appending. Records of another ``model``
+        or ``api`` (when given) are refused: one folder, one model on one API."""
         if out_dir.exists() and not out_dir.is_dir():  # mkdir would say only "File exists"
             raise NotADirectoryError(f"{out_dir} is a file, not a folder for the run's output")
         out_dir.mkdir(parents=True, exist_ok=True)
-        path = out_dir / ROLLOUTS_FILE
+        lock = FolderLock.acquire(out_dir)
+        try:
+            log = cls._read(out_dir / ROLLOUTS_FILE, model=model, api=api)
+        except BaseException:
+            lock.release()
+            raise
+        log._lock = lock
+        return log
+
+    @classmethod
+    def _read(cls, path: Path, *, model: str | None, api: str | None) -> RolloutLog:
         raw = path.read_bytes() if path.exists() else b""
         lines = raw.split(b"\n")
         torn = lines.pop() != b""  # bytes after the last newline never finished writing
@@ -96,6 +110,11 @@ class RolloutLog:
                     f"{path} holds rollouts of model {record.get('model')!r}, not "
                     f"{model!r}; use another --out directory"
                 )
+            if api is not None and record.get("api") != api:
+                raise UsageError(
+                    f"{path} holds rollouts of API {record.get('api')!r}, not {api!r}; use "
+                    "another --out directory"
+                )
             if record.get("status") != "evaluated" or key in finished:
                 dropped += 1
                 continue
@@ -115,9 +134,13 @@ class RolloutLog:
         self._out.flush()
 
     def close(self) -> None:
+        """Close the file and release the folder. Idempotent."""
         if self._out is not None:
             self._out.close()
             self._out = None
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
 
 def _observation_value(text: str) -> Any:

@@ -22,7 +22,8 @@ import attrs
 
 from eog_core.errors import UsageError
 from eog_core.run._actor import ActorBody
-from eog_core.run._model import ModelClient, ModelJudge, ModelSettings
+from eog_core.run._judge import ModelJudge
+from eog_core.run._model import ModelClient, ModelSettings
 from eog_core.run._rollout import RolloutOptions, run_rollout
 from eog_core.tasks import Task, load_task, task_record
 

@@ -13,7 +13,7 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +34,17 @@ from eog_core.gym import GymDirectory, Janitor, TaskSession, Timeouts
 from eog_core.run._loop import AgentRun, run_agent
 from eog_core.run._model import ModelClient
 from eog_core.run._records import IncompleteKind, evaluated_record, incomplete_record
-from eog_core.tasks import Task, ToolSnapshot
+from eog_core.tasks import GymServer, Task, ToolSnapshot
 from eog_core.verify import PARITY, STRICT, Judge, Policy, SqlOutcome, SqlRunner, TaskVerdict
 
-__all__ = ["RolloutOptions", "SharedQueries", "classify_failure", "run_rollout", "verify_both"]
+__all__ = [
+    "RolloutOptions",
+    "SharedQueries",
+    "check_seed_files",
+    "classify_failure",
+    "run_rollout",
+    "verify_both",
+]
 
 log = logging.getLogger("eog_core.run")
 
@@ -64,6 +71,39 @@ class RolloutOptions:
         cls, *, seed_root: str | os.PathLike[str] | None = None, **options: Any
     ) -> RolloutOptions:
         return cls(seed_root=None if seed_root is None else Path(seed_root), **options)
+
+
+def check_seed_files(tasks: Iterable[Task], seed_root: Path | None) -> None:
+    """Before the first rollout: every seed file the tasks name is there (each rollout reads
+    them again). Raises :class:`SeedFileError` naming the first missing one and how many are."""
+    if seed_root is not None and not seed_root.is_dir():
+        raise SeedFileError(
+            f"the seed root {seed_root} is not a folder (--seed-root: where the tasks' seed "
+            "SQL files are)",
+            path=str(seed_root),
+        )
+    missing: dict[Path, tuple[Task, GymServer]] = {}
+    for task in tasks:
+        for gym in task.gym_servers:
+            path = Path(gym.seed_database_file or "")
+            if gym.seed_database_file and not path.is_absolute() and seed_root is not None:
+                path = seed_root / path
+            if not gym.seed_database_file or not path.is_file():
+                missing.setdefault(path, (task, gym))
+    if missing:
+        path, (task, gym) = next(iter(missing.items()))
+        if gym.seed_database_file:
+            given = "" if seed_root is not None else " (no --seed-root given)"
+            what = f"the seed file of gym {gym.name!r} is not found: {path}{given}"
+        else:
+            what = f"gym {gym.name!r} names no seed_database_file"
+        more = f" ({len(missing) - 1} more missing)" if len(missing) > 1 else ""
+        raise SeedFileError(
+            f"task {task.task_id!r}: {what}{more}; upstream's seed files come from gym_dbs.zip: "
+            "eog-core seeds unpack gym_dbs.zip --to DIR, then --seed-root DIR",
+            path=str(path),
+            gym=gym.name,
+        )
 
 
 def classify_failure(error: EogError) -> tuple[IncompleteKind, bool]:

@@ -21,6 +21,7 @@ import asyncio
 import logging
 import os
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,12 +31,19 @@ from typing_extensions import Unpack
 
 from eog_core.errors import EogError, ModelOutageError, UsageError
 from eog_core.gym import GymDirectory, Janitor
-from eog_core.run._model import ModelClient, ModelJudge, ModelSettings
-from eog_core.run._output import RolloutLog, upstream_path, write_upstream_result
+from eog_core.run._folder import FolderTrace
+from eog_core.run._judge import ModelJudge
+from eog_core.run._model import ModelClient, ModelSettings
+from eog_core.run._output import (
+    ROLLOUTS_FILE,
+    RolloutLog,
+    upstream_path,
+    write_upstream_result,
+)
 from eog_core.run._plan import EvaluationPlan, EvaluationPlanKeywords, plan_from_keywords
 from eog_core.run._ray import run_on_ray
 from eog_core.run._records import RolloutKey, rollout_key
-from eog_core.run._rollout import RolloutOptions, run_rollout
+from eog_core.run._rollout import RolloutOptions, check_seed_files, run_rollout
 from eog_core.tasks import Task
 
 __all__ = ["MAX_CONCURRENCY", "MAX_REPEATS", "RunProgress", "RunReport", "run_evaluation"]
@@ -136,7 +144,8 @@ async def run_evaluation(
     ray_address, ray_actors = the_plan.ray_address, the_plan.ray_actors
     _check_plan(tasks, repeats, concurrency, max_consecutive_unreachable)
     out = Path(out_dir)
-    rollouts = RolloutLog.open(out, model=settings.model)
+    trace = FolderTrace.before(out, ROLLOUTS_FILE)  # a run that records nothing leaves nothing
+    rollouts = RolloutLog.open(out, model=settings.model, api=settings.api)
     by_identity = {rollout_key(task, 0)[:3]: task for task in tasks}
     kept = {
         key: record
@@ -220,6 +229,11 @@ async def run_evaluation(
                     kept_record,
                     tools_available=kept_record["tools_offered"],
                 )
+        if pending_count:  # a missing seed file is found now, not after every rollout failed
+            done = Counter(key[:3] for key in kept)
+            check_seed_files(
+                (t for key, t in by_identity.items() if done[key] < repeats), options.seed_root
+            )
         if preflight and pending_count:  # before anything is seeded
             async with ModelClient(settings) as probe:
                 log.info("model endpoint: %s", await probe.preflight())
@@ -243,7 +257,11 @@ async def run_evaluation(
                 settings, directory, options, judge_model, concurrency, pending_count, worker
             )
     finally:
+        if not new:
+            trace.remove_rollouts()  # under the folder's lock
         rollouts.close()
+        if not new:
+            trace.remove_folders()
     records: dict[RolloutKey, Mapping[str, Any]] = {**kept}
     for record in new:
         records[(record["mode"], record["domain"], record["task_id"], record["repeat"])] = record
