@@ -69,3 +69,19 @@ def test_a_known_domain_selects_its_tasks(capsys: pytest.CaptureFixture[str]) ->
     assert json.loads(capsys.readouterr().out)["by_domain_mode"] == [
         {"domain": "itsm", "mode": "unknown", "tasks": 1}
     ]
+
+
+def test_run_refuses_a_gym_name_no_task_uses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As the gateway does: a typo'd --gym would leave the task's gym at its task URL."""
+    from eog_core.local import demo_paths
+
+    argv = ["run", str(demo_paths().task), "--gym", "demo-cms-server=http://127.0.0.1:9"]
+    argv += ["--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--out", str(tmp_path / "o")]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "eog-core run: error: --gym demo-cms-server: no task uses that gym; "
+        "the tasks' gyms are demo-csm-server"
+    ]
+    assert not (tmp_path / "o").exists()

@@ -4,6 +4,7 @@ run that recorded nothing, and what is missing found before the first rollout.""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from collections.abc import Callable
@@ -64,6 +65,24 @@ async def test_switching_the_api_in_one_folder_is_refused(
     with pytest.raises(UsageError, match="holds rollouts of API 'chat', not 'responses'"):
         await evaluate(gym, model, tmp_path, api="responses", repeats=2)
     assert len((tmp_path / ROLLOUTS_FILE).read_text().splitlines()) == 1
+
+
+async def test_a_folder_of_records_without_an_api_or_with_a_deep_value_resumes(
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
+    """Records of an older writer (no ``api``) and a record too deep for json.loads (an
+    agent's nested arguments) are read on resume as score reads them: nothing refused."""
+    await evaluate(gym, model, tmp_path, api="chat", repeats=1)
+    log = tmp_path / ROLLOUTS_FILE
+    [line] = log.read_text().splitlines()
+    record = json.loads(line)
+    del record["api"]
+    deep = "[" * 5000 + "]" * 5000
+    log.write_text(json.dumps(record)[:-1] + f', "nested": {deep}}}\n')
+    report = await evaluate(gym, model, tmp_path, api="chat", repeats=2)
+    assert (report.ran, report.all_evaluated) == (1, True)
+    lines = log.read_text().splitlines()
+    assert len(lines) == 2 and deep in lines[0]  # the old line is kept whole
 
 
 async def test_a_missing_seed_file_is_found_before_the_first_rollout(

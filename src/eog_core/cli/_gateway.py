@@ -13,7 +13,7 @@ import contextlib
 import gc
 import os
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,7 @@ from eog_core.cli._common import (
 from eog_core.cli._run import EXIT_INTERRUPTED
 from eog_core.cli._shared import (
     add_gym_options,
+    check_gym_names,
     gym_directory,
     gym_timeouts,
     load_task_paths,
@@ -38,7 +39,6 @@ from eog_core.tasks import load_tool_snapshots
 
 if TYPE_CHECKING:
     from eog_core.gateway import Gateway
-    from eog_core.tasks import Task
 
 __all__ = ["add_parser", "run_gateway"]
 
@@ -145,18 +145,6 @@ def _check(args: argparse.Namespace, environ: Mapping[str, str]) -> str | None:
     return token_from_env(args.token_env, environ)
 
 
-def _check_gym_names(values: Sequence[str], tasks: Sequence[Task]) -> None:
-    """A ``--gym NAME=URL`` no task uses is a typo (the task's gym would be reached elsewhere)."""
-    used = sorted({server.name for task in tasks for server in task.gym_servers})
-    for value in values:
-        name = value.partition("=")[0]
-        if name not in used:
-            raise UsageError(
-                f"--gym {name}: no task uses that gym; the tasks' gyms are "
-                f"{', '.join(used) or 'none'}"
-            )
-
-
 @contextlib.asynccontextmanager
 async def _judge(args: argparse.Namespace, environ: Mapping[str, str]) -> AsyncIterator[Any]:
     if args.judge_base_url is None:
@@ -177,7 +165,7 @@ async def _serve(args: argparse.Namespace, token: str | None, environ: Mapping[s
     from eog_core.gateway import Gateway
 
     tasks = load_task_paths(args.tasks)
-    _check_gym_names(args.gym or (), tasks)
+    check_gym_names(args.gym or (), tasks)
     main = asyncio.current_task()
     stopped = False
 

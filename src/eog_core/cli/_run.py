@@ -29,6 +29,7 @@ from eog_core.cli._run_output import outcome_json, print_outcome, progress_line,
 from eog_core.cli._run_parser import build_parser
 from eog_core.cli._selection import selected
 from eog_core.cli._shared import (
+    check_gym_names,
     gym_directory,
     gym_timeouts,
     load_task_paths,
@@ -203,7 +204,9 @@ def run_command(args: argparse.Namespace) -> int:
         _check(args)
         settings = _settings(args, dict(os.environ))
         directory = gym_directory(args)
-        tasks = selected(load_task_paths(args.tasks), args)
+        loaded = load_task_paths(args.tasks)
+        check_gym_names(args.gym or (), loaded)
+        tasks = selected(loaded, args)
     except UsageError as exc:
         print(f"eog-core run: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

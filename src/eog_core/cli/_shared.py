@@ -15,7 +15,14 @@ from eog_core.errors import UsageError
 from eog_core.gym import GymDirectory, Timeouts
 from eog_core.tasks import TASK_SUFFIXES, Task, load_tasks
 
-__all__ = ["add_gym_options", "gym_directory", "gym_timeouts", "load_task_paths", "on_signals"]
+__all__ = [
+    "add_gym_options",
+    "check_gym_names",
+    "gym_directory",
+    "gym_timeouts",
+    "load_task_paths",
+    "on_signals",
+]
 
 
 def add_gym_options(group: Any) -> None:
@@ -96,3 +103,15 @@ def on_signals(on_interrupt: Callable[[], None]) -> Iterator[None]:
     finally:
         for sig in installed:
             loop.remove_signal_handler(sig)
+
+
+def check_gym_names(values: Sequence[str], tasks: Sequence[Task]) -> None:
+    """A ``--gym NAME=URL`` no task uses is a typo (the task's gym would be reached elsewhere)."""
+    used = sorted({server.name for task in tasks for server in task.gym_servers})
+    for value in values:
+        name = value.partition("=")[0]
+        if name not in used:
+            raise UsageError(
+                f"--gym {name}: no task uses that gym; the tasks' gyms are "
+                f"{', '.join(used) or 'none'}"
+            )

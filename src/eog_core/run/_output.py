@@ -29,6 +29,7 @@ from typing import IO, Any
 import attrs
 
 from eog_core._json import dumps_line
+from eog_core._jsonl import loads_line
 from eog_core.errors import UsageError
 from eog_core.run._folder import FolderLock
 from eog_core.run._records import RolloutKey, record_key, safe_file_part
@@ -99,7 +100,7 @@ class RolloutLog:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line.decode("utf-8"))
+                record = loads_line(line)  # one reader for every record (deep ones too)
                 key = record_key(record)
             except (ValueError, KeyError, TypeError) as exc:
                 raise UsageError(
@@ -110,7 +111,7 @@ class RolloutLog:
                     f"{path} holds rollouts of model {record.get('model')!r}, not "
                     f"{model!r}; use another --out directory"
                 )
-            if api is not None and record.get("api") != api:
+            if api is not None and record.get("api") not in (None, api):  # 0.1 wrote none
                 raise UsageError(
                     f"{path} holds rollouts of API {record.get('api')!r}, not {api!r}; use "
                     "another --out directory"
