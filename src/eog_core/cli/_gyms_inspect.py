@@ -29,8 +29,9 @@ from eog_core.fleet import (
     ContainerEngine,
     options_from_env,
     owner_of,
+    remove_containers,
+    split_held,
 )
-from eog_core.fleet._owners import remove, split_held
 
 __all__ = ["default_engine", "down_command", "engine_hint", "logs_command", "status_command"]
 
@@ -163,7 +164,7 @@ async def _down(args: argparse.Namespace) -> int:
         if container.id in chosen:
             by_engine.setdefault(engine.executable, (engine, []))[1].append(container.id)
     for engine, ids in by_engine.values():
-        await remove(engine, ids)
+        await remove_containers(engine, ids)
     left = [] if args.force else held
     if args.json:
         emit_json({"removed": len(chosen), "held": [_row(c, "") for c in left]})

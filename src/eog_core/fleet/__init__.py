@@ -23,7 +23,8 @@ from eog_core.fleet._options import (
     FleetOptions,
     options_from_env,
 )
-from eog_core.fleet._owners import Owner, down, owner_of, reap_orphans
+from eog_core.fleet._owners import Owner, down, owner_of, reap_orphans, split_held
+from eog_core.fleet._owners import remove as remove_containers
 from eog_core.fleet._seeds import (
     MAX_UNPACKED_BYTES,
     MAX_UNPACKED_RATIO,
@@ -64,7 +65,9 @@ __all__ = [
     "options_from_env",
     "owner_of",
     "reap_orphans",
+    "remove_containers",
     "services_for",
     "sha256_of",
+    "split_held",
     "unpack_seeds",
 ]

@@ -32,7 +32,7 @@ from eog_core.run._answers import (
 from eog_core.run._apis import new_conversation
 
 if TYPE_CHECKING:  # an argument type: _model calls this module
-    from eog_core.run._model import ModelSettings
+    from eog_core.run._settings import ModelSettings
 
 __all__ = ["STARTING_GRACE", "check_endpoint"]
 

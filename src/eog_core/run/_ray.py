@@ -23,8 +23,9 @@ import attrs
 from eog_core.errors import UsageError
 from eog_core.run._actor import ActorBody
 from eog_core.run._judge import ModelJudge
-from eog_core.run._model import ModelClient, ModelSettings
+from eog_core.run._model import ModelClient
 from eog_core.run._rollout import RolloutOptions, run_rollout
+from eog_core.run._settings import ModelSettings
 from eog_core.tasks import Task, load_task, task_record
 
 __all__ = ["RolloutActor", "run_on_ray"]

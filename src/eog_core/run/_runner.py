@@ -33,7 +33,7 @@ from eog_core.errors import EogError, ModelOutageError, UsageError
 from eog_core.gym import GymDirectory, Janitor
 from eog_core.run._folder import FolderTrace
 from eog_core.run._judge import ModelJudge
-from eog_core.run._model import ModelClient, ModelSettings
+from eog_core.run._model import ModelClient
 from eog_core.run._output import (
     ROLLOUTS_FILE,
     RolloutLog,
@@ -44,6 +44,7 @@ from eog_core.run._plan import EvaluationPlan, EvaluationPlanKeywords, plan_from
 from eog_core.run._ray import run_on_ray
 from eog_core.run._records import RolloutKey, rollout_key
 from eog_core.run._rollout import RolloutOptions, check_seed_files, run_rollout
+from eog_core.run._settings import ModelSettings
 from eog_core.tasks import Task
 
 __all__ = ["MAX_CONCURRENCY", "MAX_REPEATS", "RunProgress", "RunReport", "run_evaluation"]
