@@ -187,6 +187,21 @@ def free_port() -> int:
         return port
 
 
+def run_in_bash(recipe: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """A documented recipe in bash, strict, its background servers killed at the end."""
+    script = "set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + recipe
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    return subprocess.run(
+        ["bash", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+        env={**os.environ, "PATH": path},
+        check=False,
+    )
+
+
 @pytest.mark.skipif(
     not (shutil.which("bash") and shutil.which("curl") and shutil.which("jq")),
     reason="the recipe plays the agent with bash, curl and jq",
@@ -197,17 +212,7 @@ def test_the_gateway_s_offline_recipe_runs_as_written(tmp_path: Path) -> None:
     recipe = offline_recipe("docs/gateway.md")
     assert "8101" in recipe and "8700" in recipe
     recipe = recipe.replace("8101", str(free_port())).replace("8700", str(free_port()))
-    script = "set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + recipe
-    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    done = subprocess.run(
-        ["bash", "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=tmp_path,
-        env={**os.environ, "PATH": path},
-        check=False,
-    )
+    done = run_in_bash(recipe, tmp_path)
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     assert "Harbor Lane Robotics" in done.stdout  # the tool call's answer
     assert '{"success":false,"reward":0,"tools_used":["find_account"]}' in done.stdout
@@ -230,17 +235,7 @@ def test_the_readme_s_offline_run_is_clean(tmp_path: Path) -> None:
         .replace(":8101", f":{gym}")
         .replace(":8102", f":{model}")
     )
-    script = "set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + recipe
-    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    done = subprocess.run(
-        ["bash", "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=tmp_path,
-        env={**os.environ, "PATH": path},
-        check=False,
-    )
+    done = run_in_bash(recipe, tmp_path)
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     records = (tmp_path / "runs" / "demo" / "rollouts.jsonl").read_text().splitlines()
     assert [json.loads(line)["success"] for line in records] == [True, True, True]
