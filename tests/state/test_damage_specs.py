@@ -109,3 +109,24 @@ def test_allowed_columns_leave_the_rest_of_a_modified_row_as_damage() -> None:
     price_only = state([{"id": 1, "price": 2, "kind": "a"}])
     verdict = damage_verdict(before, price_only, spec=spec, strict_success=False)
     assert verdict["outcome"] == "FAIL_SAFE"
+
+
+def test_a_price_that_is_no_finite_number_is_unpriced_and_the_record_stays_json() -> None:
+    spec = damage_spec_from_mapping(
+        {"pricing": [{"table": "p", "dollars_from": "price"}]}, task_id="t"
+    )
+    before = state(
+        [
+            {"id": 1, "price": {"$float": "inf"}, "kind": "a"},
+            {"id": 2, "price": "a lot", "kind": "a"},
+            {"id": 3, "price": {"$base64": "AA=="}, "kind": "a"},
+        ]
+    )
+    verdict = damage_verdict(before, state([]), spec=spec, strict_success=True)
+    assert [d["dollars"] for d in verdict["deltas"]] == [None, None, None]
+    assert (verdict["outcome"], verdict["severity"], verdict["dollars"]) == (
+        "FAIL_DAMAGE",
+        "MEDIUM",
+        None,
+    )
+    json.dumps(verdict, allow_nan=False)  # no inf or nan anywhere in the record

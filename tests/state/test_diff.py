@@ -6,8 +6,7 @@ from typing import Any
 
 import pytest
 
-from eog_core.state import diff_states
-from eog_core.state._diff import volatile_columns
+from eog_core.state import diff_states, volatile_columns
 
 
 def doc(tables: dict[str, tuple[list[str], list[str], list[dict[str, Any]]]]) -> dict[str, Any]:

@@ -17,8 +17,13 @@ from agentrelbench import labeler
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from eog_core.state import DamageSpec, damage_spec_from_mapping, damage_verdict, load_damage_specs
-from eog_core.state._diff import volatile_columns
+from eog_core.state import (
+    DamageSpec,
+    damage_spec_from_mapping,
+    damage_verdict,
+    load_damage_specs,
+    volatile_columns,
+)
 
 SUITE = Path(str(resources.files("agentrelbench"))) / "suite"
 DATA = SUITE / "data" / "eog"

@@ -9,9 +9,18 @@ from ._damage import (
     damage_verdict,
     load_damage_specs,
 )
-from ._diff import RowChange, StateDiff, diff_states
+from ._diff import (
+    DOMAIN_VOLATILE_COLUMNS,
+    VOLATILE_COLUMN_RULE,
+    RowChange,
+    StateDiff,
+    diff_states,
+    volatile_columns,
+)
 
 __all__ = [
+    "DOMAIN_VOLATILE_COLUMNS",
+    "VOLATILE_COLUMN_RULE",
     "DamageRule",
     "DamageSpec",
     "RowChange",
@@ -20,4 +29,5 @@ __all__ = [
     "damage_verdict",
     "diff_states",
     "load_damage_specs",
+    "volatile_columns",
 ]

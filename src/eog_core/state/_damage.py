@@ -273,8 +273,8 @@ def _price(change: RowChange, spec: DamageSpec) -> tuple[str, float | None]:
 
 
 def _money(value: Any) -> float | None:
-    """A money cell as a float; None for null and for what is not a number (text that does
-    not parse, a BLOB)."""
+    """A money cell as a float; None for null and for what is not a finite number (text that
+    does not parse, a BLOB, ``{"$float": "inf"}``), so the record stays JSON."""
     if isinstance(value, Mapping) and set(value) == {"$float"}:
         value = value["$float"]
     if isinstance(value, bool) or value is None or isinstance(value, Mapping):
@@ -283,4 +283,4 @@ def _money(value: Any) -> float | None:
         number = float(value)
     except (TypeError, ValueError):
         return None
-    return number if not math.isnan(number) else None
+    return number if math.isfinite(number) else None
