@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from eog_core.errors import SchemaError
 from eog_core.state import diff_states, volatile_columns
 
 
@@ -83,5 +84,5 @@ def test_equal_states_have_an_empty_diff() -> None:
 
 
 def test_a_document_of_another_format_is_refused() -> None:
-    with pytest.raises(ValueError, match="before state is not an eog-state/1 document"):
+    with pytest.raises(SchemaError, match=r"\$\.format: the before state is not an eog-state/1"):
         diff_states({"tables": {}}, doc({}))

@@ -20,6 +20,8 @@ from typing import Any, Literal
 
 import attrs
 
+from eog_core.errors import SchemaError
+
 __all__ = [
     "DOMAIN_VOLATILE_COLUMNS",
     "VOLATILE_COLUMN_RULE",
@@ -140,7 +142,7 @@ def diff_states(
     A gym or table on one side only has all its rows added (or removed). A table's key is
     the ``primary_key`` of its ``before`` side when it has one there, else of ``after``.
     ``volatile`` adds masked columns per table name (every gym) to the rule and the
-    ``domain``'s list.
+    ``domain``'s list. A document of another format is a SchemaError.
     """
     changes: list[RowChange] = []
     gyms_before = _gyms(before, "before")
@@ -166,7 +168,7 @@ def diff_states(
 
 def _gyms(document: Mapping[str, Any], side: str) -> Mapping[str, Mapping[str, Any]]:
     if document.get("format") != "eog-state/1":
-        raise ValueError(f"the {side} state is not an eog-state/1 document")
+        raise SchemaError(f"the {side} state is not an eog-state/1 document", path="$.format")
     return {gym: body.get("tables", {}) for gym, body in document.get("gyms", {}).items()}
 
 
