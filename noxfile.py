@@ -1,5 +1,5 @@
 """Developer sessions: tests, lint, typecheck, bench, instructions, chaos, demo, one per adapter,
-report_browser.
+report_browser, damage_labeler.
 
 The adapter sessions (``nemo_gym``, ``stirrup``, ``inspect``, ``ray``, ``gateway_agents``) each build
 their own virtualenv: the frameworks' dependencies conflict with each other and
@@ -198,6 +198,14 @@ def gateway_agents(session: nox.Session) -> None:
     ``MCPServerStreamableHttp`` with the scripted model (the gateway itself needs no extra)."""
     session.install("-e", ".[test]", "openai-agents>=0.24")
     adapter_tests(session, "gateway_agents")
+
+
+@nox.session(name="damage_labeler")
+def damage_labeler(session: nox.Session) -> None:
+    """Our collateral-damage verdict against agentrelbench 0.1.0's labeler from PyPI, on generated
+    before/after states and on its suite's damage.json files (docs/state.md)."""
+    session.install("-e", ".[test]", "agentrelbench==0.1.0")
+    adapter_tests(session, "damage_labeler")
 
 
 @nox.session
