@@ -28,28 +28,20 @@ from eog_core.errors import (
     ModelUnreachableError,
     SeedError,
     SeedFileError,
-    StateError,
     ToolCallParseError,
 )
 from eog_core.gym import GymDirectory, Janitor, TaskSession, Timeouts
 from eog_core.run._loop import AgentRun, run_agent
 from eog_core.run._model import ModelClient
 from eog_core.run._records import IncompleteKind, evaluated_record, incomplete_record
-from eog_core.run._states import (
-    DEFAULT_MAX_STATE_BYTES,
-    PENDING_STATES,
-    pending_states,
-    skipped_capture,
-)
-from eog_core.state import DEFAULT_MAX_ROWS, StateSnapshot, snapshot
+from eog_core.run._states import DEFAULT_MAX_STATE_BYTES, capture, capture_fields
+from eog_core.state import DEFAULT_MAX_ROWS
 from eog_core.tasks import GymServer, Task, ToolSnapshot
 from eog_core.verify import PARITY, STRICT, Judge, Policy, SqlOutcome, SqlRunner, TaskVerdict
 
 __all__ = [
     "RolloutOptions",
     "SharedQueries",
-    "capture",
-    "capture_fields",
     "check_seed_files",
     "classify_failure",
     "run_rollout",
@@ -193,22 +185,6 @@ class _PolicyQueries:
         return await self.shared.run_sql(
             gym_name, database_id, query, context, read_only=self.read_only
         )
-
-
-async def capture(session: TaskSession, max_rows: int) -> StateSnapshot | str:
-    """The session's state, or why it could not be captured (the rollout carries on)."""
-    try:
-        return await snapshot(session, max_rows=max_rows)
-    except StateError as exc:
-        log.warning("state capture of %s skipped: %s", session.task.task_id, exc)
-        return f"StateError: {exc}"
-
-
-def capture_fields(before: StateSnapshot | str, after: StateSnapshot | str) -> dict[str, Any]:
-    """The record's pending states (the writer stores them and sets ``state``)."""
-    if isinstance(before, str) or isinstance(after, str):
-        return {PENDING_STATES: skipped_capture(before if isinstance(before, str) else str(after))}
-    return {PENDING_STATES: pending_states(before, after)}
 
 
 async def _attempt(

@@ -13,6 +13,7 @@ was skipped. The record gains ``state``: ``{"before": SHA, "after": SHA,
 from __future__ import annotations
 
 import gzip
+import logging
 import os
 import tempfile
 from collections.abc import Mapping, MutableMapping
@@ -21,13 +22,18 @@ from typing import Any
 
 import attrs
 
-from eog_core.state import StateSnapshot
+from eog_core.errors import StateError
+from eog_core.gym import TaskSession
+from eog_core.state import DEFAULT_MAX_ROWS, StateSnapshot, snapshot
 
 __all__ = [
     "DEFAULT_MAX_STATE_BYTES",
     "PENDING_STATES",
     "STATES_DIR",
+    "StateCapture",
     "StateStore",
+    "capture",
+    "capture_fields",
     "pending_states",
     "skipped_capture",
     "state_path",
@@ -39,6 +45,33 @@ DEFAULT_MAX_STATE_BYTES = 1 << 30
 """1 GiB of compressed states per run folder."""
 PENDING_STATES = "_pending_states"
 """The record key carrying a rollout's compressed states to the writer (never written)."""
+
+
+log = logging.getLogger("eog_core.run")
+
+
+@attrs.frozen(kw_only=True)
+class StateCapture:
+    """How a run captures states: the rows read per table, the compressed bytes per run."""
+
+    max_rows: int = DEFAULT_MAX_ROWS
+    max_bytes: int = DEFAULT_MAX_STATE_BYTES
+
+
+async def capture(session: TaskSession, max_rows: int) -> StateSnapshot | str:
+    """The session's state, or why it could not be captured (the rollout carries on)."""
+    try:
+        return await snapshot(session, max_rows=max_rows)
+    except StateError as exc:
+        log.warning("state capture of %s skipped: %s", session.task.task_id, exc)
+        return f"StateError: {exc}"
+
+
+def capture_fields(before: StateSnapshot | str, after: StateSnapshot | str) -> dict[str, Any]:
+    """The record's pending states (the writer stores them and sets ``state``)."""
+    if isinstance(before, str) or isinstance(after, str):
+        return {PENDING_STATES: skipped_capture(before if isinstance(before, str) else str(after))}
+    return {PENDING_STATES: pending_states(before, after)}
 
 
 def state_path(out_dir: Path, sha: str) -> Path:
