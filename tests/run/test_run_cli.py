@@ -176,6 +176,8 @@ def test_timeout_must_be_positive(tmp_path: Path, capsys: pytest.CaptureFixture[
         (["--extra-body", "{"], "--extra-body is not JSON"),
         (["--repeats", "0"], "--repeats must be between 1 and 100,000, got 0"),
         (["--ray", "auto"], "requires the ray extra"),
+        (["--max-state-bytes", "0"], "--max-state-bytes must be at least 1, got 0"),
+        (["--capture-state", "--max-state-rows", "0"], "--max-state-rows must be at least 1"),
         (["--ray-actors", "2"], "--ray-actors needs --ray ADDRESS"),
         (["--ray", "auto", "--ray-actors", "0"], "--ray-actors must be at least 1"),
         (

@@ -34,6 +34,7 @@ __all__ = ["DEFAULT_MAX_ROWS", "StateSnapshot", "export_database", "snapshot"]
 DEFAULT_MAX_ROWS = 100_000
 """Rows read from one table (and tables from one database) before the export refuses."""
 
+_CONCURRENT_TABLES = 8  # queries in flight per database, as the verifier engine sends them
 _MASTER = (
     "SELECT name, type, sql FROM sqlite_master WHERE type = 'table' "
     "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name LIMIT {limit}"
@@ -156,18 +157,20 @@ async def export_database(
         keys = primary_keys(ddl)
     except sqlite3.Error as exc:
         raise StateError(f"gym {gym!r}: the schema could not be read: {exc}", gym=gym) from exc
-    tables: dict[str, Any] = {}
-    for table, (columns, key) in keys.items():
-        rows = await _rows(
-            sql,
-            gym,
-            database_id,
-            context,
-            _table_query(table, columns, limit),
-            what=f"table {table!r}",
-            table=table,
-            limit=limit,
-        )
+    bound = asyncio.Semaphore(_CONCURRENT_TABLES)
+
+    async def read(table: str, columns: list[str], key: list[str]) -> dict[str, Any]:
+        async with bound:
+            rows = await _rows(
+                sql,
+                gym,
+                database_id,
+                context,
+                _table_query(table, columns, limit),
+                what=f"table {table!r}",
+                table=table,
+                limit=limit,
+            )
         try:
             values = [
                 {c: _value(row.get(f"t{i}"), row.get(f"v{i}")) for i, c in enumerate(columns)}
@@ -179,7 +182,10 @@ async def export_database(
                 gym=gym,
                 table=table,
             ) from exc
-        tables[table] = table_state(columns, key, values)
+        return table_state(columns, key, values)
+
+    read_tables = await asyncio.gather(*(read(t, c, k) for t, (c, k) in keys.items()))
+    tables = dict(zip(keys, read_tables, strict=True))
     return gym_state(tables)
 
 
