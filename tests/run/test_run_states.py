@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 from eog_core.local import LocalGym
+from eog_core.metrics import read_run
+from eog_core.report import load_run
 from eog_core.run import ROLLOUTS_FILE
 from tests.run.conftest import evaluate
 from tests.run.scripted_model import ScriptedModel
@@ -96,3 +98,12 @@ async def test_resume_reruns_a_rollout_whose_state_file_is_gone_and_clears_torn_
     assert record["started_at"] != first["started_at"]
     for key in ("before", "after"):
         assert (tmp_path / "states" / f"{record['state'][key]}.json.gz").is_file()
+
+
+async def test_records_with_states_read_as_before_by_score_and_report(
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
+    await evaluate(gym, model, tmp_path, capture_state=True)
+    [verdict] = read_run(tmp_path)
+    assert verdict.success is True
+    assert len(load_run(tmp_path).records) == 1
