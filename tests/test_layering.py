@@ -97,3 +97,26 @@ def test_private_means_inside_a_package() -> None:
     assert _is_private("eog_core.metrics._grid") and not _is_private("eog_core._json")
     assert not _is_private("eog_core.local.demo")
     assert _package_of("eog_core.report._render") != _package_of("eog_core.metrics._grid")
+
+
+def test_state_sits_on_gym_and_nothing_below_imports_it() -> None:
+    """``eog_core.state`` (snapshots) uses ``gym`` and what ``gym`` uses; the packages below
+    never import it (so ``TaskSession`` has no ``snapshot`` method: ``state.snapshot(session)``)."""
+    graph = import_graph()
+    below = ("tasks", "verify", "gym", "local", "errors", "_")
+    upward = {
+        (a, b)
+        for a, imports in graph.items()
+        for b in imports
+        if b.startswith("eog_core.state") and a.split(".")[1].startswith(below)
+    }
+    assert not upward
+    allowed = ("eog_core.state", "eog_core.gym", "eog_core.verify", "eog_core.tasks")
+    state_imports = {
+        b
+        for a, imports in graph.items()
+        if a.startswith("eog_core.state")
+        for b in imports
+        if not b.startswith(allowed) and b.split(".")[1] not in ("errors", "_json", "_plumbing")
+    }
+    assert not state_imports

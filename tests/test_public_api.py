@@ -74,6 +74,7 @@ PACKAGES = [
     "eog_core.fleet",
     "eog_core.gateway",
     "eog_core.report",
+    "eog_core.state",
     "eog_core.errors",
 ]
 

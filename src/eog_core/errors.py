@@ -15,7 +15,8 @@
     ├── ClosedError              a closed client or session was used again
     ├── SeedError                seeding a task's databases failed (gym + cause)
     │   └── SeedFileError        a seed SQL file is missing or unreadable (path)
-    ├── SeedArchiveError         the seed archive is not the pinned one, or a member would leave its folder (path)
+    ├── StateError               a database could not be exported whole (eog_core.state; gym, table)
+├── SeedArchiveError         the seed archive is not the pinned one, or a member would leave its folder (path)
     ├── FleetError               a container engine command failed or a gym container never answered (domain, log tail)
     ├── GymError                 talking to a gym server failed (gym, url)
     │   ├── GymUnreachableError  connection refused, DNS failure, reset before the request was sent
@@ -67,6 +68,7 @@ __all__ = [
     "SeedArchiveError",
     "SeedError",
     "SeedFileError",
+    "StateError",
     "ToolCallParseError",
     "ToolError",
     "UsageError",
@@ -169,6 +171,16 @@ class SeedFileError(SeedError):
     def __init__(self, message: str, *, path: str, gym: str | None = None) -> None:
         self.path = path
         super().__init__(message, gym=gym)
+
+
+class StateError(EogError):
+    """A state snapshot could not export a database whole: a table holds more rows than the
+    export reads (``table``), a query failed, or the schema could not be read."""
+
+    def __init__(self, message: str, *, gym: str | None = None, table: str | None = None) -> None:
+        super().__init__(message)
+        self.gym = gym
+        self.table = table
 
 
 class SeedArchiveError(EogError):

@@ -105,6 +105,19 @@ async def test_run_end_to_end_exit_0_summary_and_key_kept_secret(
     assert gym.database_ids() == []
 
 
+async def test_capture_state_stores_the_states_the_records_name(
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
+    argv = command(gym, model, tmp_path, "--capture-state", "--max-state-rows", "1000")
+    code, _, stderr = await finish(await spawn(argv))
+
+    assert code == 0, stderr
+    [record] = records(tmp_path)
+    assert record["success"] is True
+    for key in ("before", "after"):
+        assert (tmp_path / "states" / f"{record['state'][key]}.json.gz").is_file()
+
+
 async def test_incomplete_rollouts_exit_3_and_key_stays_out_of_logs(
     gym: LocalGym, model: ScriptedModel, tmp_path: Path
 ) -> None:
@@ -176,6 +189,8 @@ def test_timeout_must_be_positive(tmp_path: Path, capsys: pytest.CaptureFixture[
         (["--extra-body", "{"], "--extra-body is not JSON"),
         (["--repeats", "0"], "--repeats must be between 1 and 100,000, got 0"),
         (["--ray", "auto"], "requires the ray extra"),
+        (["--max-state-bytes", "0"], "--max-state-bytes must be at least 1, got 0"),
+        (["--capture-state", "--max-state-rows", "0"], "--max-state-rows must be at least 1"),
         (["--ray-actors", "2"], "--ray-actors needs --ray ADDRESS"),
         (["--ray", "auto", "--ray-actors", "0"], "--ray-actors must be at least 1"),
         (

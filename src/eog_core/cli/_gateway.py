@@ -28,7 +28,9 @@ from eog_core.cli._common import (
 from eog_core.cli._run import EXIT_INTERRUPTED
 from eog_core.cli._shared import (
     add_gym_options,
+    add_state_options,
     check_gym_names,
+    check_state_options,
     gym_directory,
     gym_timeouts,
     load_task_paths,
@@ -66,6 +68,7 @@ def add_parser(commands: Any) -> None:
         help="task files, folders of them, or .jsonl dataset / NeMo rows",
     )
     add_gym_options(parser)
+    add_state_options(parser)
     parser.add_argument(
         "--out",
         type=Path,
@@ -134,6 +137,7 @@ def add_parser(commands: Any) -> None:
 def _check(args: argparse.Namespace, environ: Mapping[str, str]) -> str | None:
     if args.repeats < 1:
         raise UsageError(f"--repeats must be at least 1, got {args.repeats}")
+    check_state_options(args)
     if (args.judge_base_url is None) != (args.judge_model is None):
         raise UsageError("--judge-base-url and --judge-model go together")
     from eog_core.gateway import token_from_env
@@ -163,6 +167,7 @@ async def _judge(args: argparse.Namespace, environ: Mapping[str, str]) -> AsyncI
 
 async def _serve(args: argparse.Namespace, token: str | None, environ: Mapping[str, str]) -> int:
     from eog_core.gateway import Gateway
+    from eog_core.run import StateCapture
 
     tasks = load_task_paths(args.tasks)
     check_gym_names(args.gym or (), tasks)
@@ -193,6 +198,9 @@ async def _serve(args: argparse.Namespace, token: str | None, environ: Mapping[s
             timeouts=gym_timeouts(args.timeout),
             model=args.model,
             allow_remote=args.allow_remote,
+            capture_state=StateCapture(max_rows=args.max_state_rows, max_bytes=args.max_state_bytes)
+            if args.capture_state
+            else None,
         )
         try:
             with on_signals(stop):

@@ -30,6 +30,7 @@ from eog_core.cli._run_parser import build_parser
 from eog_core.cli._selection import selected
 from eog_core.cli._shared import (
     check_gym_names,
+    check_state_options,
     gym_directory,
     gym_timeouts,
     load_task_paths,
@@ -104,6 +105,7 @@ def _check(args: argparse.Namespace) -> None:
     ):
         if not least <= value <= most:
             raise UsageError(f"{flag} must be between {least} and {most:,}, got {value}")
+    check_state_options(args)
     if args.ray_actors is not None and args.ray_actors < 1:
         raise UsageError(f"--ray-actors must be at least 1, got {args.ray_actors}")
     if args.ray_actors is not None and not args.ray:
@@ -218,6 +220,9 @@ def run_command(args: argparse.Namespace) -> int:
         forward_any_tool=args.forward_any_tool,
         raw_schemas=args.raw_schemas,
         timeouts=gym_timeouts(args.timeout),
+        capture_state=args.capture_state,
+        max_state_bytes=args.max_state_bytes,
+        max_state_rows=args.max_state_rows,
     )
     try:
         report, interrupted = asyncio.run(_run(args, tasks, settings, directory, options))

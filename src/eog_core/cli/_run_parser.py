@@ -8,7 +8,7 @@ from typing import Any
 
 from eog_core.cli._common import add_command, positive_seconds
 from eog_core.cli._selection import add_selection_options
-from eog_core.cli._shared import add_gym_options
+from eog_core.cli._shared import add_gym_options, add_state_options
 
 __all__ = ["build_parser"]
 
@@ -203,6 +203,7 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="Ray actors to shard over (default: the cluster's CPU count)",
     )
+    add_state_options(run)
     run.add_argument("--json", action="store_true", help="print the summary as JSON")
 
 

@@ -17,7 +17,9 @@ from eog_core.tasks import TASK_SUFFIXES, Task, load_tasks
 
 __all__ = [
     "add_gym_options",
+    "add_state_options",
     "check_gym_names",
+    "check_state_options",
     "gym_directory",
     "gym_timeouts",
     "load_task_paths",
@@ -115,3 +117,38 @@ def check_gym_names(values: Sequence[str], tasks: Sequence[Task]) -> None:
                 f"--gym {name}: no task uses that gym; the tasks' gyms are "
                 f"{', '.join(used) or 'none'}"
             )
+
+
+def add_state_options(group: Any) -> None:
+    """``--capture-state`` and its bounds (``docs/state.md``), for ``run`` and ``gateway``."""
+    group.add_argument(
+        "--capture-state",
+        action="store_true",
+        help="snapshot every database after seeding and before deletion into "
+        "OUT/states/<sha256>.json.gz; the record's 'state' names them (docs/state.md)",
+    )
+    group.add_argument(
+        "--max-state-bytes",
+        type=int,
+        default=1 << 30,
+        metavar="N",
+        help="with --capture-state: the run's compressed states at most; a rollout past it "
+        "keeps its verdict and records the capture skipped (default: %(default)s, 1 GiB)",
+    )
+    group.add_argument(
+        "--max-state-rows",
+        type=int,
+        default=100_000,
+        metavar="N",
+        help="with --capture-state: rows read per table; a table holding more is not "
+        "captured, never cut short (default: %(default)s)",
+    )
+
+
+def check_state_options(args: argparse.Namespace) -> None:
+    for flag, value in (
+        ("--max-state-bytes", args.max_state_bytes),
+        ("--max-state-rows", args.max_state_rows),
+    ):
+        if value < 1:
+            raise UsageError(f"{flag} must be at least 1, got {value}")

@@ -7,12 +7,8 @@ records the rollout as ``eog-core run`` does (``rollouts.jsonl``, ``upstream/``)
 ``eog-core gateway`` is its command line; ``docs/gateway.md`` the guide.
 """
 
-from eog_core.gateway._gateway import (
-    DEFAULT_MODEL_LABEL,
-    MAX_REQUEST_BYTES,
-    Gateway,
-    token_from_env,
-)
+from eog_core.gateway._access import token_from_env
+from eog_core.gateway._gateway import DEFAULT_MODEL_LABEL, MAX_REQUEST_BYTES, Gateway
 from eog_core.gateway._mcp import FINISH_TOOL, mcp_tools
 from eog_core.gateway._plan import RunPlan, WorkRefused
 from eog_core.gateway._rollout import GatewayRollout, McpClientSession, RolloutState

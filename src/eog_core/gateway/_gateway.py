@@ -14,10 +14,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
-import ipaddress
 import itertools
 import logging
-import os
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -28,6 +26,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from eog_core.errors import EogError, UsageError
+from eog_core.gateway._access import is_loopback
 from eog_core.gateway._control import ControlApi, json_error
 from eog_core.gateway._http import Answer, HttpServer, Request
 from eog_core.gateway._mcp import McpHandler
@@ -36,10 +35,14 @@ from eog_core.gateway._rollout import GatewayRollout
 from eog_core.gym import GymDirectory, Janitor, LeanTransport, TaskSession, Timeouts, Transport
 from eog_core.run import (
     RolloutLog,
+    StateCapture,
+    StateStore,
+    capture,
     classify_failure,
     evaluated_record,
     incomplete_record,
     rollout_key,
+    states_present,
     verify_both,
     write_upstream_result,
 )
@@ -54,16 +57,6 @@ DEFAULT_MODEL_LABEL = "mcp-gateway"
 MAX_REQUEST_BYTES = 1 << 20
 ENDED_KEPT = 65536  # ended rollout ids remembered, to answer late requests with 410
 SHUTDOWN_SECONDS = 10.0  # how long closing waits for requests in flight (a finish verifying)
-_LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
-
-
-def _is_loopback(host: str) -> bool:
-    if host in _LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 @attrs.define(eq=False)
@@ -101,6 +94,8 @@ class Gateway:
     allow_remote: bool = False
     max_request_bytes: int = MAX_REQUEST_BYTES
     on_record: Callable[[Mapping[str, Any]], None] | None = None
+    capture_state: StateCapture | None = None
+    """Snapshot each rollout's databases after seeding and before deletion (docs/state.md)."""
     _rollouts: dict[str, GatewayRollout] = attrs.field(factory=dict, init=False)
     _by_key: dict[str, GatewayRollout] = attrs.field(factory=dict, init=False)
     _ended_keys: dict[str, str] = attrs.field(factory=dict, init=False)
@@ -109,6 +104,7 @@ class Gateway:
     status and reward), to answer late requests clearly and list recent ones."""
     _plan: RunPlan | None = attrs.field(default=None, init=False)
     _log: RolloutLog | None = attrs.field(default=None, init=False)
+    _states: StateStore | None = attrs.field(default=None, init=False)
     _janitor: Janitor | None = attrs.field(default=None, init=False)
     _own_transport: LeanTransport | None = attrs.field(default=None, init=False)
     _server: HttpServer | None = attrs.field(default=None, init=False)
@@ -134,7 +130,7 @@ class Gateway:
         """Read what an earlier run left, then listen. Raises UsageError on bad settings."""
         if self._server is not None:
             raise UsageError("the gateway is already started")
-        if not self.allow_remote and not _is_loopback(self.host):
+        if not self.allow_remote and not is_loopback(self.host):
             raise UsageError(
                 f"host {self.host!r} is not a loopback address; pass allow_remote=True "
                 "(--allow-remote) to expose the gateway, and set a token"
@@ -145,8 +141,10 @@ class Gateway:
             raise UsageError("the token is empty")
         if self.token is not None and self.token == self.control_token:
             raise UsageError("the control token must differ from the MCP token")
-        self._log = RolloutLog.open(self.out_dir, model=self.model)
+        out = self.out_dir
+        self._log = RolloutLog.open(out, model=self.model, keep=lambda r: states_present(out, r))
         try:
+            self._states = StateStore.open(out, (self.capture_state or StateCapture()).max_bytes)
             self._plan = RunPlan.build(self.tasks, self.repeats, self._log.finished)
             if self._plan.complete:
                 self._done.set()
@@ -239,6 +237,12 @@ class Gateway:
                 timeouts=self.timeouts,
                 transport=self.transport or self._own_transport,
             )
+            before = None
+            if self.capture_state is not None:
+                async with contextlib.AsyncExitStack() as stack:
+                    stack.push_async_callback(session.aclose)  # unless the capture ends
+                    before = await capture(session, self.capture_state.max_rows)
+                    stack.pop_all()
         except BaseException:
             plan.release(rollout_key(task, number), evaluated=False)
             raise
@@ -248,6 +252,7 @@ class Gateway:
             task=task,
             repeat=number,
             session=session,
+            before_state=before,
         )
         self._rollouts[rollout.rollout_id] = rollout
         self._by_key[rollout.mcp_key] = rollout
@@ -271,6 +276,7 @@ class Gateway:
         try:
             try:
                 strict, parity = await verify_both(rollout.session, final_answer, self.judge)
+                states = await rollout.capture_after(self.capture_state)
             finally:
                 await rollout.session.aclose()
         except EogError as exc:
@@ -294,7 +300,7 @@ class Gateway:
                 agent=agent,
             )
         else:
-            record = evaluated_record(
+            record = states | evaluated_record(
                 rollout.task,
                 rollout.repeat,
                 model=self._model_fields(),
@@ -359,7 +365,8 @@ class Gateway:
             del self._ended[next(iter(self._ended))]
         evaluated = record["status"] == "evaluated"
         self.plan.release(rollout_key(rollout.task, rollout.repeat), evaluated=evaluated)
-        if self._log is not None:
+        if self._log is not None and self._states is not None:
+            self._states.store(record)  # first: a record's state files exist before it does
             self._log.append(record)
             if evaluated:
                 write_upstream_result(
@@ -422,7 +429,7 @@ class Gateway:
         origin = headers.get("origin")
         if origin is not None and not self.allow_remote:
             host = urlsplit(origin).hostname or ""
-            if not _is_loopback(host):
+            if not is_loopback(host):
                 return json_error(
                     403, "forbidden_origin", "requests from web pages of other hosts are refused"
                 )
@@ -435,15 +442,3 @@ _HTTP_CODES = {413: "too_large", 431: "too_large", 500: "internal_error"}
 def _http_error(status: int, message: str) -> Answer:
     """A request the HTTP server refused itself, answered as the control API's errors are."""
     return json_error(status, _HTTP_CODES.get(status, "http_error"), message)
-
-
-def token_from_env(
-    variable: str | None, environ: Mapping[str, str] | None = None, *, flag: str = "--token-env"
-) -> str | None:
-    """The bearer token held by environment variable ``variable`` (UsageError when unset)."""
-    if variable is None:
-        return None
-    value = (environ if environ is not None else os.environ).get(variable)
-    if not value:
-        raise UsageError(f"{flag} {variable}: that environment variable is not set")
-    return value

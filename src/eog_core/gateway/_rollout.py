@@ -21,7 +21,8 @@ from eog_core._plumbing import iso_time
 from eog_core.errors import EogError, JsonRpcError
 from eog_core.gym import HeaderError, TaskSession, ToolCallRecord, gym_error_kind
 from eog_core.model_view import tool_observation, tools_used
-from eog_core.run import AgentRun, Usage
+from eog_core.run import AgentRun, StateCapture, Usage, capture, capture_fields
+from eog_core.state import StateSnapshot
 from eog_core.tasks import Task
 
 __all__ = ["EncodedResult", "GatewayRollout", "McpClientSession", "RolloutState"]
@@ -72,6 +73,8 @@ class GatewayRollout:
     """Each routed call: its JSON-RPC id, the session's record, start and end times, whether
     it answered an error, the observation upstream would show a model."""
     refused: int = 0
+    before_state: StateSnapshot | str | None = None
+    """With state capture: the state after seeding, or why it was not captured."""
     _in_flight: int = 0
     _idle: asyncio.Event = attrs.field(factory=asyncio.Event)
 
@@ -209,3 +212,9 @@ class GatewayRollout:
             "mcp_client": self.client_info,
             "idle_seconds": round(time.monotonic() - self.last_activity, 3),
         }
+
+    async def capture_after(self, how: StateCapture | None) -> dict[str, Any]:
+        """The record's pending states (before deletion), or nothing without capture."""
+        if how is None or self.before_state is None:
+            return {}
+        return capture_fields(self.before_state, await capture(self.session, how.max_rows))

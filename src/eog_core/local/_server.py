@@ -12,6 +12,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import sqlite3
 from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
@@ -39,6 +40,7 @@ _Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 SERVER_VERSION = __version__
 MAX_BODY_BYTES = 512 * 1024 * 1024
+_HAS_LIMIT = re.compile(r"\blimit\b", re.IGNORECASE)
 
 
 @attrs.define(kw_only=True)
@@ -54,7 +56,8 @@ class LocalGym:
     ``/api/sql-runner`` queries run off the event loop and are interrupted
     after ``sql_timeout`` seconds (HTTP 400), so a runaway query never stalls
     the gym; with the ``x-eog-read-only`` header they run under SQLite's
-    authorizer and cannot write.
+    authorizer and cannot write. ``implicit_limit=100`` answers as a real gym does: a
+    query without a ``LIMIT`` of its own gets `` LIMIT 100`` appended.
     """
 
     _name: str = "local-gym"
@@ -64,6 +67,7 @@ class LocalGym:
     _response_mode: ResponseMode = "json"
     _sse_noise: bool = True
     _sql_timeout: float | None = 30.0
+    _implicit_limit: int | None = None
     _tools: ToolRegistry = attrs.field(factory=ToolRegistry)
     _journal: str | os.PathLike[str] | None = None
     _ledger: Ledger = attrs.field(init=False)
@@ -361,6 +365,8 @@ class LocalGym:
         if not isinstance(database_id, str) or not database_id:
             return _detail("Missing database_id (body or x-database-id header)", status=400)
         read_only = request.headers.get(READ_ONLY_HEADER, "").strip().lower() in ("1", "true")
+        if self._implicit_limit is not None and not _HAS_LIMIT.search(query):
+            query = f"{query.rstrip().rstrip(';')} LIMIT {self._implicit_limit}"
         try:
             rows = await self._databases.run_query(
                 database_id, query, read_only=read_only, deadline_s=self._sql_timeout

@@ -59,12 +59,21 @@ from eog_core.run._runner import (
     RunReport,
     run_evaluation,
 )
+from eog_core.run._states import (
+    STATES_DIR,
+    StateCapture,
+    StateStore,
+    capture,
+    capture_fields,
+    states_present,
+)
 
 __all__ = [
     "MAX_CONCURRENCY",
     "MAX_REPEATS",
     "RECORD_FORMAT",
     "ROLLOUTS_FILE",
+    "STATES_DIR",
     "UPSTREAM_DIR",
     "ActorBody",
     "AgentRun",
@@ -85,9 +94,13 @@ __all__ = [
     "RunProgress",
     "RunReport",
     "SharedQueries",
+    "StateCapture",
+    "StateStore",
     "StopReason",
     "ToolCall",
     "Usage",
+    "capture",
+    "capture_fields",
     "classify_failure",
     "evaluated_record",
     "incomplete_record",
@@ -99,6 +112,7 @@ __all__ = [
     "run_agent",
     "run_evaluation",
     "run_rollout",
+    "states_present",
     "upstream_result",
     "verify_both",
     "write_upstream_result",

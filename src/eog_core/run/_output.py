@@ -22,7 +22,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -72,16 +72,24 @@ class RolloutLog:
     _lock: FolderLock | None = attrs.field(default=None, repr=False)
 
     @classmethod
-    def open(cls, out_dir: Path, *, model: str | None = None, api: str | None = None) -> RolloutLog:
+    def open(
+        cls,
+        out_dir: Path,
+        *,
+        model: str | None = None,
+        api: str | None = None,
+        keep: Callable[[Mapping[str, Any]], bool] | None = None,
+    ) -> RolloutLog:
         """Lock the folder (:class:`FolderLock`: one writer at a time), read what an earlier
-        run left, drop what must run again, open for appending. Records of another ``model``
-        or ``api`` (when given) are refused: one folder, one model on one API."""
+        run left, drop what must run again (and evaluated records ``keep`` refuses: one whose
+        state files are gone), open for appending. Records of another ``model`` or ``api``
+        (when given) are refused: one folder, one model on one API."""
         if out_dir.exists() and not out_dir.is_dir():  # mkdir would say only "File exists"
             raise NotADirectoryError(f"{out_dir} is a file, not a folder for the run's output")
         out_dir.mkdir(parents=True, exist_ok=True)
         lock = FolderLock.acquire(out_dir)
         try:
-            log = cls._read(out_dir / ROLLOUTS_FILE, model=model, api=api)
+            log = cls._read(out_dir / ROLLOUTS_FILE, model=model, api=api, keep=keep)
         except BaseException:
             lock.release()
             raise
@@ -89,7 +97,14 @@ class RolloutLog:
         return log
 
     @classmethod
-    def _read(cls, path: Path, *, model: str | None, api: str | None) -> RolloutLog:
+    def _read(
+        cls,
+        path: Path,
+        *,
+        model: str | None,
+        api: str | None,
+        keep: Callable[[Mapping[str, Any]], bool] | None,
+    ) -> RolloutLog:
         raw = path.read_bytes() if path.exists() else b""
         lines = raw.split(b"\n")
         torn = lines.pop() != b""  # bytes after the last newline never finished writing
@@ -116,7 +131,11 @@ class RolloutLog:
                     f"{path} holds rollouts of API {record.get('api')!r}, not {api!r}; use "
                     "another --out directory"
                 )
-            if record.get("status") != "evaluated" or key in finished:
+            if (
+                record.get("status") != "evaluated"
+                or key in finished
+                or (keep is not None and not keep(record))
+            ):
                 dropped += 1
                 continue
             finished[key] = record

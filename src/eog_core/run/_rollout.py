@@ -34,6 +34,8 @@ from eog_core.gym import GymDirectory, Janitor, TaskSession, Timeouts
 from eog_core.run._loop import AgentRun, run_agent
 from eog_core.run._model import ModelClient
 from eog_core.run._records import IncompleteKind, evaluated_record, incomplete_record
+from eog_core.run._states import DEFAULT_MAX_STATE_BYTES, capture, capture_fields
+from eog_core.state import DEFAULT_MAX_ROWS
 from eog_core.tasks import GymServer, Task, ToolSnapshot
 from eog_core.verify import PARITY, STRICT, Judge, Policy, SqlOutcome, SqlRunner, TaskVerdict
 
@@ -65,6 +67,11 @@ class RolloutOptions:
     """Show the model the gyms' raw input schemas instead of upstream's cleaned ones."""
     judge: Judge | None = None
     timeouts: Timeouts | None = None
+    capture_state: bool = False
+    """Snapshot the databases after seeding and before deletion (``docs/state.md``)."""
+    max_state_rows: int = DEFAULT_MAX_ROWS
+    max_state_bytes: int = DEFAULT_MAX_STATE_BYTES
+    """The run's compressed states, at most (a rollout past it records the capture skipped)."""
 
     @classmethod
     def build(
@@ -186,9 +193,10 @@ async def _attempt(
     directory: GymDirectory,
     janitor: Janitor,
     options: RolloutOptions,
-) -> tuple[AgentRun, Any, Any]:
+) -> tuple[AgentRun, Any, Any, dict[str, Any]]:
     """One try: seed, loop, verify (not after a malformed tool call: the rollout is recorded
-    incomplete with the model's text), delete."""
+    incomplete with the model's text), delete; with ``capture_state``, a snapshot after
+    seeding and one before deletion."""
     async with TaskSession.start(
         task,
         directory=directory,
@@ -198,13 +206,17 @@ async def _attempt(
         forward_any_tool=options.forward_any_tool,
         timeouts=options.timeouts,
     ) as session:
+        before = await capture(session, options.max_state_rows) if options.capture_state else ""
         agent = await run_agent(
             session, client, max_turns=options.max_turns, raw_schemas=options.raw_schemas
         )
         if agent.malformed_tool_call is not None:
-            return agent, None, None
+            return agent, None, None, {}
         strict, parity = await verify_both(session, agent.final_answer, options.judge)
-    return agent, strict, parity
+        states = {}
+        if options.capture_state:
+            states = capture_fields(before, await capture(session, options.max_state_rows))
+    return agent, strict, parity, states
 
 
 async def verify_both(
@@ -243,7 +255,9 @@ async def run_rollout(
     reason = ""
     for attempt in range(1, attempts + 1):
         try:
-            agent, strict, parity = await _attempt(task, client, directory, janitor, options)
+            agent, strict, parity, states = await _attempt(
+                task, client, directory, janitor, options
+            )
         except EogError as exc:
             kind, retry = classify_failure(exc)
             reason = f"{type(exc).__name__}: {exc}"
@@ -262,7 +276,7 @@ async def run_rollout(
                     finished=time.time(),
                 )
             if strict.failure_kind != "gym_unreachable" or attempt == attempts:
-                return evaluated_record(
+                return states | evaluated_record(
                     task,
                     repeat,
                     model=model,

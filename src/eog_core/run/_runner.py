@@ -45,6 +45,7 @@ from eog_core.run._ray import run_on_ray
 from eog_core.run._records import RolloutKey, rollout_key
 from eog_core.run._rollout import RolloutOptions, check_seed_files, run_rollout
 from eog_core.run._settings import ModelSettings
+from eog_core.run._states import StateStore, states_present
 from eog_core.tasks import Task
 
 __all__ = ["MAX_CONCURRENCY", "MAX_REPEATS", "RunProgress", "RunReport", "run_evaluation"]
@@ -146,7 +147,11 @@ async def run_evaluation(
     _check_plan(tasks, repeats, concurrency, max_consecutive_unreachable)
     out = Path(out_dir)
     trace = FolderTrace.before(out, ROLLOUTS_FILE)  # a run that records nothing leaves nothing
-    rollouts = RolloutLog.open(out, model=settings.model, api=settings.api)
+    options = options or RolloutOptions()
+    rollouts = RolloutLog.open(
+        out, model=settings.model, api=settings.api, keep=lambda r: states_present(out, r)
+    )
+    states = StateStore.open(out, options.max_state_bytes)  # under the folder's lock
     by_identity = {rollout_key(task, 0)[:3]: task for task in tasks}
     kept = {
         key: record
@@ -181,13 +186,14 @@ async def run_evaluation(
 
     work = schedule()
     directory = directory if directory is not None else GymDirectory()
-    options = options or RolloutOptions()
 
     def started() -> None:
         progress.in_flight += 1
 
     def finished(task: Task, record: Mapping[str, Any]) -> None:
         progress.in_flight -= 1
+        record = dict(record)
+        states.store(record)  # first: a record's state files exist before it does
         if record["status"] == "evaluated":  # first: a kill now leaves a rollout to run again
             write_upstream_result(out, task, record, tools_available=record["tools_offered"])
             progress.evaluated += 1

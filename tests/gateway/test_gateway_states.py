@@ -1,0 +1,47 @@
+"""The gateway with state capture: the states of a finished rollout beside its record."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from pathlib import Path
+
+from eog_core.local import LocalGym, load_demo_trajectory
+from eog_core.run import ROLLOUTS_FILE, StateCapture
+from tests.gateway.conftest import make_gateway
+
+
+async def test_a_finished_rollout_records_its_before_and_after_states(
+    gym: LocalGym, tmp_path: Path
+) -> None:
+    async with make_gateway(gym, tmp_path, capture_state=StateCapture()) as gateway:
+        rollout = await gateway.open_rollout()
+        for step in load_demo_trajectory():
+            await rollout.session.call_tool(step["name"], step["arguments"])
+        record = await gateway.finish(rollout, "done")
+    [line] = [json.loads(x) for x in (tmp_path / ROLLOUTS_FILE).read_text().splitlines()]
+    assert line["state"] == record["state"] and "_pending_states" not in line
+    state = line["state"]
+    assert state["before"] != state["after"]
+    for key in ("before", "after"):
+        data = gzip.decompress((tmp_path / "states" / f"{state[key]}.json.gz").read_bytes())
+        assert hashlib.sha256(data).hexdigest() == state[key]
+
+
+async def test_the_gateway_s_size_bound_skips_the_capture_not_the_verdict(
+    gym: LocalGym, tmp_path: Path
+) -> None:
+    capture = StateCapture(max_bytes=10)
+    async with make_gateway(gym, tmp_path, capture_state=capture) as gateway:
+        rollout = await gateway.open_rollout()
+        record = await gateway.finish(rollout, "done")
+    assert record["status"] == "evaluated"
+    assert "past --max-state-bytes 10" in record["state"]["skipped"]
+    assert not (tmp_path / "states").exists()
+
+
+async def test_without_capture_the_gateway_writes_no_state(gym: LocalGym, tmp_path: Path) -> None:
+    async with make_gateway(gym, tmp_path) as gateway:
+        record = await gateway.finish(await gateway.open_rollout(), "done")
+    assert "state" not in record

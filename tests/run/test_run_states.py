@@ -1,0 +1,109 @@
+"""``run`` with state capture: content-addressed states beside the records (docs/state.md)."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from pathlib import Path
+
+from eog_core.local import LocalGym
+from eog_core.metrics import read_run
+from eog_core.report import load_run
+from eog_core.run import ROLLOUTS_FILE
+from tests.run.conftest import evaluate
+from tests.run.scripted_model import ScriptedModel
+
+
+def lines(out: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in (out / ROLLOUTS_FILE).read_text().splitlines()]
+
+
+def stored(out: Path) -> dict[str, bytes]:
+    folder = out / "states"
+    return {p.name: p.read_bytes() for p in folder.iterdir()} if folder.is_dir() else {}
+
+
+async def test_a_captured_rollout_names_its_states_and_they_are_stored(
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
+    report = await evaluate(gym, model, tmp_path, capture_state=True)
+    [record] = lines(tmp_path)
+    assert record == report.records[0]
+    assert record["success"] is True and "_pending_states" not in record
+    state = record["state"]
+    assert set(state) == {"before", "after", "bytes"} and state["before"] != state["after"]
+    files = stored(tmp_path)
+    assert sorted(files) == sorted(f"{state[k]}.json.gz" for k in ("before", "after"))
+    assert state["bytes"] == sum(len(data) for data in files.values())
+    for key in ("before", "after"):
+        data = gzip.decompress(files[f"{state[key]}.json.gz"])
+        assert hashlib.sha256(data).hexdigest() == state[key]  # content-addressed
+        assert json.loads(data)["format"] == "eog-state/1"
+
+
+async def test_equal_states_are_stored_once(
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
+    await evaluate(gym, model, tmp_path, capture_state=True, repeats=3)
+    records = lines(tmp_path)
+    assert len({r["state"]["before"] for r in records}) == 1  # a fresh seed is one state
+    shas = {r["state"][k] for r in records for k in ("before", "after")}
+    assert sorted(stored(tmp_path)) == sorted(f"{sha}.json.gz" for sha in shas)
+
+
+async def test_no_capture_no_state_field_and_no_folder(
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
+    await evaluate(gym, model, tmp_path)
+    [record] = lines(tmp_path)
+    assert "state" not in record and not (tmp_path / "states").exists()
+
+
+async def test_past_the_size_bound_the_rollout_keeps_its_verdict_and_says_why(
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
+    await evaluate(gym, model, tmp_path, capture_state=True, max_state_bytes=100)
+    [record] = lines(tmp_path)
+    assert record["status"] == "evaluated" and record["success"] is True
+    assert record["state"]["skipped"].endswith("past --max-state-bytes 100")
+    assert stored(tmp_path) == {}
+
+
+async def test_a_table_past_max_state_rows_skips_the_capture_not_the_rollout(
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
+    await evaluate(gym, model, tmp_path, capture_state=True, max_state_rows=1)
+    [record] = lines(tmp_path)
+    assert record["success"] is True
+    assert record["state"]["skipped"].startswith("StateError: gym 'demo-csm-server': ")
+    assert "more than 1 rows" in record["state"]["skipped"]
+
+
+async def test_resume_reruns_a_rollout_whose_state_file_is_gone_and_clears_torn_writes(
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
+    await evaluate(gym, model, tmp_path, capture_state=True)
+    again = await evaluate(gym, model, tmp_path, capture_state=True)
+    assert (again.skipped, again.ran) == (1, 0)  # its states are there: kept
+    [first] = lines(tmp_path)
+    gone = tmp_path / "states" / f"{first['state']['after']}.json.gz"
+    gone.unlink()
+    torn = tmp_path / "states" / ".partial-abc.tmp"
+    torn.write_bytes(b"\x1f\x8b half")
+    report = await evaluate(gym, model, tmp_path, capture_state=True)
+    assert (report.skipped, report.ran) == (0, 1)  # a record's state file must exist
+    assert not torn.exists()
+    [record] = lines(tmp_path)  # the rerun's (its after-state may hold a new timestamp)
+    assert record["started_at"] != first["started_at"]
+    for key in ("before", "after"):
+        assert (tmp_path / "states" / f"{record['state'][key]}.json.gz").is_file()
+
+
+async def test_records_with_states_read_as_before_by_score_and_report(
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
+    await evaluate(gym, model, tmp_path, capture_state=True)
+    [verdict] = read_run(tmp_path)
+    assert verdict.success is True
+    assert len(load_run(tmp_path).records) == 1
