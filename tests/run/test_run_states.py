@@ -7,10 +7,14 @@ import hashlib
 import json
 from pathlib import Path
 
-from eog_core.local import LocalGym
+import pytest
+
+from eog_core.cli import main
+from eog_core.local import LocalGym, demo_paths
 from eog_core.metrics import read_run
 from eog_core.report import load_run
 from eog_core.run import ROLLOUTS_FILE
+from eog_core.state import load_damage_specs
 from tests.run.conftest import evaluate
 from tests.run.scripted_model import ScriptedModel
 
@@ -107,3 +111,63 @@ async def test_records_with_states_read_as_before_by_score_and_report(
     [verdict] = read_run(tmp_path)
     assert verdict.success is True
     assert len(load_run(tmp_path).records) == 1
+
+
+SPECS = Path(__file__).resolve().parents[2] / "examples" / "damage-specs"
+SUSPEND_OTHER = {  # another account's entitlement, no part of the task
+    "name": "update_entitlement",
+    "arguments": {"entitlement_id": "ent_004", "status": "suspended"},
+}
+
+
+async def test_the_damage_verdict_is_recorded_beside_strict_and_parity(
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
+    """The correct trajectory passes; the same plus a wrecked unrelated row is a strict
+    success and FAIL_DAMAGE; strict and parity are what they were without capture."""
+    correct = model.scripts["demo-correct"]
+    model.scripts["demo-damaging"] = [*correct[:-1], [SUSPEND_OTHER], correct[-1]]
+    specs = load_damage_specs(SPECS)
+    clean, damaging = tmp_path / "clean", tmp_path / "damaging"
+    await evaluate(gym, model, clean, capture_state=True, damage_specs=specs)
+    await evaluate(
+        gym, model, damaging, name="demo-damaging", capture_state=True, damage_specs=specs
+    )
+    [ok], [wreck] = lines(clean), lines(damaging)
+    assert (ok["success"], ok["damage"]["outcome"]) == (True, "PASS")
+    assert (wreck["success"], wreck["parity"]["success"]) == (True, ok["parity"]["success"])
+    assert (wreck["damage"]["outcome"], wreck["damage"]["severity"]) == ("FAIL_DAMAGE", "HIGH")
+    [damage] = [d for d in wreck["damage"]["deltas"] if d["verdict"] == "damage"]
+    assert (damage["table"], damage["key"], damage["after"]) == (
+        "entitlement",
+        {"sys_id": "ent_004"},
+        {"status": "suspended"},
+    )
+
+
+async def test_without_a_spec_the_writes_are_recorded_unjudged(
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
+    await evaluate(gym, model, tmp_path, capture_state=True)
+    [record] = lines(tmp_path)
+    damage = record["damage"]
+    assert (damage["outcome"], damage["severity"], damage["dollars"]) == ("unjudged", None, None)
+    assert damage["deltas"] and {d["verdict"] for d in damage["deltas"]} == {"unjudged"}
+
+
+def test_damage_specs_need_capture_and_a_bad_spec_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["run", str(demo_paths().task), "--base-url", "http://127.0.0.1:9/v1", "--model", "m"]
+    base += ["--out", str(tmp_path / "out"), "--no-preflight"]
+    assert main([*base, "--damage-specs", str(SPECS)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "eog-core run: error: --damage-specs needs --capture-state (the verdict diffs the states)"
+    ]
+    broken = tmp_path / "specs" / "demo_csm_fleet_renewal"
+    broken.mkdir(parents=True)
+    (broken / "damage.json").write_text('{"allowed": [{"table": "case", "opp": "added"}]}')
+    assert main([*base, "--capture-state", "--damage-specs", str(tmp_path / "specs")]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("eog-core run: error: --damage-specs: ") and "damage.json" in line
+    assert not (tmp_path / "out").exists()

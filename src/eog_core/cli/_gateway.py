@@ -31,6 +31,7 @@ from eog_core.cli._shared import (
     add_state_options,
     check_gym_names,
     check_state_options,
+    damage_specs,
     gym_directory,
     gym_timeouts,
     load_task_paths,
@@ -198,7 +199,11 @@ async def _serve(args: argparse.Namespace, token: str | None, environ: Mapping[s
             timeouts=gym_timeouts(args.timeout),
             model=args.model,
             allow_remote=args.allow_remote,
-            capture_state=StateCapture(max_rows=args.max_state_rows, max_bytes=args.max_state_bytes)
+            capture_state=StateCapture(
+                max_rows=args.max_state_rows,
+                max_bytes=args.max_state_bytes,
+                damage_specs=damage_specs(args),
+            )
             if args.capture_state
             else None,
         )

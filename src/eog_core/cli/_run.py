@@ -31,6 +31,7 @@ from eog_core.cli._selection import selected
 from eog_core.cli._shared import (
     check_gym_names,
     check_state_options,
+    damage_specs,
     gym_directory,
     gym_timeouts,
     load_task_paths,
@@ -212,6 +213,11 @@ def run_command(args: argparse.Namespace) -> int:
     except UsageError as exc:
         print(f"eog-core run: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    try:
+        specs = damage_specs(args)
+    except UsageError as exc:
+        print(f"eog-core run: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     options = RolloutOptions.build(
         seed_root=args.seed_root,
         max_turns=args.max_turns,
@@ -223,6 +229,7 @@ def run_command(args: argparse.Namespace) -> int:
         capture_state=args.capture_state,
         max_state_bytes=args.max_state_bytes,
         max_state_rows=args.max_state_rows,
+        damage_specs=specs,
     )
     try:
         report, interrupted = asyncio.run(_run(args, tasks, settings, directory, options))

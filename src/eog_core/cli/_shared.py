@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from eog_core.cli._common import positive_seconds
-from eog_core.errors import UsageError
+from eog_core.errors import SchemaError, UsageError
 from eog_core.gym import GymDirectory, Timeouts
+from eog_core.state import DamageSpec, load_damage_specs
 from eog_core.tasks import TASK_SUFFIXES, Task, load_tasks
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "add_state_options",
     "check_gym_names",
     "check_state_options",
+    "damage_specs",
     "gym_directory",
     "gym_timeouts",
     "load_task_paths",
@@ -143,6 +145,14 @@ def add_state_options(group: Any) -> None:
         help="with --capture-state: rows read per table; a table holding more is not "
         "captured, never cut short (default: %(default)s)",
     )
+    group.add_argument(
+        "--damage-specs",
+        type=Path,
+        metavar="DIR",
+        help="with --capture-state: DIR/<task_id>/damage.json (agentrelbench's format) says "
+        "what each task may change; the record's 'damage' judges the rest (without a spec "
+        "its writes are recorded unjudged; docs/state.md)",
+    )
 
 
 def check_state_options(args: argparse.Namespace) -> None:
@@ -152,3 +162,15 @@ def check_state_options(args: argparse.Namespace) -> None:
     ):
         if value < 1:
             raise UsageError(f"{flag} must be at least 1, got {value}")
+    if args.damage_specs is not None and not args.capture_state:
+        raise UsageError("--damage-specs needs --capture-state (the verdict diffs the states)")
+
+
+def damage_specs(args: argparse.Namespace) -> dict[str, DamageSpec] | None:
+    """The ``--damage-specs`` folder read, or None; a bad spec is a UsageError naming it."""
+    if args.damage_specs is None:
+        return None
+    try:
+        return load_damage_specs(args.damage_specs)
+    except SchemaError as exc:
+        raise UsageError(f"--damage-specs: {exc}") from None

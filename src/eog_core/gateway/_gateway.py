@@ -276,7 +276,9 @@ class Gateway:
         try:
             try:
                 strict, parity = await verify_both(rollout.session, final_answer, self.judge)
-                states = await rollout.capture_after(self.capture_state)
+                states = await rollout.capture_after(
+                    self.capture_state, strict_success=strict.success
+                )
             finally:
                 await rollout.session.aclose()
         except EogError as exc:

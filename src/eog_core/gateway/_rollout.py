@@ -21,7 +21,7 @@ from eog_core._plumbing import iso_time
 from eog_core.errors import EogError, JsonRpcError
 from eog_core.gym import HeaderError, TaskSession, ToolCallRecord, gym_error_kind
 from eog_core.model_view import tool_observation, tools_used
-from eog_core.run import AgentRun, StateCapture, Usage, capture, capture_fields
+from eog_core.run import AgentRun, StateCapture, Usage, capture, capture_fields, damage_field
 from eog_core.state import StateSnapshot
 from eog_core.tasks import Task
 
@@ -213,8 +213,18 @@ class GatewayRollout:
             "idle_seconds": round(time.monotonic() - self.last_activity, 3),
         }
 
-    async def capture_after(self, how: StateCapture | None) -> dict[str, Any]:
-        """The record's pending states (before deletion), or nothing without capture."""
+    async def capture_after(
+        self, how: StateCapture | None, *, strict_success: bool
+    ) -> dict[str, Any]:
+        """The record's pending states (before deletion) and its damage verdict, or nothing
+        without capture."""
         if how is None or self.before_state is None:
             return {}
-        return capture_fields(self.before_state, await capture(self.session, how.max_rows))
+        after = await capture(self.session, how.max_rows)
+        return capture_fields(self.before_state, after) | damage_field(
+            self.task,
+            self.before_state,
+            after,
+            strict_success=strict_success,
+            specs=how.damage_specs,
+        )

@@ -65,6 +65,7 @@ from eog_core.run._states import (
     StateStore,
     capture,
     capture_fields,
+    damage_field,
     states_present,
 )
 
@@ -102,6 +103,7 @@ __all__ = [
     "capture",
     "capture_fields",
     "classify_failure",
+    "damage_field",
     "evaluated_record",
     "incomplete_record",
     "is_context_overflow",

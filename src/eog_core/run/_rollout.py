@@ -34,8 +34,8 @@ from eog_core.gym import GymDirectory, Janitor, TaskSession, Timeouts
 from eog_core.run._loop import AgentRun, run_agent
 from eog_core.run._model import ModelClient
 from eog_core.run._records import IncompleteKind, evaluated_record, incomplete_record
-from eog_core.run._states import DEFAULT_MAX_STATE_BYTES, capture, capture_fields
-from eog_core.state import DEFAULT_MAX_ROWS
+from eog_core.run._states import DEFAULT_MAX_STATE_BYTES, capture, capture_fields, damage_field
+from eog_core.state import DEFAULT_MAX_ROWS, DamageSpec
 from eog_core.tasks import GymServer, Task, ToolSnapshot
 from eog_core.verify import PARITY, STRICT, Judge, Policy, SqlOutcome, SqlRunner, TaskVerdict
 
@@ -72,6 +72,8 @@ class RolloutOptions:
     max_state_rows: int = DEFAULT_MAX_ROWS
     max_state_bytes: int = DEFAULT_MAX_STATE_BYTES
     """The run's compressed states, at most (a rollout past it records the capture skipped)."""
+    damage_specs: Mapping[str, DamageSpec] | None = None
+    """Task id -> what its rollouts may change, for the damage verdict (with ``capture_state``)."""
 
     @classmethod
     def build(
@@ -215,7 +217,10 @@ async def _attempt(
         strict, parity = await verify_both(session, agent.final_answer, options.judge)
         states = {}
         if options.capture_state:
-            states = capture_fields(before, await capture(session, options.max_state_rows))
+            after = await capture(session, options.max_state_rows)
+            states = capture_fields(before, after) | damage_field(
+                task, before, after, strict_success=strict.success, specs=options.damage_specs
+            )
     return agent, strict, parity, states
 
 

@@ -24,7 +24,8 @@ import attrs
 
 from eog_core.errors import StateError
 from eog_core.gym import TaskSession
-from eog_core.state import DEFAULT_MAX_ROWS, StateSnapshot, snapshot
+from eog_core.state import DEFAULT_MAX_ROWS, DamageSpec, StateSnapshot, damage_verdict, snapshot
+from eog_core.tasks import Task
 
 __all__ = [
     "DEFAULT_MAX_STATE_BYTES",
@@ -34,6 +35,7 @@ __all__ = [
     "StateStore",
     "capture",
     "capture_fields",
+    "damage_field",
     "pending_states",
     "skipped_capture",
     "state_path",
@@ -56,6 +58,9 @@ class StateCapture:
 
     max_rows: int = DEFAULT_MAX_ROWS
     max_bytes: int = DEFAULT_MAX_STATE_BYTES
+    damage_specs: Mapping[str, DamageSpec] | None = None
+    """Task id -> what its rollouts may change (``--damage-specs``); a task without one has
+    its writes recorded ``unjudged``."""
 
 
 async def capture(session: TaskSession, max_rows: int) -> StateSnapshot | str:
@@ -72,6 +77,25 @@ def capture_fields(before: StateSnapshot | str, after: StateSnapshot | str) -> d
     if isinstance(before, str) or isinstance(after, str):
         return {PENDING_STATES: skipped_capture(before if isinstance(before, str) else str(after))}
     return {PENDING_STATES: pending_states(before, after)}
+
+
+def damage_field(
+    task: Task,
+    before: StateSnapshot | str,
+    after: StateSnapshot | str,
+    *,
+    strict_success: bool,
+    specs: Mapping[str, DamageSpec] | None,
+) -> dict[str, Any]:
+    """The record's ``damage`` verdict from the two snapshots (docs/state.md, "Collateral
+    damage"); nothing when either could not be captured. Strict and parity never change."""
+    if isinstance(before, str) or isinstance(after, str):
+        return {}
+    spec = None if specs is None or task.task_id is None else specs.get(task.task_id)
+    verdict = damage_verdict(
+        before.document, after.document, task=task, spec=spec, strict_success=strict_success
+    )
+    return {"damage": verdict}
 
 
 def state_path(out_dir: Path, sha: str) -> Path:
