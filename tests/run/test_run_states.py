@@ -6,6 +6,7 @@ import gzip
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -171,3 +172,27 @@ def test_damage_specs_need_capture_and_a_bad_spec_is_one_line(
     [line] = capsys.readouterr().err.splitlines()
     assert line.startswith("eog-core run: error: --damage-specs: ") and "damage.json" in line
     assert not (tmp_path / "out").exists()
+
+
+async def test_capture_adds_new_fields_only(
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
+    """A captured record is the uncaptured one plus ``state`` and ``damage``: every other
+    field has the same value (times and ids aside), so readers of 0.2's records read it."""
+    specs = load_damage_specs(SPECS)
+    await evaluate(gym, model, tmp_path / "plain")
+    await evaluate(gym, model, tmp_path / "captured", capture_state=True, damage_specs=specs)
+    [plain], [captured] = lines(tmp_path / "plain"), lines(tmp_path / "captured")
+    assert set(captured) - set(plain) == {"state", "damage"} and set(plain) <= set(captured)
+    assert untimed(plain) == untimed({k: v for k, v in captured.items() if k in plain})
+
+
+def untimed(value: Any) -> Any:
+    """A record without its clock readings (``*_at``, ``*_ms``, ``*_seconds``)."""
+    if isinstance(value, dict):
+        return {
+            k: untimed(v) for k, v in value.items() if not k.endswith(("_at", "_ms", "_seconds"))
+        }
+    if isinstance(value, list):
+        return [untimed(v) for v in value]
+    return value
