@@ -113,6 +113,8 @@ def test_the_report_shows_damage_rates_a_badge_a_filter_and_the_diff(
     assert html.count("<h3>Collateral damage</h3>") == 1
     assert "<th>Damage</th>" in html and 'data-filter="damage"' in html
     assert json_block(html, "eog-meta")["damage"] is True
+    rates = re.findall(r'data-metric="damage_rates" data-value="([^"]*)"', html)
+    assert rates == [",0.5", ",0.5"]  # the Compare tab, strict and parity: A has no verdicts
     rows, details = json_block(html, "eog-rows"), transcripts(html)
     by_damage = {(r["run"], r["repeat"]): r.get("damage") for r in rows}
     assert by_damage == {
