@@ -20,6 +20,7 @@ SLOW: tuple[str, ...] = (
     "tests/docs/",
     "tests/gateway/test_gateway_cli.py",
     "tests/report/test_report_cli.py",
+    "tests/report/test_report_damage.py",
     "tests/report/test_report_page.py",
     "tests/run/test_run_cli.py",
     "tests/tasks/test_load_hostile.py",

@@ -29,6 +29,8 @@ class MetricCells(HTMLParser):
             self.policy = (
                 found.get("data-policy") if "overview" in (found.get("class") or "") else None
             )
+            if "damage" in (found.get("class") or ""):
+                self.policy = "damage"  # the damage table: one per run, not per policy
             self.group = "all" if "passk" in (found.get("class") or "") else None
             if "passk" in (found.get("class") or ""):
                 self.policy = found.get("data-policy")

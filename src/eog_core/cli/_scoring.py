@@ -28,14 +28,19 @@ from eog_core.cli._verify import Asked, AskOnce, shared_failure
 from eog_core.gym import GymClient, HttpSqlRunner, Timeouts
 from eog_core.metrics import (
     CorrectedSummary,
+    DamageStats,
+    DamageSummary,
     MetricsError,
     MetricsInput,
     as_run_records,
     compare_runs,
     corrected_summary,
+    damage_summary,
     expected_task_ids,
     format_comparison,
     format_corrected,
+    format_damage,
+    format_damage_comparison,
     format_upstream,
     locate_run,
     read_run,
@@ -344,13 +349,13 @@ def run_score(args: argparse.Namespace) -> int:
     summary = corrected_summary(records, expected_tasks=expected, k=args.k)
     summary = attrs.evolve(summary, skipped=tuple(skipped) + tuple(summary.skipped))
     code = _nothing_completed(summary)
+    damage = damage_summary(records)  # None without state capture: the output is as before
     if args.json:
-        emit_json(
-            {
-                "upstream": attrs.asdict(upstream) if upstream else None,
-                "corrected": attrs.asdict(summary),
-            }
-        )
+        document = {
+            "upstream": attrs.asdict(upstream) if upstream else None,
+            "corrected": attrs.asdict(summary),
+        }
+        emit_json(document | ({"damage": _damage_json(damage)} if damage else {}))
         return code
     if upstream is not None:
         print("== Upstream's numbers (as compute_score.py computes and prints them) ==")
@@ -358,7 +363,27 @@ def run_score(args: argparse.Namespace) -> int:
         print()
     print("== Corrected numbers ==")
     print(format_corrected(summary))
+    if damage is not None:
+        print()
+        print(format_damage(damage))
     return code
+
+
+def _damage_json(damage: DamageSummary | None) -> dict[str, Any] | None:
+    """The damage summary with its rates (properties, which ``attrs.asdict`` leaves out)."""
+    if damage is None:
+        return None
+
+    def stats(group: DamageStats) -> dict[str, Any]:
+        return attrs.asdict(group) | {
+            "damage_rate": group.damage_rate,
+            "pass_rate": group.pass_rate,
+        }
+
+    return {
+        "overall": stats(damage.overall),
+        "by_domain": [stats(group) for group in damage.by_domain],
+    }
 
 
 def _nothing_completed(summary: CorrectedSummary) -> int:
@@ -391,8 +416,15 @@ def run_compare(args: argparse.Namespace) -> int:
             min_tasks=args.min_tasks,
         )
     check_overlap(comparison, args.a, args.b)
+    damage = [damage_summary(as_run_records(items)[0]) for items in sides]
+    shown = any(side is not None for side in damage)  # without capture: as before
     if args.json:
-        emit_json(attrs.asdict(comparison) | {"tost_p": comparison.tost_p})
+        document = attrs.asdict(comparison) | {"tost_p": comparison.tost_p}
+        if shown:
+            document["damage"] = {"a": _damage_json(damage[0]), "b": _damage_json(damage[1])}
+        emit_json(document)
     else:
         print(format_comparison(comparison))
+        if shown:
+            print(format_damage_comparison(damage[0], damage[1]))
     return EXIT_OK

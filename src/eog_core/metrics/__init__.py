@@ -15,13 +15,31 @@
 * :func:`task_outcomes` / :func:`mean_flip_rate` / :func:`pass_hat_at` /
   :func:`task_bands` / :func:`rate_intervals`: task by task across repeats
   (flips, pass^k, RL bands, Wilson intervals).
+* :func:`damage_summary` / :func:`format_damage`: collateral-damage rates of rollout
+  records with a ``damage`` field (PASS, FAIL_DAMAGE, success while damaging, dollars).
 * :class:`RolloutUsage` / :func:`usage_stats` / :class:`Price`: turns, tokens,
   latencies and cost of rollout records; :func:`histogram` for distributions.
 """
 
 from eog_core import _plumbing
 from eog_core.metrics._compare import RunComparison, compare_runs, format_comparison
-from eog_core.metrics._records import MetricsError, PolicyName, PolicyOutcome, RunRecord, TaskKey
+from eog_core.metrics._damage import (
+    DamageStats,
+    DamageSummary,
+    damage_summary,
+    format_damage,
+    format_damage_comparison,
+)
+from eog_core.metrics._records import (
+    DAMAGE_OUTCOMES,
+    DamageOutcome,
+    MetricsError,
+    PolicyName,
+    PolicyOutcome,
+    RunRecord,
+    TaskKey,
+    parse_damage,
+)
 from eog_core.metrics._results import (
     CorrectedSummary,
     GroupStats,
@@ -77,7 +95,11 @@ from eog_core.metrics._verdicts import (
 )
 
 __all__ = [
+    "DAMAGE_OUTCOMES",
     "CorrectedSummary",
+    "DamageOutcome",
+    "DamageStats",
+    "DamageSummary",
     "GroupStats",
     "Histogram",
     "MetricsError",
@@ -106,14 +128,18 @@ __all__ = [
     "as_run_records",
     "compare_runs",
     "corrected_summary",
+    "damage_summary",
     "expected_task_ids",
     "format_comparison",
     "format_corrected",
+    "format_damage",
+    "format_damage_comparison",
     "format_upstream",
     "histogram",
     "locate_run",
     "mcnemar_exact_p",
     "mean_flip_rate",
+    "parse_damage",
     "parse_verdict",
     "pass_at_k",
     "pass_hat_at",

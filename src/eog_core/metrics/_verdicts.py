@@ -25,7 +25,14 @@ from typing import Any, cast
 import attrs
 
 from eog_core._jsonl import JsonLineError, jsonl_values
-from eog_core.metrics._records import MetricsError, PolicyName, PolicyOutcome, RunRecord
+from eog_core.metrics._records import (
+    DamageOutcome,
+    MetricsError,
+    PolicyName,
+    PolicyOutcome,
+    RunRecord,
+    parse_damage,
+)
 
 __all__ = [
     "VerdictRecord",
@@ -59,6 +66,8 @@ class VerdictRecord:
     verification_summary: Mapping[str, Any] | None = attrs.field(default=None, eq=False)
     source: str | None = attrs.field(default=None, eq=False)
     line: int | None = attrs.field(default=None, eq=False)
+    damage: DamageOutcome | None = attrs.field(default=None, eq=False)
+    """A rollout record's collateral-damage verdict (docs/state.md); ``None`` without capture."""
 
     @property
     def outcome(self) -> PolicyOutcome:
@@ -172,6 +181,7 @@ def _verdict_from_object(data: Any, *, source: str, line: int) -> VerdictRecord:
         verification_summary=fields.optional_object("verification_summary"),
         source=source,
         line=line,
+        damage=parse_damage(data.get("damage")),
     )
 
 
@@ -294,6 +304,9 @@ def runs_from_verdicts(verdicts: Iterable[VerdictRecord]) -> list[RunRecord]:
                 strict=strict[0] if strict else None,
                 parity=parity[0] if parity else None,
                 source=next(iter(attempt.given.values()))[1].source,
+                damage=next(
+                    (v.damage for _, v in attempt.given.values() if v.damage is not None), None
+                ),
             )
         )
     return runs

@@ -34,13 +34,14 @@ from eog_core.report._render import (
     require_extra,
     write_html,
 )
-from eog_core.report._transcript import OBSERVATION_LIMIT
+from eog_core.report._transcript import DELTA_LIMIT, OBSERVATION_LIMIT
 
 if TYPE_CHECKING:  # an argument type, not a name the report exports
     from eog_core.metrics import Price
 
 __all__ = [
     "BANDS_FORMAT",
+    "DELTA_LIMIT",
     "DETAILS_BLOCK_BYTES",
     "INSTALL_HINT",
     "LARGE_PAGE_BYTES",

@@ -4,7 +4,7 @@ Nothing here computes a rate: summaries come from :func:`corrected_summary`,
 intervals from :func:`rate_intervals`, task outcomes and flips from
 :func:`task_outcomes`, pass^k from :func:`pass_hat_at`, bands from
 :func:`task_bands`, comparisons from :func:`compare_runs` / :func:`task_wins`,
-tokens and cost from :func:`usage_stats`. This module only groups rollouts and
+tokens and cost from :func:`usage_stats`, damage rates from :func:`damage_summary`. This module only groups rollouts and
 chooses what to show.
 """
 
@@ -21,6 +21,7 @@ import attrs
 
 from eog_core.metrics import (
     CorrectedSummary,
+    DamageSummary,
     PassAtK,
     PolicyName,
     Price,
@@ -35,6 +36,7 @@ from eog_core.metrics import (
     as_run_records,
     compare_runs,
     corrected_summary,
+    damage_summary,
     mean_flip_rate,
     pass_hat_at,
     rate_intervals,
@@ -90,6 +92,8 @@ class RunView:
     """Each record's effort, in the order of ``source.records``."""
     name: str = ""
     """The run's name in deep links (its folder's or file's name, unique in the report)."""
+    damage: DamageSummary | None = None
+    """Collateral-damage rates; ``None`` when no record of the run has a ``damage`` field."""
 
     def domain(self, name: str) -> Any:
         """The summary group of domain ``name``, or None when the run has no task in it."""
@@ -120,6 +124,11 @@ class ReportContent:
     """Whether task files were given (``--tasks``) to show prompts from."""
     without_prompts: int = 0
     """Rollouts whose transcript has no prompt (the records do not hold them)."""
+
+    @property
+    def damage_shown(self) -> bool:
+        """Whether any run has damage verdicts (the page shows damage columns only then)."""
+        return any(run.damage is not None for run in self.runs)
 
 
 def _policy_view(
@@ -188,6 +197,7 @@ def _run_view(
         priced=bool(usages) and all(u.model in prices for u in usages),
         usages=tuple(usages),
         name=name,
+        damage=damage_summary(runs),
     )
 
 

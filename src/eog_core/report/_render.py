@@ -299,7 +299,7 @@ def _render(
     for note in notes:
         log.warning("%s", note)
     js = _static("report.js")
-    meta = {
+    meta: dict[str, Any] = {
         "title": content.title,
         "version": __version__,
         "runs": [
@@ -314,6 +314,8 @@ def _render(
         ],
         "details": [[first, count, len(data)] for first, count, data in blocks],
     }
+    if content.damage_shown:  # no key without damage verdicts: the page is as before
+        meta["damage"] = True
     return str(
         template.render(
             content=content,

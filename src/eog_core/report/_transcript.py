@@ -5,7 +5,9 @@ Records are read defensively: unknown keys are ignored, ``stop_reason`` and
 Every text of a transcript longer than :data:`OBSERVATION_LIMIT` characters but
 the task's prompts is cut (the cut says how much was left out), and so is a list or object whose JSON
 is longer (a verifier's rows), shown as its cut JSON text; a turn's ``usage``
-keeps its token counts only. So a report of thousands of rollouts stays small
+keeps its token counts only. A state diff (the record's ``damage.deltas``) shows its first
+:data:`DELTA_LIMIT` changed rows, the damaging ones first when it is longer, each value
+cut as above. So a report of thousands of rollouts stays small
 enough to open fast; the full record stays in ``rollouts.jsonl``.
 """
 
@@ -18,6 +20,7 @@ from typing import Any
 from eog_core.metrics import RolloutUsage
 
 __all__ = [
+    "DELTA_LIMIT",
     "OBSERVATION_LIMIT",
     "rollout_detail",
     "rollout_id",
@@ -27,6 +30,9 @@ __all__ = [
 ]
 
 OBSERVATION_LIMIT = 2000
+#: Deltas of a rollout's ``damage`` shown in its transcript (the damaging ones first); the rest
+#: are counted, and are in ``rollouts.jsonl``.
+DELTA_LIMIT = 200
 
 
 def _text(value: Any) -> str | None:
@@ -101,6 +107,9 @@ def rollout_row(
         "stop_reason": _short(_text(record.get("stop_reason"))),
         "cost": cost,
     }
+    damage = record.get("damage")
+    if isinstance(damage, Mapping):  # no key without capture: the rows are as before
+        row["damage"] = _short(_text(damage.get("outcome")))
     if usage is not None:
         row |= {
             "turns": usage.turns,
@@ -198,10 +207,43 @@ def _verdicts(policy: Any) -> list[dict[str, Any]]:
     return [_result(result) for result in results if isinstance(result, dict)]
 
 
-def rollout_detail(record: Mapping[str, Any], task: Any = None) -> dict[str, Any]:
-    """The transcript: prompts (from the task when given), turns, final answer, both verdict tables."""
-    parity = record.get("parity")
+def _delta(d: Mapping[str, Any]) -> dict[str, Any]:
     return {
+        "gym": _short(_text(d.get("gym"))),
+        "table": _short(_text(d.get("table"))),
+        "op": _short(_text(d.get("op"))),
+        "key": _short(d.get("key")),
+        "columns": _short(d.get("columns")),
+        "before": _short(d.get("before")),
+        "after": _short(d.get("after")),
+        "verdict": _short(_text(d.get("verdict"))),
+        "damaged_columns": _short(d.get("damaged_columns")),
+        "severity": _short(_text(d.get("severity"))),
+        "dollars": _number(d.get("dollars")),
+    }
+
+
+def _damage(damage: Any) -> dict[str, Any] | None:
+    """A record's ``damage`` for the transcript: its outcome, price and (cut) diff."""
+    if not isinstance(damage, Mapping):
+        return None
+    deltas = [d for d in damage.get("deltas") or () if isinstance(d, Mapping)]
+    if len(deltas) > DELTA_LIMIT:  # the damage first, so a cut never hides it
+        deltas.sort(key=lambda d: d.get("verdict") != "damage")
+    return {
+        "outcome": _short(_text(damage.get("outcome"))),
+        "severity": _short(_text(damage.get("severity"))),
+        "dollars": _number(damage.get("dollars")),
+        "deltas": [_delta(d) for d in deltas[:DELTA_LIMIT]],
+        "more": max(0, len(deltas) - DELTA_LIMIT),
+    }
+
+
+def rollout_detail(record: Mapping[str, Any], task: Any = None) -> dict[str, Any]:
+    """The transcript: prompts (from the task when given), turns, final answer, both verdict
+    tables, and the state diff when the record has a ``damage`` verdict."""
+    parity = record.get("parity")
+    detail = {
         "system_prompt": _text(getattr(task, "system_prompt", None)),  # the task's: shown whole
         "user_prompt": _text(getattr(task, "user_prompt", None)),
         "turns": _turns(record.get("turns")),
@@ -216,3 +258,6 @@ def rollout_detail(record: Mapping[str, Any], task: Any = None) -> dict[str, Any
             "parity": _number(parity.get("pass_rate")) if isinstance(parity, Mapping) else None,
         },
     }
+    if (damage := _damage(record.get("damage"))) is not None:
+        detail["damage"] = damage
+    return detail

@@ -46,6 +46,19 @@
   function money(v) { return v === null || v === undefined ? "-" : Number(v).toFixed(4); }
   function outcome(v) { return v === true ? "pass" : v === false ? "fail" : "incomplete"; }
   function badge(v) { var o = outcome(v); return el("span", { cls: "badge " + o, text: o }); }
+  // A rollout's damage verdict (meta.damage: some record has one): a strict success that
+  // damages is shown as damage ("success + damage"), never as a clean pass.
+  function damageState(r) {
+    if (r.damage === undefined || r.damage === null) return "none";
+    if (r.damage === "FAIL_DAMAGE") return r.strict === true ? "success_damage" : "damage";
+    return r.damage;
+  }
+  var DAMAGE_BADGES = { success_damage: ["success + damage", "fail"], damage: ["damage", "fail"], PASS: ["PASS", "pass"],
+    FAIL_SAFE: ["FAIL_SAFE", "uncounted"], unjudged: ["unjudged", "uncounted"], none: ["-", "uncounted"] };
+  function damageBadge(r) {
+    var state = damageState(r), b = DAMAGE_BADGES[state] || [String(r.damage), "uncounted"];
+    return el("span", { cls: "badge damage " + b[1], "data-damage": state, text: b[0] });
+  }
   function label(run) { return meta.runs[run] ? meta.runs[run].label : String(run); }
   function runIndex(value) {  // a run's name (as deep links give it), or its index
     for (var i = 0; i < meta.runs.length; i++) if (meta.runs[i].name === value) return String(i);
@@ -143,6 +156,10 @@
     if (f.run !== "" && String(r.run) !== f.run) return false;
     if (f.domain && r.domain !== f.domain) return false;
     if (f.outcome && outcome(r[f.policy || "strict"]) !== f.outcome) return false;
+    if (f.damage) {
+      var state = damageState(r);
+      if (f.damage === "damage" ? state !== "damage" && state !== "success_damage" : state !== f.damage) return false;
+    }
     if (f.failure_kind && r.failure_kind !== f.failure_kind) return false;
     if (f.stop_reason && r.stop_reason !== f.stop_reason) return false;
     if (f.q) {
@@ -153,6 +170,7 @@
   }, function (r) {
     return [runCell(r.run), el("td", { text: r.domain }), el("td", { cls: "tid", text: r.task_id }), el("td", { text: String(r.repeat) }),
       el("td", { "data-outcome": outcome(r.strict) }, [badge(r.strict)]), el("td", { "data-outcome": outcome(r.parity) }, [badge(r.parity)]),
+      meta.damage ? el("td", { "data-damage": damageState(r) }, [damageBadge(r)]) : null,
       el("td", { text: r.failure_kind || "" }), el("td", { text: r.stop_reason || "" }), el("td", { text: num(r.turns) }),
       el("td", { text: num(r.calls) }), el("td", { text: num(r.tokens) }), el("td", { text: money(r.cost) }),
       el("td", { text: r.duration_ms === undefined ? "-" : (r.duration_ms / 1000).toFixed(2) + " s" })];
@@ -216,6 +234,33 @@
     return el("div", null, [el("h4", { text: policy + " verdict" + (rate === null || rate === undefined ? "" : " · verifier pass rate " + pct(rate)) }),
       el("table", { cls: "grid verdicts", "data-policy": policy }, [el("thead", null, [head]), el("tbody", null, body)])]);
   }
+  function diffChange(d) {  // a delta's change as text: changed columns before -> after, or the row
+    if (d.op === "modified" && Array.isArray(d.columns) && d.before && typeof d.before === "object" && d.after && typeof d.after === "object") {
+      return d.columns.map(function (c) { return c + ": " + show_value(d.before[c]) + " → " + show_value(d.after[c]); }).join("\n");
+    }
+    if (d.op === "modified") return "before " + show_value(d.before) + "\nafter " + show_value(d.after);
+    return (d.op === "removed" ? "− " + show_value(d.before) : "+ " + show_value(d.after));
+  }
+  function diffTable(damage, row) {
+    var price = (damage.severity ? " · severity " + damage.severity : "") + (damage.dollars !== null ? " · $" + damage.dollars.toFixed(2) : "");
+    var parts = [el("h4", { text: "State diff · " + (damage.outcome || "?") + price })];
+    if (damageState(row) === "success_damage") {
+      parts.push(el("p", { cls: "failure", text: "Strict success while damaging: counted as damage (FAIL_DAMAGE), not as a pass." }));
+    }
+    if (!damage.deltas.length) { parts.push(el("p", { cls: "sub", text: "No row changed." })); return el("div", { cls: "diff" }, parts); }
+    var head = el("tr", null, ["Gym", "Table", "Op", "Key", "Change", "Verdict", "Severity", "Dollars"].map(function (h) { return el("th", { text: h }); }));
+    var body = damage.deltas.map(function (d) {
+      var verdict = d.verdict || "?", cls = verdict === "damage" ? "fail" : verdict === "allowed" ? "pass" : "uncounted";
+      var damaged = Array.isArray(d.damaged_columns) && d.damaged_columns.length ? el("div", { cls: "sub", text: "damaged: " + d.damaged_columns.join(", ") }) : null;
+      return el("tr", { cls: "delta " + verdict, "data-verdict": verdict }, [el("td", { text: d.gym || "" }), el("td", { cls: "tid", text: d.table || "" }),
+        el("td", { text: d.op || "" }), el("td", { cls: "tid", text: d.key === null || d.key === undefined ? "(no key)" : show_value(d.key) }),
+        el("td", null, [el("pre", { text: diffChange(d) })]), el("td", null, [el("span", { cls: "badge " + cls, text: verdict }), damaged]),
+        el("td", { text: d.severity || "" }), el("td", { text: d.dollars === null || d.dollars === undefined ? "" : d.dollars.toFixed(2) })]);
+    });
+    parts.push(el("table", { cls: "grid diff" }, [el("thead", null, [head]), el("tbody", null, body)]));
+    if (damage.more) parts.push(el("p", { cls: "sub", text: damage.more + " more changed row(s) in rollouts.jsonl." }));
+    return el("div", { cls: "diff" }, parts);
+  }
   function closeTranscript() { var t = document.getElementById("transcript"); t.hidden = true; t.replaceChildren(); }
   function findRow(id) {
     var row = rows.find(function (r) { return r.id === id; });
@@ -235,6 +280,7 @@
     close.addEventListener("click", function () { location.hash = "rollouts"; });
     var parts = [close, el("h2", { text: row.task_id + " · repeat " + row.repeat }),
       el("p", { cls: "sub" }, [label(row.run) + " · " + row.domain + " · " + row.mode + " · strict ", badge(row.strict), " parity ", badge(row.parity),
+        meta.damage && row.damage !== undefined ? " damage " : "", meta.damage && row.damage !== undefined ? damageBadge(row) : "",
         row.stop_reason ? " · stop: " + row.stop_reason : "", row.failure_kind ? " · failure: " + row.failure_kind : "",
         " · ", el("a", { href: "#rollout=" + encodeURIComponent(row.id), text: "link to this rollout" })])];
     if (found.problem) {
@@ -260,6 +306,7 @@
       });
       parts.push(el("h4", { text: "Final answer" }), el("pre", { cls: "text final", text: d.final_answer || "∅" }));
       parts.push(verdictTable("strict", d.verdicts.strict, d.pass_rate.strict), verdictTable("parity", d.verdicts.parity, d.pass_rate.parity));
+      if (d.damage) parts.push(diffTable(d.damage, row));
     }
     document.querySelectorAll("#rollout-table tbody tr").forEach(function (tr) { tr.classList.toggle("selected", tr.dataset.id === row.id); });
     box.replaceChildren.apply(box, parts.filter(function (p) { return p; }));
