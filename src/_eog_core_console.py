@@ -8,13 +8,21 @@ imports nothing heavy, so it can catch that and exit 130 like any interrupt.
 
 from __future__ import annotations
 
+import signal
 import sys
 
 __all__ = ["main"]
 
 
 def main() -> int:
-    """Import the CLI and run it; 130 when interrupted, also while still importing."""
+    """Import the CLI and run it; 130 when interrupted, also while still importing.
+
+    A process started in the background of a non-interactive shell (``eog-core gyms up &``
+    in a script) inherits SIGINT ignored; the commands' own handlers honour it once
+    installed, so it is honoured from the start too (``kill -INT`` always interrupts).
+    """
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         from eog_core.cli import console
     except KeyboardInterrupt:

@@ -87,8 +87,13 @@ if os.environ.get("EOG_TEST_STARTED_FD"):
 '''
 
 
-def test_ctrl_c_while_the_library_imports_is_exit_130_without_a_traceback(tmp_path: Path) -> None:
-    """The console script's entry catches an interrupt that lands before eog_core finished importing."""
+@pytest.mark.parametrize("inherited", ["default", "ignored"])
+def test_ctrl_c_while_the_library_imports_is_exit_130_without_a_traceback(
+    tmp_path: Path, inherited: str
+) -> None:
+    """The console script's entry catches an interrupt that lands before eog_core finished
+    importing, also in a process that inherited SIGINT ignored (a background job of a
+    script: the command's handlers honour it later, so it is honoured from the start)."""
     (tmp_path / "sitecustomize.py").write_text(SITE_HOOK)  # runs before the entry module imports
     read_end, write_end = os.pipe()
     env = {
@@ -103,6 +108,9 @@ def test_ctrl_c_while_the_library_imports_is_exit_130_without_a_traceback(tmp_pa
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+        if inherited == "ignored"
+        else None,
     )
     os.close(write_end)
     with os.fdopen(read_end, "rb") as started:
