@@ -256,3 +256,21 @@ def test_a_windows_made_archive_with_folder_entries_and_backslashes(tmp_path: Pa
     result = unpack_seeds(zipped, tmp_path / "out", sha256=None)
     assert (result.files, result.seed_files) == (1, {"csm": 1})
     assert (tmp_path / "out" / CSM_SEED).read_text() == "CREATE TABLE t (x);"
+
+
+def test_force_never_replaces_a_folder_holding_the_archive_or_the_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``seeds unpack seeds/gym_dbs.zip --to seeds --force`` would delete the download."""
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    zipped = archive(seeds / "gym_dbs.zip", {CSM_SEED: "new"})
+    (seeds / "precious.txt").write_text("keep")
+    with pytest.raises(SeedArchiveError, match=r"the archive .* is inside .*nothing was unpacked"):
+        unpack_seeds(zipped, seeds, sha256=None, replace=True)
+    assert sorted(p.name for p in seeds.iterdir()) == ["gym_dbs.zip", "precious.txt"]
+    outside = archive(tmp_path / "other.zip", {CSM_SEED: "new"})
+    monkeypatch.chdir(seeds)
+    with pytest.raises(SeedArchiveError, match="holds the working folder"):
+        unpack_seeds(outside, Path("."), sha256=None, replace=True)
+    assert sorted(p.name for p in seeds.iterdir()) == ["gym_dbs.zip", "precious.txt"]

@@ -186,6 +186,24 @@ def _refuse_existing(root: Path, replace: bool) -> None:
         )
 
 
+def _refuse_replacing_what_is_in_use(source: Path, root: Path) -> None:
+    """``--force`` replaces ``root`` whole: never when the archive or the working folder is in it."""
+    whole = root.resolve()
+    if whole in source.resolve().parents:
+        raise SeedArchiveError(
+            f"the archive {source} is inside {root}, which --force would replace whole (the "
+            "archive with it); nothing was unpacked: move the archive out or choose another --to",
+            path=str(root),
+        )
+    here = Path.cwd().resolve()
+    if here == whole or whole in here.parents:
+        raise SeedArchiveError(
+            f"{root} holds the working folder, which --force cannot replace; nothing was "
+            "unpacked: choose another --to",
+            path=str(root),
+        )
+
+
 def unpack_seeds(
     archive: str | os.PathLike[str],
     target: str | os.PathLike[str],
@@ -204,6 +222,8 @@ def unpack_seeds(
     """
     source, root = Path(archive), Path(target)
     _refuse_existing(root, replace)
+    if replace and root.is_dir():
+        _refuse_replacing_what_is_in_use(source, root)
     try:
         actual = sha256_of(source)
     except OSError as exc:
