@@ -68,3 +68,33 @@ async def test_the_gateway_records_the_damage_verdict_over_its_spec(
     assert (record["damage"]["outcome"], record["damage"]["severity"]) == ("FAIL_DAMAGE", "HIGH")
     [line] = [json.loads(x) for x in (tmp_path / ROLLOUTS_FILE).read_text().splitlines()]
     assert line["damage"] == record["damage"]
+
+
+async def test_a_gateway_that_recorded_nothing_leaves_nothing(
+    gym: LocalGym, tmp_path: Path
+) -> None:
+    """As a run that records nothing: no empty rollouts.jsonl, no folder it made for it;
+    a folder that was there, with what it held, stays as it was."""
+    async with make_gateway(gym, tmp_path / "new" / "gw"):
+        pass
+    assert names(tmp_path) == []
+    kept = tmp_path / "kept"
+    mine(kept)
+    async with make_gateway(gym, kept) as gateway:
+        await gateway.abandon(await gateway.open_rollout(), "test")  # recorded: it stays
+    assert names(kept) == ["notes.txt", ROLLOUTS_FILE]
+    mine(kept)
+    async with make_gateway(gym, kept):
+        pass
+    assert names(kept) == ["notes.txt"]
+
+
+def names(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+def mine(folder: Path) -> None:
+    """The folder holding only the user's own notes."""
+    folder.mkdir(exist_ok=True)
+    (folder / ROLLOUTS_FILE).unlink(missing_ok=True)
+    (folder / "notes.txt").write_text("mine")

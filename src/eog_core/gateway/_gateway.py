@@ -34,6 +34,8 @@ from eog_core.gateway._plan import RunPlan
 from eog_core.gateway._rollout import GatewayRollout
 from eog_core.gym import GymDirectory, Janitor, LeanTransport, TaskSession, Timeouts, Transport
 from eog_core.run import (
+    ROLLOUTS_FILE,
+    FolderTrace,
     RolloutLog,
     StateCapture,
     StateStore,
@@ -104,6 +106,7 @@ class Gateway:
     status and reward), to answer late requests clearly and list recent ones."""
     _plan: RunPlan | None = attrs.field(default=None, init=False)
     _log: RolloutLog | None = attrs.field(default=None, init=False)
+    _trace: FolderTrace | None = attrs.field(default=None, init=False)
     _states: StateStore | None = attrs.field(default=None, init=False)
     _janitor: Janitor | None = attrs.field(default=None, init=False)
     _own_transport: LeanTransport | None = attrs.field(default=None, init=False)
@@ -142,6 +145,7 @@ class Gateway:
         if self.token is not None and self.token == self.control_token:
             raise UsageError("the control token must differ from the MCP token")
         out = self.out_dir
+        self._trace = FolderTrace.before(out, ROLLOUTS_FILE)  # recording nothing leaves nothing
         self._log = RolloutLog.open(out, model=self.model, keep=lambda r: states_present(out, r))
         try:
             self._states = StateStore.open(out, (self.capture_state or StateCapture()).max_bytes)
@@ -183,8 +187,12 @@ class Gateway:
             transport, self._own_transport = self._own_transport, None
             await transport.aclose()
         if self._log is not None:
+            if self._trace is not None:
+                self._trace.remove_rollouts()  # under the folder's lock
             self._log.close()
             self._log = None
+            if self._trace is not None:
+                self._trace.remove_folders()
 
     async def __aenter__(self) -> Gateway:
         await self.start()

@@ -22,6 +22,7 @@ from eog_core.run._apis import (
     is_tool_call_parse_error,
     new_conversation,
 )
+from eog_core.run._folder import FolderTrace
 from eog_core.run._judge import ModelJudge
 from eog_core.run._loop import AgentRun, StopReason, model_tools, run_agent
 from eog_core.run._model import (
@@ -82,6 +83,7 @@ __all__ = [
     "ChatConversation",
     "Conversation",
     "EvaluationPlan",
+    "FolderTrace",
     "IncompleteKind",
     "ModelClient",
     "ModelJudge",
