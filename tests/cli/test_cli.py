@@ -414,7 +414,13 @@ def test_serve_local_runs_until_interrupted() -> None:
 
 def test_empty_inputs_are_errors(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
-    assert "no scored runs" in eog("score", tmp_path / "empty", check_code=3).stderr
+    page = ["-o", str(tmp_path / "r.html")]
+    for words in (["score"], ["report", *page]):  # one wording for a folder that is no run
+        assert "empty: not a run: expected a run folder" in (
+            eog(*words, tmp_path / "empty", check_code=3).stderr
+        )
+    compared = eog("compare", tmp_path / "empty", tmp_path / "empty", check_code=3).stderr
+    assert "empty: not a run: expected a run folder" in compared
     (tmp_path / "v.jsonl").write_text("")
     assert (
         "no scored runs"

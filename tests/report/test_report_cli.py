@@ -226,7 +226,7 @@ def test_upstream_folder_gives_the_numbers_of_score(
     ("argv", "code", "words"),
     [
         (["report", "/nonexistent/run", "-o", "{tmp}/r.html"], 3, "no such file or folder"),
-        (["report", "{tmp}", "-o", "{tmp}/r.html"], 3, "no rollouts.jsonl"),
+        (["report", "{tmp}", "-o", "{tmp}/r.html"], 3, "not a run: expected a run folder"),
         (["report", "{tmp}", "-o", "{tmp}/r.html", "--price", "gpt=1"], 2, "MODEL=IN,OUT[,CACHED]"),
     ],
 )

@@ -67,13 +67,13 @@ def add_parser(commands: Any) -> None:
         "--port",
         type=port_number,
         default=DEMO_MODEL_PORT,
-        help=f"0-65535; 0 picks a free port (default {DEMO_MODEL_PORT})",
+        help="0-65535; 0 picks a free port",
     )
     model.add_argument(
         "--script",
         choices=["demo", "noop"],
         default="demo",
-        help="what the model does (default demo: solve the demo task)",
+        help="what the model does (demo: solve the demo task; noop: answer without acting)",
     )
     model.add_argument("--json", action="store_true", help="announce the server as one JSON line")
     model.set_defaults(handler=run_serve_model)

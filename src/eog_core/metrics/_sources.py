@@ -33,6 +33,12 @@ class RunLocation:
     path: Path
 
 
+_NOT_A_RUN = (
+    f"not a run: expected a run folder (with {_ROLLOUTS_FILE}), a rollout or verdict "
+    ".jsonl file, or an upstream result folder (run_<i>/results_*.json)"
+)
+
+
 def locate_run(path: str | os.PathLike[str]) -> RunLocation:
     """The records ``path`` stands for; a path that is no run raises :class:`MetricsError`."""
     source = Path(path)
@@ -40,16 +46,14 @@ def locate_run(path: str | os.PathLike[str]) -> RunLocation:
         rollouts = source / _ROLLOUTS_FILE
         if rollouts.is_file():
             return RunLocation(kind="rollouts", path=rollouts)
-        return RunLocation(kind="upstream", path=source)
+        if next(source.rglob("results_*.json"), None) is not None:
+            return RunLocation(kind="upstream", path=source)
+        raise MetricsError(_NOT_A_RUN, source=str(source))
     if source.is_file() and source.suffix == ".jsonl":
         return RunLocation(kind="rollouts", path=source)
     if not source.exists():
         raise MetricsError("no such file or folder", source=str(source))
-    raise MetricsError(
-        f"not a run: expected a run folder (with {_ROLLOUTS_FILE}), a rollout or verdict "
-        ".jsonl file, or an upstream result folder (run_<i>/results_*.json)",
-        source=str(source),
-    )
+    raise MetricsError(_NOT_A_RUN, source=str(source))
 
 
 def read_run(path: str | os.PathLike[str]) -> list[MetricsInput]:
