@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -31,7 +29,7 @@ import attrs
 from eog_core._json import dumps_line
 from eog_core._jsonl import loads_line
 from eog_core.errors import UsageError
-from eog_core.run._folder import FolderLock
+from eog_core.run._folder import FolderLock, atomic_write
 from eog_core.run._records import RolloutKey, record_key, safe_file_part
 from eog_core.tasks import Task
 
@@ -46,18 +44,6 @@ __all__ = [
 
 ROLLOUTS_FILE = "rollouts.jsonl"
 UPSTREAM_DIR = "upstream"
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".partial-", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 @attrs.define
@@ -141,7 +127,7 @@ class RolloutLog:
             finished[key] = record
             kept.append(line.decode("utf-8"))
         if dropped:
-            _atomic_write(path, "".join(f"{line}\n" for line in kept))
+            atomic_write(path, "".join(f"{line}\n" for line in kept).encode("utf-8"))
         log = cls(path=path, finished=finished, dropped=dropped)
         log._out = path.open("a", encoding="utf-8")
         return log
@@ -314,5 +300,5 @@ def write_upstream_result(
         task, record, model=str(record["model"]), tools_available=tools_available
     )
     # compact: the C encoder (indent would take the pure-Python one, ~5x the CPU)
-    _atomic_write(path, dumps_line(body))
+    atomic_write(path, dumps_line(body).encode("utf-8"))
     return path

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import gzip
 import logging
-import os
-import tempfile
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ import attrs
 
 from eog_core.errors import StateError
 from eog_core.gym import TaskSession
+from eog_core.run._folder import atomic_write
 from eog_core.state import DEFAULT_MAX_ROWS, DamageSpec, StateSnapshot, damage_verdict, snapshot
 from eog_core.tasks import Task
 
@@ -123,17 +122,6 @@ def skipped_capture(reason: str) -> dict[str, Any]:
     return {"skipped": reason}
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".partial-", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 @attrs.define
 class StateStore:
     """The states folder of one run: what it holds, and the bound on what it may hold."""
@@ -177,7 +165,7 @@ class StateStore:
             return
         (self.out_dir / STATES_DIR).mkdir(parents=True, exist_ok=True)
         for sha, data in new.items():
-            _write_atomically(state_path(self.out_dir, sha), data)
+            atomic_write(state_path(self.out_dir, sha), data)
         self.used += adding
         record["state"] = {
             "before": pending["before"],
