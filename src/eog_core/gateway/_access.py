@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import hmac
 import ipaddress
 import os
 from collections.abc import Mapping
+from urllib.parse import urlsplit
+
+import attrs
 
 from eog_core.errors import UsageError
+from eog_core.gateway._control import json_error
+from eog_core.gateway._http import Answer, Request
 
-__all__ = ["is_loopback", "token_from_env"]
+__all__ = ["Admission", "http_error", "is_loopback", "token_from_env"]
 
 _LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 
@@ -32,3 +38,47 @@ def token_from_env(
     if not value:
         raise UsageError(f"{flag} {variable}: that environment variable is not set")
     return value
+
+
+@attrs.frozen
+class Admission:
+    """The check a request passes before its body is read: its bearer token (when one is
+    set; the control API's own when given) and a loopback ``Origin`` (DNS rebinding)."""
+
+    expected: Mapping[str, bytes]
+    allow_remote: bool
+
+    @classmethod
+    def of(cls, *, token: str | None, control_token: str | None, allow_remote: bool) -> Admission:
+        pairs = (("mcp", token), ("control", control_token or token))
+        expected = {key: f"Bearer {value}".encode() for key, value in pairs if value is not None}
+        return cls(expected, allow_remote)
+
+    def __call__(self, request: Request) -> Answer | None:
+        headers = request.headers
+        if self.expected:
+            expected = self.expected.get("mcp" if request.path.startswith("/mcp/") else "control")
+            given = headers.get("authorization", "")
+            if expected is not None and not hmac.compare_digest(given.encode("latin-1"), expected):
+                return json_error(
+                    401,
+                    "unauthorized",
+                    "this gateway needs 'Authorization: Bearer <token>'",
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
+        origin = headers.get("origin")
+        if origin is not None and not self.allow_remote:
+            host = urlsplit(origin).hostname or ""
+            if not is_loopback(host):
+                return json_error(
+                    403, "forbidden_origin", "requests from web pages of other hosts are refused"
+                )
+        return None
+
+
+_HTTP_CODES = {413: "too_large", 431: "too_large", 500: "internal_error"}
+
+
+def http_error(status: int, message: str) -> Answer:
+    """A request the HTTP server refused itself, answered as the control API's errors are."""
+    return json_error(status, _HTTP_CODES.get(status, "http_error"), message)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import itertools
 import logging
 import secrets
@@ -21,14 +20,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import attrs
 
 from eog_core.errors import EogError, UsageError
-from eog_core.gateway._access import is_loopback
-from eog_core.gateway._control import ControlApi, json_error
-from eog_core.gateway._http import Answer, HttpServer, Request
+from eog_core.gateway._access import Admission, http_error, is_loopback
+from eog_core.gateway._control import ControlApi
+from eog_core.gateway._http import HttpServer
 from eog_core.gateway._mcp import McpHandler
 from eog_core.gateway._plan import RunPlan
 from eog_core.gateway._rollout import GatewayRollout
@@ -120,7 +118,6 @@ class Gateway:
             takes_self=True,
         ),
     )
-    _expected: dict[str, bytes] = attrs.field(factory=dict, init=False, repr=False)
     """``Authorization`` values asked for, as bytes: ``mcp`` on the MCP endpoints,
     ``control`` on the rest (none: no token)."""
     _reaper: asyncio.Task[None] | None = attrs.field(default=None, init=False)
@@ -409,46 +406,13 @@ class Gateway:
 
     def _build_server(self) -> HttpServer:
         """Our own small HTTP/1.1 server (``_http.py``) with one handler (the control API's
-        route table) and one admission check (:meth:`_admit`) that runs before a request's
+        route table) and one admission check (``_access.Admission``) that runs before a request's
         body is read; a handler's failure is answered 500 ``internal_error`` by the server."""
-        self._expected = {
-            key: f"Bearer {value}".encode()
-            for key, value in (("mcp", self.token), ("control", self.control_token or self.token))
-            if value is not None
-        }
         return HttpServer(
             self._control.route,
-            admit=self._admit,
-            error=_http_error,
+            admit=Admission.of(
+                token=self.token, control_token=self.control_token, allow_remote=self.allow_remote
+            ),
+            error=http_error,
             max_body=self.max_request_bytes,
         )
-
-    def _admit(self, request: Request) -> Answer | None:
-        """Its bearer token (when set) and a loopback Origin (DNS rebinding), before its body."""
-        headers = request.headers
-        if self._expected:
-            expected = self._expected.get("mcp" if request.path.startswith("/mcp/") else "control")
-            given = headers.get("authorization", "")
-            if expected is not None and not hmac.compare_digest(given.encode("latin-1"), expected):
-                return json_error(
-                    401,
-                    "unauthorized",
-                    "this gateway needs 'Authorization: Bearer <token>'",
-                    headers={"WWW-Authenticate": "Bearer"},
-                )
-        origin = headers.get("origin")
-        if origin is not None and not self.allow_remote:
-            host = urlsplit(origin).hostname or ""
-            if not is_loopback(host):
-                return json_error(
-                    403, "forbidden_origin", "requests from web pages of other hosts are refused"
-                )
-        return None
-
-
-_HTTP_CODES = {413: "too_large", 431: "too_large", 500: "internal_error"}
-
-
-def _http_error(status: int, message: str) -> Answer:
-    """A request the HTTP server refused itself, answered as the control API's errors are."""
-    return json_error(status, _HTTP_CODES.get(status, "http_error"), message)
