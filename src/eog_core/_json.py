@@ -84,10 +84,15 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
+_LINE_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+"""One encoder for every line and answer: ``json.dumps`` with options builds a new one each call."""
+
+
 def dumps_line(value: Any) -> str:
-    """One JSON Lines record: compact UTF-8 JSON with no raw line separator in it and
-    lone surrogates escaped (``\\ud83d``), so it encodes, never splits, and reads back equal."""
-    text = json.dumps(value, ensure_ascii=False, default=str)
+    """One JSON Lines record or wire answer: UTF-8 JSON (``default=str``) with no raw line
+    separator in it and lone surrogates escaped (``\\ud83d``), so it always encodes to UTF-8,
+    never splits, and reads back equal."""
+    text = _LINE_ENCODER.encode(value)
     return _LINE_UNSAFE.sub(_escape, text) if _LINE_UNSAFE.search(text) else text
 
 

@@ -8,12 +8,12 @@ and header names, shared with the client, live in :mod:`eog_core._mcp_protocol`
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
 
+from eog_core._json import JsonInputError, dumps_line, loads_untrusted
 from eog_core._mcp_protocol import (
     LATEST_PROTOCOL_VERSION,
     PROTOCOL_HEADER,
@@ -35,9 +35,11 @@ __all__ = [
     "SESSION_NOT_FOUND",
     "SUPPORTED_PROTOCOL_VERSIONS",
     "VERSION_HEADER_FROM",
+    "JsonInputError",
     "dumps",
     "error_response",
     "negotiate_version",
+    "read_message",
     "rpc_error",
     "sse_event",
 ]
@@ -58,13 +60,18 @@ def negotiate_version(requested: object) -> str:
     return LATEST_PROTOCOL_VERSION
 
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
-"""One encoder for every answer: ``json.dumps`` with options builds a new one each call."""
-
-
 def dumps(value: Any) -> str:
-    """``value`` as JSON text (``ensure_ascii=False``, ``default=str``)."""
-    return _ENCODER.encode(value)
+    """``value`` as JSON text (``ensure_ascii=False``, ``default=str``) that always encodes to
+    UTF-8: a lone surrogate (in a JSON-RPC id, a ``clientInfo``, a gym's text) is written as
+    its ``\\ud800`` escape, so an answer can never fail to encode after its call ran."""
+    return dumps_line(value)
+
+
+def read_message(body: bytes) -> Any:
+    """A request body as JSON, read as hostile input (:func:`eog_core._json.loads_untrusted`:
+    UTF-8 only, nesting bounded, no lone surrogate escape, no 4,300-digit integer); raises
+    :class:`JsonInputError`, answered as a JSON-RPC parse error."""
+    return loads_untrusted(body)
 
 
 def sse_event(payload: Mapping[str, Any] | str) -> bytes:

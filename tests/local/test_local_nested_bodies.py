@@ -51,3 +51,28 @@ async def test_mcp_answers_a_json_rpc_parse_error(
         answer = await response.json()
     assert answer["error"]["code"] == -32700 and answer["id"] is None
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"jsonrpc": "2.0", "id": "\\ud800", "method": "ping"}',
+        b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": "\\udfff"}}',
+    ],
+    ids=["id", "params"],
+)
+async def test_a_lone_surrogate_escape_is_a_parse_error_not_a_500(
+    gym: LocalGym,
+    http: aiohttp.ClientSession,
+    mcp: Callable[[LocalGym], McpTestClient],
+    body: bytes,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    client = mcp(gym)
+    await client.initialize()
+    headers = client.request_headers({"Content-Type": "application/json"})
+    async with http.post(gym.mcp_url, data=body, headers=headers) as response:
+        assert response.status == 400
+        answer = await response.json()
+    assert answer["error"]["code"] == -32700 and "surrogate" in answer["error"]["message"]
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]

@@ -11,7 +11,6 @@ clear message and an HTTP status (400, 404, 405, 413, 410 for a rollout that end
 
 from __future__ import annotations
 
-import json
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -28,8 +27,10 @@ from eog_core._mcp_server import (
     SESSION_HEADER,
     SESSION_NOT_FOUND,
     VERSION_HEADER_FROM,
+    JsonInputError,
     dumps,
     negotiate_version,
+    read_message,
     rpc_error,
     sse_event,
 )
@@ -111,11 +112,9 @@ class McpHandler:
 
     async def post(self, request: Request, rollout: GatewayRollout, body: bytes) -> Answer:
         try:
-            message = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
-            return error_response(
-                None, PARSE_ERROR, "Parse error: the body is not JSON", status=400
-            )
+            message = read_message(body)
+        except JsonInputError as exc:
+            return error_response(None, PARSE_ERROR, f"Parse error: {exc.reason}", status=400)
         if isinstance(message, list):
             return error_response(
                 None,

@@ -9,7 +9,6 @@ one SSE stream per request, chosen per server.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -29,7 +28,9 @@ from eog_core._mcp_server import (
     SESSION_NOT_FOUND,
     SUPPORTED_PROTOCOL_VERSIONS,
     VERSION_HEADER_FROM,
+    JsonInputError,
     negotiate_version,
+    read_message,
     rpc_error,
 )
 from eog_core._mcp_server import dumps as _dumps
@@ -98,9 +99,9 @@ class McpEndpoint:
 
     async def handle_post(self, request: web.Request) -> web.StreamResponse:
         try:
-            message = json.loads(await request.read())
-        except (ValueError, UnicodeDecodeError, RecursionError):  # nested too deeply to parse
-            return _error_response(None, PARSE_ERROR, "Parse error", status=400)
+            message = read_message(await request.read())
+        except JsonInputError as exc:  # not UTF-8, too deep, a lone surrogate escape...
+            return _error_response(None, PARSE_ERROR, f"Parse error: {exc.reason}", status=400)
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             return _error_response(None, INVALID_REQUEST, "Invalid Request", status=400)
         request_id = message.get("id")
