@@ -45,7 +45,7 @@ def test_written_certificate_reads_back_equal(tmp_path: Path) -> None:
 
 
 def test_filename_keeps_safe_characters() -> None:
-    assert "Task-1.x_y.certificate.json" == certificate_filename("Task-1.x_y")
+    assert certificate_filename("Task-1.x_y") == "Task-1.x_y.certificate.json"
 
 
 @pytest.mark.parametrize(
@@ -68,7 +68,7 @@ def test_bad_certificate_is_refused_naming_the_file(
 
 def test_status() -> None:
     finding = CertificateFinding(kind="k", detail="d")
-    assert "incomplete" == certificate_status([finding], oracle_passed=True, incomplete=True)
-    assert "flagged" == certificate_status([finding], oracle_passed=True, incomplete=False)
-    assert "certified" == certificate_status([], oracle_passed=True, incomplete=False)
-    assert "clean" == certificate_status([], oracle_passed=None, incomplete=False)
+    assert certificate_status([finding], oracle_passed=True, incomplete=True) == "incomplete"
+    assert certificate_status([finding], oracle_passed=True, incomplete=False) == "flagged"
+    assert certificate_status([], oracle_passed=True, incomplete=False) == "certified"
+    assert certificate_status([], oracle_passed=None, incomplete=False) == "clean"
