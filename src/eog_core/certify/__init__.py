@@ -18,16 +18,35 @@ from eog_core.certify._certificate import (
     sha256_hex,
     write_certificate,
 )
+from eog_core.certify._runner import (
+    ROW_CAP,
+    CertifyOptions,
+    CertifyReport,
+    TaskSource,
+    certify_tasks,
+)
+from eog_core.certify._scripts import Script, TaskScripts, index_scripts, load_task_scripts
+from eog_core.certify._sources import load_sources
 
 __all__ = [
     "CERTIFICATE_SCHEMA",
     "CERTIFICATE_SUFFIX",
+    "ROW_CAP",
     "Certificate",
     "CertificateFinding",
     "CertificateStatus",
+    "CertifyOptions",
+    "CertifyReport",
+    "Script",
+    "TaskScripts",
+    "TaskSource",
     "certificate_filename",
     "certificate_from_mapping",
     "certificate_status",
+    "certify_tasks",
+    "index_scripts",
+    "load_sources",
+    "load_task_scripts",
     "read_certificates",
     "sha256_hex",
     "write_certificate",

@@ -1,0 +1,117 @@
+"""The tasks ``certify`` is given, each with the sha256 of its bytes and of its seed files.
+
+Folders are walked as ``load_tasks`` walks them, except that agentrelbench 0.1.0's
+task folders read as tasks: ``*.script.json`` and ``damage.json`` beside a task are
+not tasks, and a ``task.json`` without a ``task_id`` takes its folder's name (where
+``load_task`` would give every such task the id ``task``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+import attrs
+
+from eog_core.certify._certificate import CertificateFinding, sha256_hex
+from eog_core.certify._runner import TaskSource
+from eog_core.certify._scripts import SCRIPT_SUFFIX
+from eog_core.errors import SchemaError
+from eog_core.tasks import TASK_SUFFIXES, Task, load_task, load_tasks
+
+__all__ = ["load_sources"]
+
+_NOT_TASKS = ("damage.json",)
+
+StaticFindings = Callable[[Task], Iterable[CertificateFinding]]
+
+
+def _files(path: Path) -> list[Path]:
+    if not path.is_dir():
+        return [path]
+    return sorted(
+        p
+        for p in path.rglob("*")
+        if p.is_file()
+        and p.suffix in TASK_SUFFIXES
+        and not p.name.endswith(SCRIPT_SUFFIX)
+        and p.name not in _NOT_TASKS
+    )
+
+
+def _named(task: Task, file: Path) -> Task:
+    if file.name != "task.json" or task.task_id != "task":
+        return task
+    try:
+        given = "task_id" in json.loads(file.read_bytes())
+    except ValueError:  # pragma: no cover - it loaded as a task a moment ago
+        given = True
+    return task if given else attrs.evolve(task, task_id=file.parent.name)
+
+
+def _tasks_of(file: Path) -> list[tuple[Task, str, bytes]]:
+    if file.suffix == ".jsonl":
+        rows = [
+            (n, line.rstrip(b"\r"))
+            for n, line in enumerate(file.read_bytes().split(b"\n"), start=1)
+            if line.strip()
+        ]
+        tasks = load_tasks(file)  # one task per non-blank line, in order
+        return [(task, f"{file}:{n}", row) for task, (n, row) in zip(tasks, rows, strict=True)]
+    if file.suffix == ".parquet":
+        data = file.read_bytes()
+        return [(task, str(file), data) for task in load_tasks(file)]
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise SchemaError(f"cannot read file: {exc.strerror or exc}", source=str(file)) from None
+    return [(_named(load_task(file), file), str(file), data)]
+
+
+def load_sources(
+    paths: Sequence[Path],
+    *,
+    seed_root: Path | None = None,
+    static: StaticFindings | None = None,
+) -> list[TaskSource]:
+    """Every task of ``paths`` as a :class:`TaskSource`; raises SchemaError for a task that
+    does not load and for two tasks of one id (certificates are keyed by task id)."""
+    hashed: dict[Path, str] = {}
+    sources: list[TaskSource] = []
+    seen: dict[str, str] = {}
+    for path in paths:
+        files = _files(path)
+        if not files:
+            raise SchemaError("no task files in folder", source=str(path))
+        for file in files:
+            for task, where, data in _tasks_of(file):
+                task_id = task.task_id or ""
+                if task_id in seen:
+                    raise SchemaError(
+                        f"task id {task_id!r} is also the id of the task in {seen[task_id]} "
+                        "(one certificate per task id)",
+                        source=where,
+                    )
+                seen[task_id] = where
+                seeds = {}
+                for gym in task.gym_servers:
+                    if not gym.seed_database_file:
+                        continue
+                    seed = Path(gym.seed_database_file)
+                    if not seed.is_absolute() and seed_root is not None:
+                        seed = seed_root / seed
+                    if seed.is_file():
+                        if seed not in hashed:
+                            hashed[seed] = sha256_hex(seed.read_bytes())
+                        seeds[gym.name] = {"path": str(seed), "sha256": hashed[seed]}
+                sources.append(
+                    TaskSource(
+                        task=task,
+                        file=where,
+                        sha256=sha256_hex(data),
+                        seed_files=seeds,
+                        static=tuple(static(task)) if static is not None else (),
+                    )
+                )
+    return sources
