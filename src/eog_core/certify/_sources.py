@@ -17,8 +17,8 @@ import attrs
 from eog_core.certify._certificate import CertificateFinding, sha256_hex
 from eog_core.certify._runner import TaskSource
 from eog_core.certify._scripts import SCRIPT_SUFFIX
-from eog_core.errors import SchemaError
-from eog_core.tasks import TASK_SUFFIXES, Task, load_task, load_tasks
+from eog_core.errors import SchemaError, SeedFileError
+from eog_core.tasks import TASK_SUFFIXES, GymServer, Task, load_task, load_tasks
 
 __all__ = ["load_sources"]
 
@@ -69,6 +69,27 @@ def _tasks_of(file: Path) -> list[tuple[Task, str, bytes]]:
     return [(_named(load_task(file), file), str(file), data)]
 
 
+def _seed_file(task: Task, gym: GymServer, seed_root: Path | None) -> Path:
+    """The gym's seed file; a SeedFileError when the task names none or it is not there."""
+    if not gym.seed_database_file:
+        raise SeedFileError(
+            f"task {task.task_id!r}: gym {gym.name!r} names no seed_database_file",
+            path="",
+            gym=gym.name,
+        )
+    seed = Path(gym.seed_database_file)
+    if not seed.is_absolute() and seed_root is not None:
+        seed = seed_root / seed
+    if not seed.is_file():
+        given = "" if seed_root is not None else " (no --seed-root given)"
+        raise SeedFileError(
+            f"task {task.task_id!r}: the seed file of gym {gym.name!r} is not found: {seed}{given}",
+            path=str(seed),
+            gym=gym.name,
+        )
+    return seed
+
+
 def load_sources(
     paths: Sequence[Path],
     *,
@@ -76,7 +97,8 @@ def load_sources(
     static: StaticFindings | None = None,
 ) -> list[TaskSource]:
     """Every task of ``paths`` as a :class:`TaskSource`; raises SchemaError for a task that
-    does not load and for two tasks of one id (certificates are keyed by task id)."""
+    does not load and for two tasks of one id (certificates are keyed by task id), and
+    SeedFileError for a seed file that is not found (under ``seed_root`` when relative)."""
     hashed: dict[Path, str] = {}
     sources: list[TaskSource] = []
     seen: dict[str, str] = {}
@@ -96,15 +118,10 @@ def load_sources(
                 seen[task_id] = where
                 seeds = {}
                 for gym in task.gym_servers:
-                    if not gym.seed_database_file:
-                        continue
-                    seed = Path(gym.seed_database_file)
-                    if not seed.is_absolute() and seed_root is not None:
-                        seed = seed_root / seed
-                    if seed.is_file():
-                        if seed not in hashed:
-                            hashed[seed] = sha256_hex(seed.read_bytes())
-                        seeds[gym.name] = {"path": str(seed), "sha256": hashed[seed]}
+                    seed = _seed_file(task, gym, seed_root)
+                    if seed not in hashed:
+                        hashed[seed] = sha256_hex(seed.read_bytes())
+                    seeds[gym.name] = {"path": str(seed), "sha256": hashed[seed]}
                 sources.append(
                     TaskSource(
                         task=task,
