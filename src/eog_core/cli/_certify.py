@@ -161,7 +161,10 @@ async def _gyms(
 
 
 async def _certify(
-    args: argparse.Namespace, sources: list[TaskSource], scripts: dict[str, TaskScripts]
+    args: argparse.Namespace,
+    sources: list[TaskSource],
+    scripts: dict[str, TaskScripts],
+    options: CertifyOptions,
 ) -> tuple[CertifyReport | None, bool]:
     main = asyncio.current_task()
     interrupted = False
@@ -188,13 +191,6 @@ async def _certify(
             sys.stderr.write(f"\rcertify: {done}/{len(sources)} tasks\033[K")
             sys.stderr.flush()
 
-    options = CertifyOptions(
-        seed_root=args.seed_root,
-        tool_snapshots=load_tool_snapshots(args.tools) if args.tools else None,
-        timeouts=gym_timeouts(args.timeout),
-        concurrency=args.concurrency,
-        image_digests=_image_digests(args, sources),
-    )
     try:
         with on_signals(on_interrupt):
             async with _gyms(args, sources) as directory:
@@ -253,10 +249,17 @@ def certify_command(args: argparse.Namespace) -> int:
         chosen = {id(task) for task in selected([s.task for s in sources], args)}
         sources = [source for source in sources if id(source.task) in chosen]
         scripts = _scripts(args, sources)
+        options = CertifyOptions(
+            seed_root=args.seed_root,
+            tool_snapshots=load_tool_snapshots(args.tools) if args.tools else None,
+            timeouts=gym_timeouts(args.timeout),
+            concurrency=args.concurrency,
+            image_digests=_image_digests(args, sources),
+        )
     except (UsageError, SchemaError, SeedFileError) as exc:
         print(f"eog-core certify: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    report, interrupted = asyncio.run(_certify(args, sources, scripts))
+    report, interrupted = asyncio.run(_certify(args, sources, scripts, options))
     if interrupted:
         return EXIT_INTERRUPTED
     assert report is not None

@@ -1,0 +1,208 @@
+"""``eog-core certify`` on the local gym: exit codes 0/1/2/3, the summary table, ``--json``,
+``--out DIR`` (one certificate per task, as docs/certify.md's "The certificate"), and no
+database left on the gym."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from eog_core.certify import CERTIFICATE_SCHEMA, read_certificates, sha256_hex
+from eog_core.cli import main
+from eog_core.local import LocalGym, demo_paths
+from tests.certify.test_certify import DEMO_SCRIPTS, TASK_ID, demo_task, verifier
+
+
+def clean_task() -> dict[str, Any]:
+    """The demo task without the defects it plants for ``validate`` (a duplicate verifier
+    name, a verifier reading the clock): nothing static to find, so only gyms can flag it."""
+    task = demo_task()
+    task["verifiers"] = [
+        v
+        for v in task["verifiers"]
+        if "'now'" not in v["validation_config"]["query"]
+        and "ORDER BY number DESC" not in v["validation_config"]["query"]
+    ]
+    return task
+
+
+def write(tmp_path: Path, task: dict[str, Any], name: str = "task.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(task, indent=2))
+    return path
+
+
+@pytest.fixture
+def gym() -> Iterator[LocalGym]:
+    """The demo gym on a thread of its own (``main`` runs its own event loop); every test
+    ends with no database left on it."""
+    with LocalGym.demo().run_in_thread() as served:
+        yield served
+        assert served.database_ids() == []
+
+
+def certify(gym: LocalGym, *args: str | Path) -> int:
+    return main(["certify", *map(str, args), "--gym", f"{gym.name}={gym.url}"])
+
+
+def test_certified_task_exits_0_with_its_certificate_written(
+    tmp_path: Path, gym: LocalGym, capsys: pytest.CaptureFixture[str]
+) -> None:
+    task_file = write(tmp_path, clean_task())
+    out = tmp_path / "certificates"
+    assert certify(gym, task_file, "--scripts", DEMO_SCRIPTS, "--out", out) == 0
+    printed = capsys.readouterr().out
+    header, _, row, *rest = printed.splitlines()
+    assert header.split() == [
+        "task",
+        "status",
+        "findings",
+        "do-nothing",
+        "oracle",
+        "counterexamples",
+    ]
+    assert row.split() == [TASK_ID, "certified", "-", "fail", "pass", "0/3", "pass"]
+    assert "1 certified" in rest and f"certificates in {out}" in rest
+    assert [p.name for p in out.iterdir()] == [f"{TASK_ID}.certificate.json"]
+    written = json.loads((out / f"{TASK_ID}.certificate.json").read_text())
+    assert written["schema"] == CERTIFICATE_SCHEMA
+    assert written["task_file"] == str(task_file)
+    assert written["task_sha256"] == sha256_hex(task_file.read_bytes())
+    seed = demo_paths().seed_sql
+    assert written["seed_files"] == {
+        gym.name: {"path": str(seed), "sha256": sha256_hex(seed.read_bytes())}
+    }
+    assert written["status"] == "certified" and written["findings"] == []
+    assert set(written["checks"]) == {
+        "static",
+        "do_nothing",
+        "oracle",
+        "counterexamples",
+        "sensitivity",
+        "row_counts",
+    }
+    assert read_certificates(out)[TASK_ID].status == "certified"
+
+
+def test_flagged_task_exits_1_and_json_holds_every_certificate(
+    tmp_path: Path, gym: LocalGym, capsys: pytest.CaptureFixture[str]
+) -> None:
+    flagged = clean_task()
+    flagged["task_id"] = "no_table"
+    flagged["verifiers"].append(verifier("gone", "SELECT COUNT(*) FROM no_such_table", 0))
+    files = [write(tmp_path, clean_task()), write(tmp_path, flagged, "flagged.json")]
+    assert certify(gym, *files, "--json", "--concurrency", "2") == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["databases_left"] == []
+    by_id = {c["task_id"]: c for c in report["certificates"]}
+    assert by_id[TASK_ID]["status"] == "clean"  # no --scripts: no oracle to certify it
+    assert by_id[TASK_ID]["checks"]["oracle"] is None
+    assert by_id["no_table"]["status"] == "flagged"
+    assert [(f["kind"], f["verifier"]) for f in by_id["no_table"]["findings"]] == [
+        ("sql_fails_on_seed", "gone")
+    ]
+    assert certify(gym, files[0]) == 0
+
+
+def test_flagged_task_table_names_its_kinds(
+    tmp_path: Path, gym: LocalGym, capsys: pytest.CaptureFixture[str]
+) -> None:
+    task = clean_task()
+    task["verifiers"].append(
+        verifier("account_exists", "SELECT COUNT(*) FROM account WHERE sys_id = 'acc_001'", 1)
+    )
+    out = tmp_path / "out"
+    assert certify(gym, write(tmp_path, task), "--scripts", DEMO_SCRIPTS, "--out", out) == 1
+    row = capsys.readouterr().out.splitlines()[2]
+    assert row.split()[:3] == [TASK_ID, "flagged", "verifier_insensitive"]
+    (certificate,) = read_certificates(out).values()
+    assert [(f.kind, f.verifier) for f in certificate.findings] == [
+        ("verifier_insensitive", "account_exists")
+    ]
+
+
+def test_unreachable_gym_exits_3_with_an_incomplete_certificate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with socket.socket() as bound:  # bound, never listening: a connection is refused
+        bound.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{bound.getsockname()[1]}"
+        out = tmp_path / "out"
+        code = main(
+            [
+                "certify",
+                str(write(tmp_path, clean_task())),
+                "--gym",
+                f"demo-csm-server={url}",
+                "--scripts",
+                str(DEMO_SCRIPTS),
+                "--out",
+                str(out),
+                "--timeout",
+                "10",
+            ]
+        )
+    assert code == 3
+    printed = capsys.readouterr().out
+    assert "1 incomplete" in printed
+    assert f"{TASK_ID}: could not complete: " in printed and "cannot connect" in printed
+    certificate = read_certificates(out)[TASK_ID]
+    assert certificate.status == "incomplete"
+    assert "cannot connect" in certificate.checks["incomplete"]
+
+
+def _bad_script(tmp_path: Path) -> list[str]:
+    folder = tmp_path / "scripts" / TASK_ID
+    folder.mkdir(parents=True)
+    (folder / "oracle.script.json").write_text('{"script": [{"tool_calls": "x"}]}')
+    return ["--scripts", str(tmp_path / "scripts")]
+
+
+def _relative_seed(tmp_path: Path) -> list[str]:
+    task = clean_task()
+    task["task_id"] = "relative"
+    task["gym_servers_config"][0]["seed_database_file"] = "seed.sql"
+    return [str(write(tmp_path, task, "relative.json")), "--seed-root", str(tmp_path)]
+
+
+def _twice(tmp_path: Path) -> list[str]:
+    return [str(write(tmp_path, clean_task(), "copy.json"))]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (lambda tmp: [str(tmp / "nowhere.json")], "nowhere.json"),
+        (lambda tmp: ["--concurrency", "0"], "--concurrency must be between 1"),
+        (lambda tmp: ["--local"], "give --local or --gym/--gyms/--launch, not both"),
+        (lambda tmp: ["--scripts", str(tmp / "none")], "--scripts"),
+        (_bad_script, "oracle.script.json"),
+        (_relative_seed, "the seed file of gym 'demo-csm-server' is not found"),
+        (_twice, "(one certificate per task id)"),
+        (lambda tmp: ["--tools", str(tmp / "no-tools")], "no-tools"),
+    ],
+    ids=[
+        "missing-task",
+        "concurrency",
+        "local-and-gym",
+        "scripts-not-a-folder",
+        "malformed-script",
+        "seed-not-found",
+        "one-id-twice",
+        "tools-not-found",
+    ],
+)
+def test_bad_input_exits_2_in_one_line(
+    tmp_path: Path, gym: LocalGym, capsys: pytest.CaptureFixture[str], extra: Any, message: str
+) -> None:
+    task_file = write(tmp_path, clean_task())
+    assert certify(gym, task_file, *extra(tmp_path)) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    (line,) = captured.err.splitlines()
+    assert line.startswith("eog-core certify: ") and message in line
