@@ -4,7 +4,6 @@ variant of it is found by the check meant to find it (nothing left on the gym)."
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -46,21 +45,32 @@ def verifier(name: str, query: str, expected: object) -> dict[str, Any]:
     }
 
 
-def scripts_folder(tmp_path: Path, *, oracle: str, counterexamples: dict[str, str]) -> Path:
+def scripts_folder(
+    tmp_path: Path,
+    *,
+    oracle: str,
+    counterexamples: dict[str, str],
+    expected_to_pass: frozenset[str] = frozenset(),
+) -> Path:
     """A --scripts folder for the demo task: its oracle and counterexamples taken from the
-    shipped demo scripts by name (``oracle`` may name a counterexample: a failing oracle)."""
+    shipped demo scripts by name (``oracle`` may name a counterexample: a failing oracle).
+    Each counterexample expects to fail EOG unless named in ``expected_to_pass``."""
     shipped = DEMO_SCRIPTS / TASK_ID
     folder = tmp_path / "scripts" / TASK_ID
     (folder / "counterexamples").mkdir(parents=True)
 
-    def path(name: str) -> Path:
-        return shipped / (
+    def script(name: str) -> dict[str, Any]:
+        path = shipped / (
             "oracle.script.json" if name == "oracle" else f"counterexamples/{name}.script.json"
         )
+        loaded: dict[str, Any] = json.loads(path.read_text())
+        return loaded
 
-    shutil.copy(path(oracle), folder / "oracle.script.json")
+    (folder / "oracle.script.json").write_text(json.dumps(script(oracle)))
     for new, old in counterexamples.items():
-        shutil.copy(path(old), folder / "counterexamples" / f"{new}.script.json")
+        played = script(old)
+        played["expected"] = {"eog_success": new in expected_to_pass}
+        (folder / "counterexamples" / f"{new}.script.json").write_text(json.dumps(played))
     return tmp_path / "scripts"
 
 
@@ -185,6 +195,28 @@ async def test_query_over_a_hundred_rows_and_query_the_seed_rejects(tmp_path: Pa
     assert ("sql_fails_on_seed", "no_table", None) in found
     detail = next(f.detail for f in certificate.findings if f.kind == "sql_fails_on_seed")
     assert "no such table" in detail
+
+
+async def test_counterexample_expected_to_pass_is_judged_as_its_author_expects(
+    tmp_path: Path,
+) -> None:
+    """agentrelbench ships counterexamples that pass EOG and fail on damage alone
+    (``expected.eog_success: true``): passing is no finding for them, failing is."""
+    scripts = scripts_folder(
+        tmp_path,
+        oracle="oracle",
+        counterexamples={"also_fine": "oracle", "idle": "no_action"},
+        expected_to_pass=frozenset({"also_fine", "idle"}),
+    )
+    certificate = await certify(tmp_path, scripts=scripts)
+    played = {c["name"]: c for c in certificate.checks["counterexamples"]}
+    assert played["also_fine"]["expected"] == "pass" and played["also_fine"]["passed"] is True
+    assert played["idle"]["expected"] == "pass" and played["idle"]["passed"] is False
+    assert kinds(certificate) == [
+        ("oracle_fails", None, "parity"),
+        ("oracle_fails", None, "strict"),
+    ]
+    assert all("counterexample idle" in f.detail for f in certificate.findings)
 
 
 @pytest.mark.parametrize("name", ["oracle.script.json", "counterexamples/x.script.json"])

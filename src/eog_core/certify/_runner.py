@@ -183,6 +183,21 @@ def _control_findings(
     return check, findings
 
 
+def _counterexample_finding(name: str, mode: str, word: str, expected: str) -> CertificateFinding:
+    """A counterexample that passes; or one whose author expects it to pass
+    (``expected.eog_success``) and does not: then it is an oracle that fails."""
+    if expected == "pass":
+        return CertificateFinding(
+            kind="oracle_fails",
+            mode=mode,
+            detail=f"counterexample {name}, expected to pass (expected.eog_success), "
+            f"does not pass {mode}: {word}",
+        )
+    return CertificateFinding(
+        kind="counterexample_passes", mode=mode, detail=f"counterexample {name} passes {mode}"
+    )
+
+
 async def _play_scripts(
     source: TaskSource, scripts: TaskScripts, context: _Context
 ) -> tuple[dict[str, Any], list[CertificateFinding]]:
@@ -205,22 +220,20 @@ async def _play_scripts(
     played = []
     for script in scripts.counterexamples:
         strict, parity = _record_words(await context.play(task, script))
+        expected = "pass" if script.expects_success else "fail"
         played.append(
             {
                 "name": script.name,
                 "passed": strict == "pass",
                 "strict": strict,
                 "parity": parity,
+                "expected": expected,
             }
         )
         findings += [
-            CertificateFinding(
-                kind="counterexample_passes",
-                mode=mode,
-                detail=f"counterexample {script.name} passes {mode}",
-            )
+            _counterexample_finding(script.name, mode, word, expected)
             for mode, word in (("strict", strict), ("parity", parity))
-            if word == "pass"
+            if (word == "pass") != (expected == "pass")
         ]
     checks["counterexamples"] = played
     return checks, findings

@@ -44,6 +44,13 @@ class Script:
     turns: tuple[list[dict[str, Any]] | str, ...]
 
     @property
+    def expects_success(self) -> bool:
+        """Whether its author expects EOG's verdict to pass (``expected.eog_success``): true
+        for an oracle; for a counterexample only where it says so (agentrelbench ships a few
+        that pass EOG and fail on damage alone)."""
+        return self.expected.get("eog_success") is True
+
+    @property
     def tool_calls(self) -> list[dict[str, Any]]:
         """Every tool call of the script, in order (what a prefix replays)."""
         return [call for turn in self.turns if isinstance(turn, list) for call in turn]
