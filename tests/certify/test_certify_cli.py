@@ -206,3 +206,37 @@ def test_bad_input_exits_2_in_one_line(
     assert captured.out == ""
     (line,) = captured.err.splitlines()
     assert line.startswith("eog-core certify: ") and message in line
+
+
+@pytest.mark.parametrize(
+    ("environ", "pinned"),
+    [
+        ({}, True),
+        ({"EOG_FLEET_REGISTRY": "mirror.example/ns"}, True),
+        ({"EOG_FLEET_IMAGE": "x:1"}, False),
+    ],
+)
+def test_launched_images_are_recorded_by_digest_where_one_is_pinned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, environ: dict[str, str], pinned: bool
+) -> None:
+    """``--launch`` records each used gym's image digest: the catalogue's, kept by a registry
+    mirror, unknown for an image given by tag."""
+    import argparse
+
+    from eog_core.certify import load_sources
+    from eog_core.cli._certify import _image_digests
+    from eog_core.fleet import CATALOGUE
+
+    for name in ("EOG_FLEET_REGISTRY", "EOG_FLEET_IMAGE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    task = clean_task()
+    task["gym_servers_config"][0]["mcp_server_name"] = "sn-csm-server"
+    for each in task["verifiers"]:
+        each["gym_name"] = "sn-csm-server"
+    sources = load_sources([write(tmp_path, task)])
+    (csm,) = (s for s in CATALOGUE.values() if s.gym == "sn-csm-server")
+    digests = _image_digests(argparse.Namespace(launch="podman"), sources)
+    assert digests == ({"sn-csm-server": csm.digest} if pinned else {})
+    assert _image_digests(argparse.Namespace(launch=None), sources) == {}

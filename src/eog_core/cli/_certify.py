@@ -136,13 +136,20 @@ def _scripts(args: argparse.Namespace, sources: Sequence[TaskSource]) -> dict[st
 
 
 def _image_digests(args: argparse.Namespace, sources: Sequence[TaskSource]) -> dict[str, str]:
-    """With ``--launch``, the pinned digest of each gym image the tasks use."""
+    """With ``--launch``, the digest of each gym image the tasks use, where the reference
+    started pins one (an ``EOG_FLEET_IMAGE`` tag pins none)."""
     if not args.launch:
         return {}
-    from eog_core.fleet import CATALOGUE
+    from eog_core.fleet import CATALOGUE, options_from_env
 
+    fleet = options_from_env(engine_executable=args.launch)
     used = {gym.name for source in sources for gym in source.task.gym_servers}
-    return {s.gym: s.digest for s in CATALOGUE.values() if s.gym in used}
+    references = {s.gym: fleet.image_for(s) for s in CATALOGUE.values() if s.gym in used}
+    return {
+        gym: reference.rsplit("@", 1)[1]
+        for gym, reference in references.items()
+        if "@sha256:" in reference
+    }
 
 
 @contextlib.asynccontextmanager
