@@ -229,3 +229,18 @@ def test_malformed_script_is_refused_naming_it(tmp_path: Path, name: str) -> Non
     with pytest.raises(SchemaError, match=r"tool_calls\[0\]") as caught:
         load_task_scripts(tmp_path / TASK_ID)
     assert name.split("/")[-1] in str(caught.value)
+
+
+async def test_the_gyms_are_seeded_with_the_files_load_sources_hashed(tmp_path: Path) -> None:
+    """A relative seed file found under load_sources' seed_root is the one seeded, with no
+    seed_root handed to certify_tasks."""
+    task = demo_task()
+    task["gym_servers_config"][0]["seed_database_file"] = "seed.sql"
+    (tmp_path / "seed.sql").write_bytes(demo_paths().seed_sql.read_bytes())
+    (tmp_path / "task.json").write_text(json.dumps(task))
+    (source,) = load_sources([tmp_path / "task.json"], seed_root=tmp_path)
+    assert source.task.gym_servers[0].seed_database_file == str(tmp_path / "seed.sql")
+    async with LocalGym.demo() as gym:
+        report = await certify_tasks([source], directory=GymDirectory({gym.name: gym.url}))
+    (certificate,) = report.certificates
+    assert certificate.status == "clean", certificate.checks.get("incomplete")

@@ -98,7 +98,11 @@ def load_sources(
 ) -> list[TaskSource]:
     """Every task of ``paths`` as a :class:`TaskSource`; raises SchemaError for a task that
     does not load and for two tasks of one id (certificates are keyed by task id), and
-    SeedFileError for a seed file that is not found (under ``seed_root`` when relative)."""
+    SeedFileError for a seed file that is not found (under ``seed_root`` when relative).
+
+    Each task's ``seed_database_file`` becomes the absolute path of the file hashed: the
+    gyms are seeded with exactly the bytes the certificate names, whatever ``seed_root``
+    ``certify_tasks`` is given."""
     hashed: dict[Path, str] = {}
     sources: list[TaskSource] = []
     seen: dict[str, str] = {}
@@ -117,14 +121,16 @@ def load_sources(
                     )
                 seen[task_id] = where
                 seeds = {}
+                servers = []
                 for gym in task.gym_servers:
                     seed = _seed_file(task, gym, seed_root)
                     if seed not in hashed:
                         hashed[seed] = sha256_hex(seed.read_bytes())
                     seeds[gym.name] = {"path": str(seed), "sha256": hashed[seed]}
+                    servers.append(attrs.evolve(gym, seed_database_file=str(seed.absolute())))
                 sources.append(
                     TaskSource(
-                        task=task,
+                        task=attrs.evolve(task, gym_servers=tuple(servers)),
                         file=where,
                         sha256=sha256_hex(data),
                         seed_files=seeds,
