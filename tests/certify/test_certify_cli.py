@@ -183,7 +183,7 @@ def _twice(tmp_path: Path) -> list[str]:
         (lambda tmp: ["--scripts", str(tmp / "none")], "--scripts"),
         (_bad_script, "oracle.script.json"),
         (_relative_seed, "the seed file of gym 'demo-csm-server' is not found"),
-        (_twice, "(one certificate per task id)"),
+        (_twice, "(one certificate per task id"),
         (lambda tmp: ["--tools", str(tmp / "no-tools")], "no-tools"),
     ],
     ids=[
@@ -240,3 +240,19 @@ def test_launched_images_are_recorded_by_digest_where_one_is_pinned(
     digests = _image_digests(argparse.Namespace(launch="podman"), sources)
     assert digests == ({"sn-csm-server": csm.digest} if pinned else {})
     assert _image_digests(argparse.Namespace(launch=None), sources) == {}
+
+
+def test_a_mode_is_chosen_before_ids_are_checked(
+    tmp_path: Path, gym: LocalGym, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The dataset repeats each task id in every mode: ``--mode`` picks one before the
+    one-certificate-per-id check, and only the chosen tasks' seeds must be there."""
+    other = clean_task()
+    other["mode"] = "plus_5_tools"
+    other["gym_servers_config"][0]["seed_database_file"] = str(tmp_path / "not-unpacked.sql")
+    files = [write(tmp_path, clean_task()), write(tmp_path, other, "plus5.json")]
+    assert certify(gym, *files) == 2
+    assert "choose one with --mode" in capsys.readouterr().err
+    assert certify(gym, *files, "--mode", "oracle", "--json") == 0
+    (certificate,) = json.loads(capsys.readouterr().out)["certificates"]
+    assert certificate["task_file"] == str(files[0])

@@ -25,6 +25,8 @@ __all__ = ["load_sources"]
 _NOT_TASKS = ("damage.json",)
 
 StaticFindings = Callable[[Task], Iterable[CertificateFinding]]
+Selection = Callable[[list[Task]], Iterable[Task]]
+"""Which of the loaded tasks to certify (``--domain``/``--mode``/``--limit``)."""
 
 
 def _files(path: Path) -> list[Path]:
@@ -95,46 +97,53 @@ def load_sources(
     *,
     seed_root: Path | None = None,
     static: StaticFindings | None = None,
+    select: Selection | None = None,
 ) -> list[TaskSource]:
-    """Every task of ``paths`` as a :class:`TaskSource`; raises SchemaError for a task that
-    does not load and for two tasks of one id (certificates are keyed by task id), and
-    SeedFileError for a seed file that is not found (under ``seed_root`` when relative).
+    """Every task of ``paths`` (those ``select`` keeps of them, when given) as a
+    :class:`TaskSource`; raises SchemaError for a task that does not load and for two kept
+    tasks of one id (certificates are keyed by task id), and SeedFileError for a kept
+    task's seed file that is not found (under ``seed_root`` when relative).
 
     Each task's ``seed_database_file`` becomes the absolute path of the file hashed: the
     gyms are seeded with exactly the bytes the certificate names, whatever ``seed_root``
     ``certify_tasks`` is given."""
-    hashed: dict[Path, str] = {}
-    sources: list[TaskSource] = []
-    seen: dict[str, str] = {}
+    loaded: list[tuple[Task, str, bytes]] = []
     for path in paths:
         files = _files(path)
         if not files:
             raise SchemaError("no task files in folder", source=str(path))
         for file in files:
-            for task, where, data in _tasks_of(file):
-                task_id = task.task_id or ""
-                if task_id in seen:
-                    raise SchemaError(
-                        f"task id {task_id!r} is also the id of the task in {seen[task_id]} "
-                        "(one certificate per task id)",
-                        source=where,
-                    )
-                seen[task_id] = where
-                seeds = {}
-                servers = []
-                for gym in task.gym_servers:
-                    seed = _seed_file(task, gym, seed_root)
-                    if seed not in hashed:
-                        hashed[seed] = sha256_hex(seed.read_bytes())
-                    seeds[gym.name] = {"path": str(seed), "sha256": hashed[seed]}
-                    servers.append(attrs.evolve(gym, seed_database_file=str(seed.absolute())))
-                sources.append(
-                    TaskSource(
-                        task=attrs.evolve(task, gym_servers=tuple(servers)),
-                        file=where,
-                        sha256=sha256_hex(data),
-                        seed_files=seeds,
-                        static=tuple(static(task)) if static is not None else (),
-                    )
-                )
+            loaded += _tasks_of(file)
+    if select is not None:  # the dataset's modes repeat each task id: select before the check
+        kept = {id(task) for task in select([task for task, _, _ in loaded])}
+        loaded = [entry for entry in loaded if id(entry[0]) in kept]
+    hashed: dict[Path, str] = {}
+    sources: list[TaskSource] = []
+    seen: dict[str, str] = {}
+    for task, where, data in loaded:
+        task_id = task.task_id or ""
+        if task_id in seen:
+            raise SchemaError(
+                f"task id {task_id!r} is also the id of the task in {seen[task_id]} "
+                "(one certificate per task id: choose one with --mode)",
+                source=where,
+            )
+        seen[task_id] = where
+        seeds = {}
+        servers = []
+        for gym in task.gym_servers:
+            seed = _seed_file(task, gym, seed_root)
+            if seed not in hashed:
+                hashed[seed] = sha256_hex(seed.read_bytes())
+            seeds[gym.name] = {"path": str(seed), "sha256": hashed[seed]}
+            servers.append(attrs.evolve(gym, seed_database_file=str(seed.absolute())))
+        sources.append(
+            TaskSource(
+                task=attrs.evolve(task, gym_servers=tuple(servers)),
+                file=where,
+                sha256=sha256_hex(data),
+                seed_files=seeds,
+                static=tuple(static(task)) if static is not None else (),
+            )
+        )
     return sources

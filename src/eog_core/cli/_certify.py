@@ -251,10 +251,13 @@ def certify_command(args: argparse.Namespace) -> int:
             from eog_core.local import demo_paths
 
             args.seed_root = demo_paths().directory
-        sources = load_sources(args.tasks, seed_root=args.seed_root, static=_static)
+        sources = load_sources(
+            args.tasks,
+            seed_root=args.seed_root,
+            static=_static,
+            select=lambda tasks: selected(tasks, args),
+        )
         check_gym_names(args.gym or (), [source.task for source in sources])
-        chosen = {id(task) for task in selected([s.task for s in sources], args)}
-        sources = [source for source in sources if id(source.task) in chosen]
         scripts = _scripts(args, sources)
         options = CertifyOptions(
             seed_root=args.seed_root,
