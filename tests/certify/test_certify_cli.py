@@ -256,3 +256,41 @@ def test_a_mode_is_chosen_before_ids_are_checked(
     assert certify(gym, *files, "--mode", "oracle", "--json") == 0
     (certificate,) = json.loads(capsys.readouterr().out)["certificates"]
     assert certificate["task_file"] == str(files[0])
+
+
+def test_the_demo_command_of_docs_certify_md_runs_as_written(tmp_path: Path) -> None:
+    """docs/certify.md's demo command, in bash from a folder holding the repository's
+    examples/: every gym check passes; a finding, if any, is one of the static kinds the
+    demo task plants on purpose."""
+    import shutil
+    import subprocess
+    import sys
+
+    repo = DEMO_SCRIPTS.parents[1]
+    text = (repo / "docs" / "certify.md").read_text(encoding="utf-8")
+    (command,) = [
+        block
+        for block in text.split("```sh\n")[1:]
+        if "examples/certify-scripts" in block.split("```", 1)[0]
+    ]
+    command = command.split("```", 1)[0]
+    shutil.copytree(repo / "examples", tmp_path / "examples")
+    done = subprocess.run(
+        [
+            "bash",
+            "-c",
+            f'set -euo pipefail\neog-core() {{ "{sys.executable}" -m eog_core "$@"; }}\n' + command,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert done.returncode in (0, 1), done.stderr
+    certificate = read_certificates(tmp_path / "certificates")[TASK_ID]
+    checks = certificate.checks
+    assert checks["oracle"]["passed"] and checks["do_nothing"]["strict"] == "fail"
+    assert not any(c["passed"] for c in checks["counterexamples"])
+    assert set(certificate.kinds) == set(checks["static"]["kinds"])
+    assert done.returncode == (1 if certificate.findings else 0)
