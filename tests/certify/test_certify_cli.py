@@ -185,6 +185,7 @@ def _twice(tmp_path: Path) -> list[str]:
         (_relative_seed, "the seed file of gym 'demo-csm-server' is not found"),
         (_twice, "(one certificate per task id"),
         (lambda tmp: ["--tools", str(tmp / "no-tools")], "no-tools"),
+        (lambda tmp: ["--out", str(tmp / "task.json")], "is a file, not a folder"),
     ],
     ids=[
         "missing-task",
@@ -195,6 +196,7 @@ def _twice(tmp_path: Path) -> list[str]:
         "seed-not-found",
         "one-id-twice",
         "tools-not-found",
+        "out-is-a-file",
     ],
 )
 def test_bad_input_exits_2_in_one_line(

@@ -121,6 +121,8 @@ def _check(args: argparse.Namespace) -> None:
     check_launch_options(args)
     if args.local and (args.gym or args.gyms or args.launch):
         raise UsageError("give --local or --gym/--gyms/--launch, not both")
+    if args.out is not None and args.out.exists() and not args.out.is_dir():
+        raise UsageError(f"--out {args.out}: is a file, not a folder for the certificates")
 
 
 def _static(task: Any) -> list[Any]:
