@@ -11,7 +11,18 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from eog_core import __version__
-from eog_core.cli import _demo, _gateway, _gyms, _report, _run, _scoring, _seeds, _serve, _tasks
+from eog_core.cli import (
+    _certify,
+    _demo,
+    _gateway,
+    _gyms,
+    _report,
+    _run,
+    _scoring,
+    _seeds,
+    _serve,
+    _tasks,
+)
 from eog_core.cli._common import (
     EXIT_INPUT,
     EXIT_INTERRUPTED,
@@ -48,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     _tasks.add_parsers(commands)
     _scoring.add_parsers(commands)
     _run.add_parser(commands)
+    _certify.add_parser(commands)
     _serve.add_parser(commands)
     _report.add_parser(commands)
     _gateway.add_parser(commands)
