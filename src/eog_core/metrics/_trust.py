@@ -233,8 +233,8 @@ def format_trust(trust: TrustSummary, overall: CorrectedSummary) -> str:
     rows = []
     for name, summary in (
         ("all tasks", overall),
-        ("clean or certified", trust.clean),
-        ("certified", trust.certified),
+        ("clean or certified tasks", trust.clean),
+        ("certified tasks", trust.certified),
     ):
         group = summary.overall if summary is not None else None
         tasks, runs = (group.tasks, group.runs) if group is not None else (0, 0)
