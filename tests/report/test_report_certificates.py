@@ -128,3 +128,18 @@ def test_without_certificates_the_page_has_none_of_it(
     assert "trust" not in json_block(html, "eog-meta")
     assert "Certificate" not in html and "trust" not in _script(html)
     assert not any(key[1].startswith("trust") for key in metric_cells(html))
+
+
+def test_the_library_takes_the_certificates_read_by_certify(six: tuple[Path, Path, Path]) -> None:
+    from eog_core.certify import read_certificates
+    from eog_core.metrics import task_digests
+    from eog_core.report import build_report
+
+    run, tasks, certificates = six
+    html, content = build_report(
+        [run], certificates=read_certificates(certificates), task_digests=task_digests(tasks)
+    )
+    assert content.trust is not None and content.trust["t_stale"].stale
+    assert content.runs[0].trust is not None
+    assert content.runs[0].trust.group("flagged").points["strict"] == pytest.approx(100 / 6)
+    assert json_block(html, "eog-meta")["trust"]["t_flagged"]["status"] == "flagged"
