@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from eog_core.cli._common import EXIT_OK, add_command, busy
+from eog_core.cli._trust import add_certificates_option, read_certificates_option
 from eog_core.errors import UsageError
 from eog_core.metrics import Price
 from eog_core.tasks import load_tasks
@@ -79,6 +80,9 @@ def add_parser(commands: Any) -> None:
         metavar="FILE",
         help="also write the RL task bands (tasks by pass rate over repeats) as JSON",
     )
+    add_certificates_option(
+        report, "marks each task certified, clean, flagged or unchecked, with an overview panel"
+    )
     report.set_defaults(handler=run_report)
 
 
@@ -114,6 +118,7 @@ def _write(path: Path, write: Callable[[Path], object]) -> None:
 
 
 def run_report(args: argparse.Namespace) -> int:
+    from eog_core.metrics import task_digests
     from eog_core.report import (
         bands_json,
         build_content,
@@ -127,6 +132,7 @@ def run_report(args: argparse.Namespace) -> int:
     _output_folder_exists(args.output, "-o")
     if args.bands_json:
         _output_folder_exists(args.bands_json, "--bands-json")
+    certificates = read_certificates_option(args.certificates)
     tasks = (
         {task.task_id: task for task in load_tasks(args.tasks) if task.task_id}
         if args.tasks
@@ -143,6 +149,10 @@ def run_report(args: argparse.Namespace) -> int:
             tasks=tasks,
             n_boot=args.n_boot,
             seed=args.seed,
+            certificates=certificates,
+            task_digests=task_digests(args.tasks)
+            if certificates is not None and args.tasks
+            else None,
         )
         _write(args.output, lambda path: write_html(content, path))
     if args.bands_json:
