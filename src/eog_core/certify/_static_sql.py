@@ -202,18 +202,28 @@ def clock_reads(query: str) -> tuple[str, ...]:
 #: Per table (lower case): its keys, each the set of columns (lower case) it is made of.
 Keys = Mapping[str, tuple[frozenset[str], ...]]
 
-_CREATE_TABLE = re.compile(r"\bCREATE\s+(?:TEMP\s+|TEMPORARY\s+)?TABLE\b", re.IGNORECASE)
+_CREATE_TABLE = re.compile(
+    r"(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?(?:\*/|\Z))*CREATE\s+(?:TEMP\s+|TEMPORARY\s+)?TABLE\b",
+    re.IGNORECASE | re.DOTALL,
+)
 
 
 def _create_statements(ddl: str) -> list[str]:
-    """The ``CREATE TABLE`` statements of ``ddl`` (a seed file may also hold data)."""
+    """The ``CREATE TABLE`` statements of ``ddl`` (a seed file may also hold data): the
+    text is cut at each ``;`` that ends a complete statement (SQLite's own test, so a
+    ``;`` or a ``CREATE TABLE`` inside a string literal is not taken for one)."""
     found = []
-    for match in _CREATE_TABLE.finditer(ddl):
-        end = ddl.find(";", match.start())
-        while end >= 0 and not sqlite3.complete_statement(ddl[match.start() : end + 1]):
-            end = ddl.find(";", end + 1)
-        if end >= 0:
-            found.append(ddl[match.start() : end + 1])
+    start = 0
+    end = ddl.find(";")
+    while end >= 0:
+        statement = ddl[start : end + 1]
+        if sqlite3.complete_statement(statement):
+            if _CREATE_TABLE.match(statement):
+                found.append(statement)
+            start = end + 1
+        end = ddl.find(";", end + 1)
+    if _CREATE_TABLE.match(ddl, start):
+        found.append(ddl[start:])
     return found
 
 
