@@ -15,6 +15,7 @@ import re
 import sqlite3
 from collections.abc import Mapping
 from functools import lru_cache
+from typing import NamedTuple
 
 import attrs
 
@@ -44,8 +45,7 @@ _TOKEN = re.compile(
 )
 
 
-@attrs.frozen
-class Token:
+class Token(NamedTuple):
     """One token: ``kind`` (word, string, identifier, blob, number, operator, other),
     its ``text`` as written, its paren ``depth`` and its ``start`` offset in the query."""
 
@@ -89,7 +89,8 @@ def tokens(query: str) -> tuple[Token, ...]:
     return tuple(found)
 
 
-def statements(query: str) -> list[tuple[Token, ...]]:
+@lru_cache(maxsize=8192)
+def statements(query: str) -> tuple[tuple[Token, ...], ...]:
     """The query's non-empty statements, split at ``;`` outside strings and comments."""
     parts: list[list[Token]] = [[]]
     for token in tokens(query):
@@ -97,7 +98,7 @@ def statements(query: str) -> list[tuple[Token, ...]]:
             parts.append([])
         else:
             parts[-1].append(token)
-    return [tuple(part) for part in parts if part]
+    return tuple(tuple(part) for part in parts if part)
 
 
 #: SQLite's messages for text it could not parse (anything else, such as ``no such
