@@ -127,6 +127,7 @@ def test_sql_reading_the_clock_is_time_dependent(query: str) -> None:
         "SELECT COUNT(*) FROM customer_case WHERE state = 'now'",  # a string, not a time value
         "SELECT COUNT(*) FROM customer_case WHERE note = 'CURRENT_DATE'",
         'SELECT "current_timestamp" FROM customer_case WHERE case_id = 1',  # a column
+        "SELECT c.current_date FROM customer_case c WHERE case_id = 1",  # a column too
         "SELECT COUNT(*) FROM customer_case -- WHERE opened < datetime('now')",
         "SELECT COUNT(*) FROM customer_case WHERE opened > datetime('2025-01-01', '-1 day')",
         "SELECT COUNT(*) FROM customer_case WHERE year = strftime('%Y', opened)",
