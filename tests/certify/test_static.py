@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
 
@@ -67,6 +69,7 @@ def _kinds(query: str, *, ddl: str | None = None) -> set[str]:
         "SELECT 1 # 2",
         "SELECT 1; SELECT FROM",
         "-- only a comment",
+        "SELECT 'a lone surrogate \ud800'",  # JSON can carry one; no gym can encode it
     ],
 )
 def test_sql_sqlite_cannot_parse_is_invalid(query: str) -> None:
@@ -217,6 +220,16 @@ def test_the_ddl_is_given_per_gym() -> None:
     gym = task.gym_servers[0].name
     assert "may_truncate" in {f.kind for f in task_findings(task, ddl={gym: DDL})}
     assert "may_truncate" not in {f.kind for f in task_findings(task, ddl={"other": DDL})}
+
+
+@given(
+    st.text(
+        alphabet=st.sampled_from(list("SELECT FROM WHERE LIMIT UNION ()'\"`[];.,=-*/\n\\x0_né"))
+    ),
+)
+def test_any_query_text_gives_findings_never_an_exception(query: str) -> None:
+    found = task_findings(_task(query or "x"))
+    assert {f.kind for f in found} <= STATIC_KINDS
 
 
 # -- the engine as a library and through validate -------------------------------------------

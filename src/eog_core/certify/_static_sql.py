@@ -118,6 +118,10 @@ def parse_problem(query: str) -> str | None:
     """
     if "\x00" in query:
         return "the query holds a NUL character"
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"the query is not UTF-8 text ({exc.reason} at character {exc.start})"
     parts = statements(query)
     if not parts:
         return "the query is empty"
