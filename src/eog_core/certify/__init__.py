@@ -1,5 +1,8 @@
 """Which tasks and verdicts to trust: static findings, and ``eog-core certify`` on gyms.
 
+:func:`task_findings` reads one task's own text for the defects and refusals it
+shows before any gym runs it (what ``eog-core validate`` reports).
+
 A :class:`Certificate` per task (schema ``eog-certificate/1``) records what was
 checked and what was found; ``report``/``score --certificates DIR`` read them
 with :func:`read_certificates` (``docs/certify.md``).
@@ -27,17 +30,28 @@ from eog_core.certify._runner import (
 )
 from eog_core.certify._scripts import Script, TaskScripts, index_scripts, load_task_scripts
 from eog_core.certify._sources import load_sources
+from eog_core.certify._static import (
+    REJECTED_BY_VERIFY,
+    STATIC_KINDS,
+    Severity,
+    StaticFinding,
+    task_findings,
+)
 
 __all__ = [
     "CERTIFICATE_SCHEMA",
     "CERTIFICATE_SUFFIX",
+    "REJECTED_BY_VERIFY",
     "ROW_CAP",
+    "STATIC_KINDS",
     "Certificate",
     "CertificateFinding",
     "CertificateStatus",
     "CertifyOptions",
     "CertifyReport",
     "Script",
+    "Severity",
+    "StaticFinding",
     "TaskScripts",
     "TaskSource",
     "certificate_filename",
@@ -49,5 +63,6 @@ __all__ = [
     "load_task_scripts",
     "read_certificates",
     "sha256_hex",
+    "task_findings",
     "write_certificate",
 ]

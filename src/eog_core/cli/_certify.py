@@ -19,6 +19,7 @@ from typing import Any
 
 from eog_core.certify import (
     Certificate,
+    CertificateFinding,
     CertifyOptions,
     CertifyReport,
     TaskScripts,
@@ -27,6 +28,7 @@ from eog_core.certify import (
     index_scripts,
     load_sources,
     load_task_scripts,
+    task_findings,
     write_certificate,
 )
 from eog_core.cli._common import (
@@ -52,7 +54,7 @@ from eog_core.cli._shared import (
 from eog_core.errors import SchemaError, SeedFileError, UsageError
 from eog_core.gym import GymDirectory
 from eog_core.run import MAX_CONCURRENCY
-from eog_core.tasks import load_tool_snapshots
+from eog_core.tasks import Task, load_tool_snapshots
 
 __all__ = ["add_parser", "certify_command"]
 
@@ -125,8 +127,8 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError(f"--out {args.out}: is a file, not a folder for the certificates")
 
 
-def _static(task: Any) -> list[Any]:
-    return []
+def _static(task: Task) -> list[CertificateFinding]:
+    return [finding.certificate_finding() for finding in task_findings(task)]
 
 
 def _scripts(args: argparse.Namespace, sources: Sequence[TaskSource]) -> dict[str, TaskScripts]:
