@@ -3,17 +3,18 @@
 ``score_database_state`` is the pure heart (one validation config + one SQL
 outcome -> upstream's result dict); ``verify_task`` runs every verifier of a
 task concurrently through a :class:`SqlRunner` and aggregates a
-:class:`TaskVerdict` under a policy.
+:class:`TaskVerdict` under a policy. What a call shares is ``_run.py``; awaiting the
+queries is ``_settle.py``; the verdict is made in ``_aggregate.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from eog_core.errors import EogError, UsageError
+from eog_core.errors import UsageError
 from eog_core.tasks import (
     DatabaseStateCheck,
     DatabaseStateVerifier,
@@ -30,7 +31,8 @@ from eog_core.verify._judge import DEFAULT_JUDGE_PROMPT, Judge, JudgePrompt
 from eog_core.verify._outcome import SqlOutcome, SqlRunner
 from eog_core.verify._policy import STRICT, Policy
 from eog_core.verify._response import judge_decision
-from eog_core.verify._settle import Pending, bounded, close_unstarted, settle
+from eog_core.verify._run import Run, tool_names
+from eog_core.verify._settle import Pending, close_unstarted, settle
 from eog_core.verify._verdict import FailureKind, TaskVerdict, ToolLatency, VerifierResult
 
 __all__ = ["score_database_state", "verify_task"]
@@ -86,103 +88,14 @@ def _outcome_failure(outcome: SqlOutcome) -> FailureKind:
     return "gym_unreachable" if outcome.error_kind == "transport" else "verifier_error"
 
 
-def _tool_names(tool_calls: Iterable[Any]) -> list[str]:
-    names = []
-    for call in tool_calls:
-        if isinstance(call, str):
-            names.append(call)
-        elif isinstance(call, Mapping):
-            names.append(str(call.get("name") or call.get("tool_name")))
-        else:
-            names.append(str(call.name))
-    return names
-
-
-class _Run:
-    """What one verify_task call shares among its verifiers.
-
-    ``semaphore`` bounds the SQL queries only when the task has more of them
-    than ``max_concurrency`` (otherwise every query may run at once anyway).
-    """
-
-    __slots__ = (
-        "database_ids",
-        "final_response",
-        "judge",
-        "judge_prompt",
-        "policy",
-        "reports_failure_kinds",
-        "semaphore",
-        "sql",
-        "task",
-        "tool_names",
-    )
-
-    def __init__(
-        self,
-        task: Task,
-        sql: SqlRunner | None,
-        policy: Policy,
-        database_ids: Mapping[str, str],
-        final_response: str,
-        tool_names: list[str],
-        judge: Judge | None,
-        judge_prompt: JudgePrompt,
-    ) -> None:
-        self.task, self.sql, self.policy, self.database_ids = task, sql, policy, database_ids
-        self.final_response, self.tool_names = final_response, tool_names
-        self.judge, self.judge_prompt = judge, judge_prompt
-        self.reports_failure_kinds = policy.reports_failure_kinds
-        self.semaphore: asyncio.Semaphore | None = None
-
-    def target(
-        self, verifier: Verifier, gym: GymServer | None
-    ) -> tuple[GymServer | None, str | None, dict[str, Any]]:
-        """The gym, database id and context a verifier's query runs with (``gym``: its named gym)."""
-        if verifier.gym_name:
-            return gym, self.database_ids.get(verifier.gym_name), dict(gym.context) if gym else {}
-        gym = self.task.default_gym
-        legacy_context = self.task.legacy.get("context")
-        context = dict(gym.context) if gym else {}
-        if isinstance(legacy_context, Mapping):
-            context.update(legacy_context)
-        database_id = self.task.legacy.get("database_id") or (
-            self.database_ids.get(gym.name) if gym else None
-        )
-        return gym, database_id, context
-
-    def query(
-        self, verifier: Verifier, gym: GymServer | None, query: str
-    ) -> SqlOutcome | Awaitable[SqlOutcome]:
-        """The outcome when it is known without running (no runner, no gym), else the query to await.
-
-        Awaiting the query may raise EogError (a runner that raises instead of
-        answering): :func:`_settle` turns it into an unreachable gym's outcome.
-        """
-        gym, database_id, context = self.target(verifier, gym)
-        if self.sql is None:
-            return SqlOutcome.failed("no SQL runner was given to verify_task", kind="transport")
-        if gym is None:
-            return SqlOutcome.failed("the task has no gym to run the query on", kind="database")
-        if self.semaphore is None:
-            return self.sql.run_sql(gym.name, database_id, query, context)
-        return bounded(self.semaphore, self.sql, gym.name, database_id, query, context)
-
-    async def run_query(self, verifier: Verifier, gym: GymServer | None, query: str) -> SqlOutcome:
-        answer = self.query(verifier, gym, query)
-        if isinstance(answer, SqlOutcome):
-            return answer
-        try:
-            return await answer
-        except EogError as exc:
-            return SqlOutcome.failed(str(exc), kind="transport")
-
-
 def _scored(
-    run: _Run, index: int, verifier: DatabaseStateVerifier, outcome: SqlOutcome
+    run: Run, index: int, verifier: DatabaseStateVerifier, outcome: SqlOutcome
 ) -> VerifierResult:
     """A database_state verifier's result, given its SQL outcome."""
     config = verifier.validation_config
+    if problem := run.truncated(config.query, outcome):
+        result = {"passed": False, "error": problem, "details": problem, "query": config.query}
+        return _result(run, index, verifier, result, "verifier_error")
     result, comparison = _score(
         config.query, config.expected_value, config.comparison_type, outcome, run.policy
     )
@@ -207,7 +120,7 @@ def _scored(
 
 
 async def _response_check(
-    run: _Run, verifier: ResponseCheckVerifier, gym: GymServer | None, query: str
+    run: Run, verifier: ResponseCheckVerifier, gym: GymServer | None, query: str
 ) -> tuple[dict[str, Any], FailureKind | None]:
     config = verifier.validation_config
     outcome = await run.run_query(verifier, gym, query)
@@ -215,6 +128,8 @@ async def _response_check(
         return {"passed": False, "error": f"SQL query failed: {outcome.error}"}, _outcome_failure(
             outcome
         )
+    if problem := run.truncated(query, outcome):
+        return {"passed": False, "error": problem, "details": problem}, "verifier_error"
     sql_result = json.dumps(outcome.body, indent=2)
     minimum = config.minimum_comparison_value
     request = run.judge_prompt.render(
@@ -240,7 +155,7 @@ async def _response_check(
     }, None
 
 
-def _tool_execution(run: _Run, verifier: ToolExecutionVerifier) -> dict[str, Any]:
+def _tool_execution(run: Run, verifier: ToolExecutionVerifier) -> dict[str, Any]:
     config = verifier.validation_config
     missing = [tool for tool in config.selected_tools if tool not in run.tool_names]
     passed = not missing and len(run.tool_names) >= config.minimum_tool_calls
@@ -255,7 +170,7 @@ def _tool_execution(run: _Run, verifier: ToolExecutionVerifier) -> dict[str, Any
 
 
 def _result(
-    run: _Run, index: int, verifier: Verifier, result: dict[str, Any], failure: FailureKind | None
+    run: Run, index: int, verifier: Verifier, result: dict[str, Any], failure: FailureKind | None
 ) -> VerifierResult:
     get = result.get
     return VerifierResult(
@@ -302,7 +217,7 @@ def _unscored(
     )
 
 
-def _prepare(run: _Run, index: int, verifier: Verifier) -> VerifierResult | Pending:
+def _prepare(run: Run, index: int, verifier: Verifier) -> VerifierResult | Pending:
     """A verifier's result when it needs nothing awaited, else what it waits for."""
     gym_name = verifier.gym_name
     gym = run.task.gym(gym_name) if gym_name else None
@@ -401,13 +316,13 @@ async def verify_task(
     """
     if max_concurrency < 1:
         raise UsageError(f"max_concurrency must be at least 1, got {max_concurrency}")
-    run = _Run(
+    run = Run(
         task,
         sql,
         policy,
         database_ids or {},
         final_response or "",
-        _tool_names(tool_calls),
+        tool_names(tool_calls),
         judge,
         judge_prompt,
     )

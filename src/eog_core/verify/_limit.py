@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any
 
-__all__ = ["GYM_IMPLICIT_LIMIT", "apply_implicit_limit", "implicit_limit_of"]
+__all__ = ["GYM_IMPLICIT_LIMIT", "apply_implicit_limit", "implicit_limit_of", "truncation_problem"]
 
 #: The row cap a real gym's sql-runner puts on a query without a LIMIT of its own.
 GYM_IMPLICIT_LIMIT = 100
@@ -149,3 +150,21 @@ def implicit_limit_of(runner: object) -> int | None:
     attribute), or None for a runner that declares none (it answers every row)."""
     limit = getattr(runner, "implicit_limit", None)
     return limit if type(limit) is int and limit >= 0 else None
+
+
+def truncation_problem(query: str, body: Any, limit: int) -> str | None:
+    """Why an answer of a runner capped at ``limit`` rows cannot be trusted, or None.
+
+    A query without a LIMIT of its own that came back with exactly ``limit`` rows
+    may have been cut short by the gym: its true answer may hold more.
+    """
+    rows = body.get("data", body.get("rows")) if isinstance(body, dict) else None
+    if not isinstance(rows, list) or len(rows) != limit:
+        return None
+    if apply_implicit_limit(query, limit) == query:
+        return None
+    return (
+        f"possibly truncated by the gym's LIMIT {limit}: the query has no LIMIT of its own "
+        f"and came back with exactly {limit} rows (the gym cuts such answers at {limit}; "
+        "give the query a LIMIT, or count the rows)"
+    )

@@ -61,6 +61,12 @@ class Policy(abc.ABC):
         """Whether evaluation problems mark the verdict incomplete with a failure kind."""
         return True
 
+    @property
+    def flags_truncation(self) -> bool:
+        """A LIMIT-less query answered with exactly the runner's ``implicit_limit`` rows
+        (the gym may have cut it) is a ``verifier_error``, not scored."""
+        return False
+
     def with_reward(self, reward: RewardMode) -> Policy:
         """The same policy with binary or fractional (pass rate) reward."""
         return attrs.evolve(self, reward=reward)
@@ -106,6 +112,10 @@ class StrictPolicy(Policy):
 
     @property
     def read_only_sql(self) -> bool:
+        return True
+
+    @property
+    def flags_truncation(self) -> bool:
         return True
 
 
