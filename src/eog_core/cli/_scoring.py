@@ -86,7 +86,8 @@ def add_parsers(commands: Any) -> None:
         "--db",
         action="append",
         metavar="GYM=FILE",
-        help="SQLite snapshot of a gym's final database",
+        help="SQLite snapshot of a gym's final database (parity caps a query without a "
+        "LIMIT at 100 rows, as the gym's sql-runner does; strict reads every row)",
     )
     verify.add_argument(
         "--gym", action="append", metavar="GYM=URL", help="a live gym to query instead"
@@ -234,7 +235,7 @@ async def _verify(args: argparse.Namespace, policies: list[Policy]) -> list[Task
             f"the task's verifiers query gym(s) {', '.join(missing_gyms)}: give {flag} for each"
         )
     clients: dict[str, GymClient] = {}
-    offline: SqliteSqlRunner | None = None
+    offline: dict[int | None, SqliteSqlRunner] = {}  # per row cap: parity sees the gym's
     try:
         if gyms:
             # AskOnce bounds each query at --timeout; the client's own limits sit above it,
@@ -261,14 +262,20 @@ async def _verify(args: argparse.Namespace, policies: list[Policy]) -> list[Task
                 )
                 for policy in policies
             ]
-        runner = offline = SqliteSqlRunner(snapshots, now=args.now)
+        for cap in dict.fromkeys(policy.offline_implicit_limit for policy in policies):
+            offline[cap] = SqliteSqlRunner(snapshots, now=args.now, implicit_limit=cap)
         return [
-            await verify_task(task, sql=runner, policy=policy, database_ids=database_ids)
+            await verify_task(
+                task,
+                sql=offline[policy.offline_implicit_limit],
+                policy=policy,
+                database_ids=database_ids,
+            )
             for policy in policies
         ]
     finally:
-        if offline is not None:
-            offline.close()
+        for runner in offline.values():
+            runner.close()
         for client in clients.values():
             await client.aclose()
 
