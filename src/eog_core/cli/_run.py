@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
 import sys
@@ -34,6 +33,7 @@ from eog_core.cli._shared import (
     damage_specs,
     gym_directory,
     gym_timeouts,
+    gyms_for,
     load_task_paths,
     on_signals,
 )
@@ -127,23 +127,6 @@ def _check(args: argparse.Namespace) -> None:
             raise UsageError("--ray requires the ray extra: pip install 'eog-core[ray]'") from None
 
 
-def _gyms_for(
-    args: argparse.Namespace, tasks: list[Task], directory: GymDirectory
-) -> contextlib.AbstractAsyncContextManager[GymDirectory]:
-    """The directory given, or (``--launch``) the fleet's for the length of the run."""
-    if not args.launch:
-        return contextlib.nullcontext(directory)
-    from eog_core.fleet import DEFAULT_MAX_LIFECYCLES, launch, options_from_env
-
-    return launch(
-        tasks,
-        options_from_env(
-            engine_executable=args.launch,
-            max_lifecycles=args.max_lifecycles or DEFAULT_MAX_LIFECYCLES,
-        ),
-    )
-
-
 async def _run(
     args: argparse.Namespace,
     tasks: list[Task],
@@ -173,7 +156,7 @@ async def _run(
             if args.launch and args.preflight:  # the model first: no containers for a dead one
                 async with ModelClient(settings) as probe:
                     await probe.preflight()
-            async with _gyms_for(args, tasks, directory) as gyms:
+            async with gyms_for(args, tasks, directory) as gyms:
                 report = await run_evaluation(
                     tasks,
                     settings,

@@ -24,6 +24,7 @@ __all__ = [
     "damage_specs",
     "gym_directory",
     "gym_timeouts",
+    "gyms_for",
     "load_task_paths",
     "on_signals",
 ]
@@ -68,6 +69,23 @@ def gym_directory(args: argparse.Namespace) -> GymDirectory:
             raise UsageError(f"--gym takes NAME=URL, got {value!r}")
         replicas.setdefault(name, []).append(url)
     return GymDirectory(replicas) if replicas else GymDirectory.from_env()
+
+
+def gyms_for(
+    args: argparse.Namespace, tasks: Sequence[Task], directory: GymDirectory
+) -> contextlib.AbstractAsyncContextManager[GymDirectory]:
+    """The directory given, or (``--launch``) the fleet's for as long as the block runs."""
+    if not args.launch:
+        return contextlib.nullcontext(directory)
+    from eog_core.fleet import DEFAULT_MAX_LIFECYCLES, launch, options_from_env
+
+    return launch(
+        list(tasks),
+        options_from_env(
+            engine_executable=args.launch,
+            max_lifecycles=args.max_lifecycles or DEFAULT_MAX_LIFECYCLES,
+        ),
+    )
 
 
 def gym_timeouts(seconds: float | None) -> Timeouts | None:
