@@ -7,8 +7,8 @@ outputs that differ count as equal:
 - **timestamps**: a date with a time of day (``2026-12-04 13:06:06``, ISO ``T`` and
   zone forms) is masked wherever it appears in a string; a bare date is data, kept;
 - **generated ids**: where the recorded output holds the string X and the replay's holds
-  Y at the same JSON path, both id-shaped (letters, digits, ``_.:-``, at least one digit,
-  no spaces) and of the same shape (the same length and the same text before the first
+  Y at the same JSON path, both id-shaped (letters, digits, ``_.:-``, at least one letter
+  and one digit, no spaces: a date or a number is never an id) and of the same shape (the same length and the same text before the first
   digit, or both hexadecimal), X maps to Y, one to one: X never maps to two ids, nor two
   ids to Y. Later calls' arguments get Y wherever they held X (as a whole word), and later
   outputs and the final state compare with X read as Y.
@@ -31,7 +31,7 @@ __all__ = ["IdMap", "expand", "mask_times", "normalise_state"]
 
 TIME_MASK = "<time>"
 _TIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?")
-_ID = re.compile(r"(?=[^\s]*\d)[A-Za-z0-9][A-Za-z0-9_.:-]{2,79}")
+_ID = re.compile(r"(?=\S*\d)(?=\S*[A-Za-z])[A-Za-z0-9][A-Za-z0-9_.:-]{2,79}")
 _HEX = re.compile(r"[0-9a-fA-F-]{8,}")
 _PREFIX = re.compile(r"\D*")
 

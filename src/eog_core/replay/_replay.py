@@ -249,7 +249,7 @@ async def replay_run(
     )
     skipped: list[tuple[str, int, str]] = []
     todo = []
-    for record in run.records:
+    for record in sorted(run.records, key=lambda r: (str(r["task_id"]), int(r["repeat"]))):
         task_id, repeat = str(record["task_id"]), int(record["repeat"])
         if task_id not in task_files:
             skipped.append((task_id, repeat, "not in --tasks"))

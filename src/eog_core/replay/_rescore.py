@@ -265,7 +265,7 @@ async def _rescore_into(
         source=run.path,
         out_dir=out,
         rescored=len(lines),
-        flips=tuple(flips),
+        flips=tuple(sorted(flips, key=lambda f: (f.policy, f.task_id, f.repeat))),
         tasks=tasks,
         not_in_tasks=tuple(sorted({str(r["task_id"]) for r in run.records} - set(task_files))),
         not_in_run=tuple(sorted(set(task_files) - {str(r["task_id"]) for r in run.records})),
