@@ -162,6 +162,16 @@ async def test_an_unreachable_gym_is_exit_3_and_bad_input_exit_2(
             "is not a folder",
         ),
         ([*argv[:3], str(tmp_path / "missing.json")], "no such file or folder"),
+        (
+            [
+                *argv[:4],
+                "--seed-root",
+                str(tmp_path),
+                "--gym",
+                "demo-csm-server=http://127.0.0.1:9",
+            ],
+            "seed file for gym 'demo-csm-server' not found",
+        ),
     ]
     for words, message in cases:
         assert await asyncio.to_thread(main, [*words, "--out", str(out)]) == 2, words
