@@ -18,7 +18,15 @@ from typing import Any
 
 import attrs
 
-from eog_core.errors import GymError, JsonRpcError, SeedError, SeedFileError, UsageError
+from eog_core.errors import (
+    EogError,
+    GymError,
+    JsonRpcError,
+    SeedError,
+    SeedFileError,
+    StateError,
+    UsageError,
+)
 from eog_core.gym import GymDirectory, Janitor, TaskSession, Timeouts
 from eog_core.model_view import tool_observation
 from eog_core.replay._normalise import IdMap, expand, normalise_state
@@ -42,7 +50,7 @@ REPLAY_FORMAT = "eog_core.replay/1"
 _SHOWN = 5  # differences kept per rollout
 
 
-class ReplayIncomplete(Exception):
+class ReplayIncomplete(EogError):
     """The replay could not go on: a gym unreachable or failing (exit 3)."""
 
 
@@ -198,6 +206,10 @@ async def _replay_one(
                     else:
                         identical += 1
             strict, parity = await verify_both(session, record.get("final_answer"), None)
+            if strict.failure_kind == "gym_unreachable":
+                raise ReplayIncomplete(
+                    f"task {task_file.task.task_id!r}: the gym did not answer the verifiers"
+                )
             if captured:
                 after = await snapshot(session, max_rows=gyms.max_rows)
                 state_differences += _state_differences(
@@ -207,7 +219,7 @@ async def _replay_one(
                 )
     except SeedFileError as exc:
         raise UsageError(str(exc)) from None
-    except (SeedError, GymError) as exc:
+    except (SeedError, GymError, StateError) as exc:  # StateError: a snapshot that failed
         raise ReplayIncomplete(
             f"task {task_file.task.task_id!r}: {type(exc).__name__}: {exc}"
         ) from exc
