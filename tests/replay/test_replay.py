@@ -162,6 +162,7 @@ async def test_an_unreachable_gym_is_exit_3_and_bad_input_exit_2(
             "is not a folder",
         ),
         ([*argv[:3], str(tmp_path / "missing.json")], "no such file or folder"),
+        ([*argv, "--max-lifecycles", "3"], "--max-lifecycles takes a positive number and needs"),
         (
             [
                 *argv[:4],

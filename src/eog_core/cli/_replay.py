@@ -71,6 +71,11 @@ def add_parser(commands: Any) -> None:
     gyms.add_argument(
         "--max-lifecycles", type=int, metavar="N", help="with --launch: restart a container after N"
     )
+    gyms.add_argument(
+        "--forward-any-tool",
+        action="store_true",
+        help="as the run had it: send calls of tools outside the task's set to the gym",
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(handler=replay_command)
 
@@ -115,6 +120,7 @@ async def _replay(args: argparse.Namespace, tasks: Any) -> ReplayReport:
             seed_root=args.seed_root,
             tool_snapshots=load_tool_snapshots(args.tools) if args.tools else None,
             timeouts=gym_timeouts(args.timeout),
+            forward_any_tool=args.forward_any_tool,
         )
 
 
@@ -122,6 +128,8 @@ def replay_command(args: argparse.Namespace) -> int:
     try:
         if (args.gym or args.gyms) and args.launch:
             raise UsageError("give --gym/--gyms or --launch, not both")
+        if args.max_lifecycles is not None and (not args.launch or args.max_lifecycles < 1):
+            raise UsageError("--max-lifecycles takes a positive number and needs --launch")
         if args.seed_root is not None and not args.seed_root.is_dir():
             raise UsageError(f"--seed-root {args.seed_root} is not a folder")
         tasks = load_task_files(args.tasks)

@@ -140,6 +140,7 @@ class _Gyms:
     tool_snapshots: Mapping[str, ToolSnapshot] | None
     timeouts: Timeouts | None
     max_rows: int
+    forward_any_tool: bool
 
 
 def _state_differences(
@@ -186,6 +187,7 @@ async def _replay_one(
             tool_snapshots=gyms.tool_snapshots,
             janitor=janitor,
             timeouts=gyms.timeouts,
+            forward_any_tool=gyms.forward_any_tool,
         ) as session:
             if captured:
                 before = await snapshot(session, max_rows=gyms.max_rows)
@@ -248,9 +250,11 @@ async def replay_run(
     tool_snapshots: Mapping[str, ToolSnapshot] | None = None,
     timeouts: Timeouts | None = None,
     max_rows: int = DEFAULT_MAX_ROWS,
+    forward_any_tool: bool = False,
 ) -> ReplayReport:
     """Replay every evaluated rollout of ``run_dir`` whose task ``task_files`` holds, one
-    after another, into fresh databases of the gyms of ``directory``."""
+    after another, into fresh databases of the gyms of ``directory`` (``forward_any_tool``:
+    as the run had it, calls of tools outside the task's set go to the gym)."""
     run = SourceRun.read(run_dir)
     gyms = _Gyms(
         directory=directory,
@@ -258,6 +262,7 @@ async def replay_run(
         tool_snapshots=tool_snapshots,
         timeouts=timeouts,
         max_rows=max_rows,
+        forward_any_tool=forward_any_tool,
     )
     skipped: list[tuple[str, int, str]] = []
     todo = []
