@@ -81,9 +81,15 @@ async def test_a_revised_verifier_flips_the_verdict_in_both_policies(
         assert (new / "states" / f"{old['state']['after']}.json.gz").is_file()
     written = json.loads((new / RESCORE_FILE).read_text())
     assert written["tasks"]["demo_csm_fleet_renewal"]["task_sha256_before"] is None
-    # the new folder is a run folder like any other
+    # the new folder is a run folder like any other, and can be re-scored in turn
     assert [v.success for v in read_run(new)] == [False, False]
     assert len(load_run(new).records) == 2
+    again = tmp_path / "again"
+    assert await rescore(str(new), "--tasks", str(TASK), "--out", str(again), "--json") == 0
+    second = json.loads(capsys.readouterr().out)
+    entry = second["tasks"]["demo_csm_fleet_renewal"]
+    assert entry["task_sha256_before"] == fresh[0]["rescore"]["task_sha256_after"]
+    assert [f["after"] for f in second["flips"]["strict"]] == ["pass", "pass"]
 
 
 async def test_the_same_tasks_rescore_to_the_same_verdicts(

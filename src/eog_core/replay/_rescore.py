@@ -155,11 +155,19 @@ def _rescored_record(
     fresh["rescore"] = {
         "source_run": provenance["source_run"],
         "before": {"strict": outcome(record), "parity": outcome(record.get("parity") or {})},
-        "task_sha256_before": None,
+        "task_sha256_before": sha256_before(record),
         "task_sha256_after": provenance["sha256_after"],
         "state": after_state(record),
     }
     return fresh
+
+
+def sha256_before(record: Mapping[str, Any]) -> str | None:
+    """The sha256 of the task file the record was scored with, when it says (a record that
+    was itself re-scored does); a run's own records do not: None, unknown."""
+    earlier = record.get("rescore")
+    sha = earlier.get("task_sha256_after") if isinstance(earlier, Mapping) else None
+    return sha if isinstance(sha, str) else None
 
 
 def _prepare_out(source: Path, out_dir: Path) -> Path:
@@ -249,8 +257,8 @@ async def _rescore_into(
             task_id,
             {
                 "task_file": str(task_file.path),
-                "task_sha256_before": None,
-                "task_sha256_before_note": _UNKNOWN,
+                "task_sha256_before": sha256_before(record),
+                "task_sha256_before_note": None if sha256_before(record) else _UNKNOWN,
                 "task_sha256_after": task_file.sha256,
                 "rollouts": [],
             },
