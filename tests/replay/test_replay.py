@@ -88,6 +88,17 @@ async def test_a_replay_into_a_fresh_gym_reproduces(
             "replayed": "pass",
             "agree": True,
         }
+    # the report shows it
+    html = tmp_path / "report.html"
+    argv = ["report", str(run), "--replay", str(out), "-o", str(html)]
+    assert await asyncio.to_thread(main, argv) == 0
+    page = html.read_text()
+    assert 'id="replay-table"' in page and page.count('data-reproduced="yes"') == 2
+    assert 'data-value="2,2"' in page
+    other = tmp_path / "other.json"
+    other.write_text('{"format": "something else"}')
+    assert await asyncio.to_thread(main, [*argv[:3], str(other), "-o", str(html)]) == 2
+    assert "is not an eog_core.replay/1 result" in capsys.readouterr().err
 
 
 async def test_ids_the_gym_generates_differently_are_remapped(

@@ -124,6 +124,8 @@ class ReportContent:
     """Whether task files were given (``--tasks``) to show prompts from."""
     without_prompts: int = 0
     """Rollouts whose transcript has no prompt (the records do not hold them)."""
+    replay: Mapping[str, Any] | None = None
+    """An ``eog-core replay`` result (``replay.json``), shown as the run's reproducibility."""
 
     @property
     def damage_shown(self) -> bool:
@@ -296,6 +298,7 @@ def build_content(
     tasks: Mapping[str, Any] | None = None,
     n_boot: int = 10000,
     seed: int = 0,
+    replay: Mapping[str, Any] | None = None,
 ) -> ReportContent:
     """Everything the page shows; comparisons pair every later run with the first one."""
     by_model = {price.model: price for price in prices}
@@ -332,6 +335,7 @@ def build_content(
         prices=tuple(prices),
         tasks_given=tasks is not None,
         without_prompts=without_prompts,
+        replay=replay,
     )
 
 
