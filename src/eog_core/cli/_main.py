@@ -16,7 +16,9 @@ from eog_core.cli import (
     _demo,
     _gateway,
     _gyms,
+    _replay,
     _report,
+    _rescore,
     _run,
     _scoring,
     _seeds,
@@ -65,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     _gateway.add_parser(commands)
     _gyms.add_parser(commands)
     _seeds.add_parser(commands)
+    _rescore.add_parser(commands)
+    _replay.add_parser(commands)
     for command in commands.choices.values():
         add_common_options(command)  # -v/-q also after the command's name
     for each in _parsers(parser):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -64,6 +65,12 @@ def add_parser(commands: Any) -> None:
         "--tasks", type=Path, help="the task files (or .jsonl rows), to show each rollout's prompts"
     )
     report.add_argument(
+        "--replay",
+        type=Path,
+        metavar="DIR",
+        help="an `eog-core replay` output folder (its replay.json): show the run's reproducibility",
+    )
+    report.add_argument(
         "--n-boot",
         type=int,
         default=10000,
@@ -110,6 +117,22 @@ def _check_prices(prices: Sequence[Price], sources: Sequence[Any]) -> None:
             )
 
 
+def _replay(path: Path | None) -> dict[str, Any] | None:
+    """``--replay DIR``: its ``replay.json``, checked to be one; a bad one is a UsageError."""
+    if path is None:
+        return None
+    from eog_core.replay import REPLAY_FILE, REPLAY_FORMAT
+
+    file = path / REPLAY_FILE if path.is_dir() else path
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--replay {path}: cannot read {file} ({exc})") from None
+    if not isinstance(data, dict) or data.get("format") != REPLAY_FORMAT:
+        raise UsageError(f"--replay {path}: {file} is not an {REPLAY_FORMAT} result")
+    return data
+
+
 def _write(path: Path, write: Callable[[Path], object]) -> None:
     try:
         write(path)
@@ -133,6 +156,7 @@ def run_report(args: argparse.Namespace) -> int:
     if args.bands_json:
         _output_folder_exists(args.bands_json, "--bands-json")
     certificates = read_certificates_option(args.certificates)
+    replay = _replay(args.replay)
     tasks = (
         {task.task_id: task for task in load_tasks(args.tasks) if task.task_id}
         if args.tasks
@@ -153,6 +177,7 @@ def run_report(args: argparse.Namespace) -> int:
             task_digests=task_digests(args.tasks)
             if certificates is not None and args.tasks
             else None,
+            replay=replay,
         )
         _write(args.output, lambda path: write_html(content, path))
     if args.bands_json:

@@ -92,7 +92,7 @@ def launched_gyms(
     from eog_core.fleet import DEFAULT_MAX_LIFECYCLES, launch, options_from_env
 
     return launch(
-        tasks,
+        list(tasks),
         options_from_env(
             engine_executable=args.launch,
             max_lifecycles=args.max_lifecycles or DEFAULT_MAX_LIFECYCLES,

@@ -133,6 +133,8 @@ class ReportContent:
     """Rollouts whose transcript has no prompt (the records do not hold them)."""
     trust: Mapping[str, TaskTrust] | None = None
     """Each task id's trust from its certificate; ``None`` without certificates."""
+    replay: Mapping[str, Any] | None = None
+    """An ``eog-core replay`` result (``replay.json``), shown as the run's reproducibility."""
 
     @property
     def damage_shown(self) -> bool:
@@ -312,6 +314,7 @@ def build_content(
     seed: int = 0,
     certificates: Mapping[str, CertificateLike] | None = None,
     task_digests: Mapping[str, str] | None = None,
+    replay: Mapping[str, Any] | None = None,
 ) -> ReportContent:
     """Everything the page shows; comparisons pair every later run with the first one.
 
@@ -355,6 +358,7 @@ def build_content(
         tasks_given=tasks is not None,
         without_prompts=without_prompts,
         trust=trust,
+        replay=replay,
     )
 
 
