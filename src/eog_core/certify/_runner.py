@@ -36,6 +36,7 @@ from eog_core.gym import GymDirectory, Janitor, SessionStart, TaskSession, Timeo
 from eog_core.local import ScriptedModel
 from eog_core.run import ModelClient, ModelSettings, RolloutOptions, run_rollout
 from eog_core.tasks import Task, ToolSnapshot
+from eog_core.verify import TRUNCATED
 
 __all__ = ["ROW_CAP", "CertifyOptions", "CertifyReport", "TaskSource", "certify_tasks"]
 
@@ -166,7 +167,11 @@ def _control_findings(
         if verdict.success
     ]
     for key, result in zip(keys, control.strict.results, strict=True):
-        if result.kind == "database_state" and result.failure_kind == "verifier_error":
+        if (
+            result.kind == "database_state"
+            and result.failure_kind == "verifier_error"
+            and not (result.error or "").startswith(TRUNCATED)  # truncated_on_gym says it
+        ):
             findings.append(
                 CertificateFinding(
                     kind="sql_fails_on_seed",

@@ -16,7 +16,12 @@ from eog_core.verify._judge import (
     JudgeRequest,
     parse_judge_reply,
 )
-from eog_core.verify._limit import GYM_IMPLICIT_LIMIT, apply_implicit_limit, implicit_limit_of
+from eog_core.verify._limit import (
+    GYM_IMPLICIT_LIMIT,
+    TRUNCATED,
+    apply_implicit_limit,
+    implicit_limit_of,
+)
 from eog_core.verify._outcome import SqlOutcome, SqlRunner
 from eog_core.verify._policy import (
     PARITY,
@@ -36,6 +41,7 @@ __all__ = [
     "JUDGE_TEMPERATURE",
     "PARITY",
     "STRICT",
+    "TRUNCATED",
     "Comparison",
     "FailureKind",
     "Judge",

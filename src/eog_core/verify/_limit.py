@@ -20,7 +20,16 @@ import re
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["GYM_IMPLICIT_LIMIT", "apply_implicit_limit", "implicit_limit_of", "truncation_problem"]
+__all__ = [
+    "GYM_IMPLICIT_LIMIT",
+    "TRUNCATED",
+    "apply_implicit_limit",
+    "implicit_limit_of",
+    "truncation_problem",
+]
+
+#: How strict's error for an answer the gym may have cut begins.
+TRUNCATED = "possibly truncated by the gym's LIMIT"
 
 #: The row cap a real gym's sql-runner puts on a query without a LIMIT of its own.
 GYM_IMPLICIT_LIMIT = 100
@@ -164,7 +173,7 @@ def truncation_problem(query: str, body: Any, limit: int) -> str | None:
     if apply_implicit_limit(query, limit) == query:
         return None
     return (
-        f"possibly truncated by the gym's LIMIT {limit}: the query has no LIMIT of its own "
+        f"{TRUNCATED} {limit}: the query has no LIMIT of its own "
         f"and came back with exactly {limit} rows (the gym cuts such answers at {limit}; "
         "give the query a LIMIT, or count the rows)"
     )
