@@ -40,7 +40,7 @@ from eog_core.errors import (
     GymUnreachableError,
 )
 from eog_core.gym._http import Failed, HttpRequest, HttpResponse, encode_json
-from eog_core.gym._lean_answer import read_answer
+from eog_core.gym._lean_answer import MAX_BODY, read_answer
 from eog_core.gym._lean_connection import Connection, Lost, Malformed
 from eog_core.gym._lean_request import Target, encode_head, target_of
 from eog_core.gym._transport import _DEFAULT_RETRY, _KEEPALIVE_SECONDS, RetryPolicy, next_attempt
@@ -68,6 +68,9 @@ class LeanTransport:
     ssl_context: ssl.SSLContext | None = attrs.field(default=None, repr=False)
     keepalive: float = _KEEPALIVE_SECONDS
     """Seconds an idle connection is reused (below the gym server's own keep-alive)."""
+    max_body: int = attrs.field(default=MAX_BODY, validator=attrs.validators.gt(0))
+    """The most bytes an answer's body may bring (an event stream's included); a gym
+    answering more gets :class:`~eog_core.errors.GymProtocolError`, not retried."""
     _idle: dict[tuple[str, str, int], list[Connection]] = attrs.field(
         factory=dict, init=False, repr=False
     )
@@ -191,7 +194,7 @@ class LeanTransport:
                 transport.write(head)
                 if body is not None:
                     transport.write(body)
-                response, kept = await read_answer(conn, request)
+                response, kept = await read_answer(conn, request, self.max_body)
                 return response
             except Lost as exc:
                 if self._closed:

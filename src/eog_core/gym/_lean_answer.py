@@ -22,7 +22,11 @@ from eog_core.gym._http import (
 from eog_core.gym._lean_connection import Connection, Lost, Malformed
 from eog_core.gym._lean_request import TOKEN
 
-__all__ = ["HEAD_MAX", "Headers", "read_answer"]
+__all__ = ["HEAD_MAX", "MAX_BODY", "Headers", "read_answer"]
+
+MAX_BODY = 256 * 1024 * 1024
+"""The default bound on an answer's body: 256 MiB (a big SQL result fits; one
+streaming gym grew an unbounded reader to 295 MiB, issue 29)."""
 
 HEAD_MAX = 64 * 1024
 """The most bytes an answer's status line and headers may take."""
@@ -56,11 +60,14 @@ class Framing:
 class Body:
     """An answer's body as an async iterator of the chunks as they arrive (for event streams)."""
 
-    __slots__ = ("conn", "done", "framing", "left")
+    __slots__ = ("allowed", "conn", "done", "framing", "left", "max_body")
 
-    def __init__(self, conn: Connection, framing: Framing) -> None:
+    def __init__(self, conn: Connection, framing: Framing, max_body: int) -> None:
         self.conn, self.framing, self.done = conn, framing, False
         self.left = framing.length
+        self.max_body = max_body
+        self.allowed = max_body
+        """Bytes the body may still bring (:func:`too_large` past it)."""
 
     def __aiter__(self) -> Body:
         return self
@@ -70,10 +77,11 @@ class Body:
             raise StopAsyncIteration
         conn, buffer = self.conn, self.conn.buffer
         if self.framing.chunked:
-            chunk = await next_chunk(conn)
+            chunk = await next_chunk(conn, self.allowed, self.max_body)
             if not chunk:
                 self.done = True
                 raise StopAsyncIteration
+            self.allowed -= len(chunk)
             return chunk
         if self.left is not None:  # Content-Length
             if self.left == 0:
@@ -84,7 +92,7 @@ class Body:
             piece = bytes(buffer[: self.left])
             del buffer[: len(piece)]
             self.left -= len(piece)
-            return piece
+            return self._counted(piece)
         while not buffer:  # until the connection ends
             try:
                 await conn.more()
@@ -95,11 +103,23 @@ class Body:
                 raise StopAsyncIteration from None
         piece = bytes(buffer)
         buffer.clear()
+        return self._counted(piece)
+
+    def _counted(self, piece: bytes) -> bytes:
+        self.allowed -= len(piece)
+        if self.allowed < 0:
+            raise too_large(self.max_body)
         return piece
 
 
-async def next_chunk(conn: Connection) -> bytes:
-    """One chunk of a chunked body (``b""`` for the last, its trailers read and dropped)."""
+def too_large(max_body: int) -> Malformed:
+    """The answer's body is over the transport's bound (``LeanTransport.max_body``)."""
+    return Malformed(f"an answer body over {max_body} bytes (the transport's max_body)")
+
+
+async def next_chunk(conn: Connection, allowed: int, max_body: int) -> bytes:
+    """One chunk of a chunked body (``b""`` for the last, its trailers read and dropped);
+    a chunk larger than ``allowed`` is refused before it is buffered."""
     buffer = conn.buffer
     while (line_end := buffer.find(b"\r\n")) < 0:
         if len(buffer) > 4096:
@@ -109,6 +129,8 @@ async def next_chunk(conn: Connection) -> bytes:
     if not size_text or not set(size_text) <= _HEX or len(size_text) > 16:
         raise Malformed(f"a malformed chunk size {size_text[:40]!r}")
     size = int(size_text, 16)
+    if size > allowed:
+        raise too_large(max_body)
     del buffer[: line_end + 2]
     if size == 0:
         while True:  # trailers, up to the blank line
@@ -196,7 +218,9 @@ def keeps_alive(http11: bool, headers: Headers) -> bool:
     return "keep-alive" in tokens if not http11 else "close" not in tokens
 
 
-async def read_answer(conn: Connection, request: HttpRequest) -> tuple[HttpResponse, bool]:
+async def read_answer(
+    conn: Connection, request: HttpRequest, max_body: int
+) -> tuple[HttpResponse, bool]:
     """The answer on ``conn`` and whether the connection may carry another request."""
     buffer = conn.buffer
     while True:
@@ -222,29 +246,31 @@ async def read_answer(conn: Connection, request: HttpRequest) -> tuple[HttpRespo
     if 200 <= status < 300 and not request.raw_body:
         content_type = media_type(dict.get(headers, "content-type"))
         if content_type == "text/event-stream":
-            body = Body(conn, framing)
+            body = Body(conn, framing, max_body)
             messages = await read_event_stream(body, request)
             response = HttpResponse(
                 status=status, headers=headers, messages=messages, is_event_stream=True
             )
             return response, reusable and body.done  # stopped early: the rest is unread
-        raw = await whole(conn, framing)
+        raw = await whole(conn, framing, max_body)
         return new_response(
             status, headers, decoded_body(raw, content_type, request), b""
         ), reusable
-    raw = await whole(conn, framing)
+    raw = await whole(conn, framing, max_body)
     if 200 <= status < 300:
         return new_response(status, headers, None, raw), reusable
     raise status_failure(status, raw, request)  # the connection is closed: errors are rare
 
 
-async def whole(conn: Connection, framing: Framing) -> bytes:
-    """A whole body."""
+async def whole(conn: Connection, framing: Framing, max_body: int) -> bytes:
+    """A whole body (at most ``max_body`` bytes)."""
     length, buffer = framing.length, conn.buffer
     if length is not None:
+        if length > max_body:
+            raise too_large(max_body)
         while len(buffer) < length:
             await conn.more()
         raw = bytes(buffer[:length])
         del buffer[:length]
         return raw
-    return b"".join([piece async for piece in Body(conn, framing)])
+    return b"".join([piece async for piece in Body(conn, framing, max_body)])
