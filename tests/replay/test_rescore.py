@@ -186,3 +186,26 @@ async def test_now_is_the_rollouts_end_not_the_clock(
     [fresh] = records(new)
     failed = [r["name"] for r in fresh["results"] if not r["passed"]]
     assert failed == ["login_case_touched_recently"]
+
+
+async def test_parity_reads_the_state_through_the_gyms_limit_100_and_strict_reads_it_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run, new = tmp_path / "run", tmp_path / "new"
+    await make_run(run, repeats=1)
+    task = json.loads(TASK.read_text())
+    listing = next(v for v in task["verifiers"] if v["name"] == "entitlement_renewed")
+    listing["validation_config"] = {
+        "query": "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 150) "
+        "SELECT x FROM n",
+        "expected_value": [{"x": x} for x in range(1, 151)],
+        "comparison_type": "equals",
+    }
+    path = tmp_path / "revised" / TASK.name
+    path.parent.mkdir()
+    path.write_text(json.dumps(task))
+    assert await rescore(str(run), "--tasks", str(path), "--out", str(new), "--json") == 0
+    capsys.readouterr()
+    (fresh,) = records(new)
+    assert fresh["success"] is True  # strict: all 150 rows, as listed
+    assert fresh["parity"]["success"] is False  # upstream's gym would have answered 100
