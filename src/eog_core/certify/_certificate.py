@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 import attrs
 
+from eog_core._plumbing import atomic_write
 from eog_core._version import __version__
 from eog_core.errors import SchemaError
 
@@ -133,14 +132,7 @@ def write_certificate(certificate: Certificate, out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / certificate_filename(certificate.task_id)
     data = (json.dumps(certificate.to_dict(), indent=2, ensure_ascii=False) + "\n").encode()
-    handle, temporary = tempfile.mkstemp(dir=out_dir, prefix=".partial-", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    atomic_write(path, data)
     return path
 
 
