@@ -66,14 +66,16 @@ from eog_core.metrics._tasks import (
     task_wins,
 )
 from eog_core.metrics._upstream import (
-    UpstreamGroup,
     UpstreamResultFile,
     UpstreamRun,
-    UpstreamSummary,
-    format_upstream,
     read_upstream_results,
     runs_from_upstream,
     upstream_groups,
+)
+from eog_core.metrics._upstream_table import (
+    UpstreamGroup,
+    UpstreamSummary,
+    format_upstream,
     upstream_summary,
     upstream_table,
 )
