@@ -81,14 +81,16 @@ from eog_core.metrics._trust import (
     trust_summary,
 )
 from eog_core.metrics._upstream import (
-    UpstreamGroup,
     UpstreamResultFile,
     UpstreamRun,
-    UpstreamSummary,
-    format_upstream,
     read_upstream_results,
     runs_from_upstream,
     upstream_groups,
+)
+from eog_core.metrics._upstream_table import (
+    UpstreamGroup,
+    UpstreamSummary,
+    format_upstream,
     upstream_summary,
     upstream_table,
 )
