@@ -19,6 +19,7 @@ import aiohttp
 import pytest
 
 from eog_core import Task, load_task
+from eog_core.errors import UsageError
 from eog_core.gateway import Gateway, GatewayRollout
 from eog_core.local import LocalGym, ToolContext, demo_paths
 from tests.gateway.conftest import Records, make_gateway
@@ -159,3 +160,10 @@ async def test_delete_waits_for_calls_in_flight_which_are_answered_and_recorded(
         assert record["status"] == "incomplete" and record["num_tool_calls"] == 2
         assert gym.tool_executions["hold"] == 2
         assert gym.database_ids() == []
+
+
+async def test_a_cap_below_one_is_refused(tmp_path: Path) -> None:
+    gateway = Gateway([load_task(demo_paths().task)], tmp_path / "out", max_calls_per_rollout=0)
+    with pytest.raises(UsageError, match="max_calls_per_rollout must be at least 1, got 0"):
+        await gateway.start()
+    assert not (tmp_path / "out").exists()
