@@ -14,6 +14,7 @@ import logging
 import aiohttp
 import pytest
 
+from eog_core._json import MAX_DEPTH
 from eog_core._mcp_server import dumps
 from eog_core.gateway import Gateway
 from eog_core.local import LocalGym
@@ -87,3 +88,23 @@ def test_every_answer_encodes_and_reads_back_equal(text: str) -> None:
     value = {"jsonrpc": "2.0", "id": text, "result": {"clientInfo": {"name": text}}}
     encoded = dumps(value).encode("utf-8")  # never UnicodeEncodeError
     assert json.loads(encoded) == value
+
+
+async def test_arguments_as_deep_as_the_client_sends_are_read_and_reach_the_gym(
+    gateway: Gateway, gym: LocalGym, http: aiohttp.ClientSession
+) -> None:
+    # the arguments object nests MAX_DEPTH levels; the message, params and arguments add 3
+    nested: object = []
+    for _ in range(MAX_DEPTH - 2):
+        nested = [nested]
+    message = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {"name": "find_account", "arguments": {"name": "Harbor Lane", "x": nested}},
+    }
+    rollout = await open_rollout(http, gateway)
+    session_id = await initialize(http, rollout["mcp_url"])
+    status, body = await rpc(http, rollout["mcp_url"], session_id, message)
+    assert status == 200 and "result" in body
+    assert gym.method_counts["tools/call"] == 1  # read, checked and sent on
