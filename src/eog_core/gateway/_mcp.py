@@ -7,6 +7,8 @@ upstream shows them to the model (upstream's cleaned input schemas), plus
 task session; ``ping`` answers ``{}``. Answers are JSON unless the client
 accepts only ``text/event-stream``. Protocol errors are JSON-RPC errors with a
 clear message and an HTTP status (400, 404, 405, 413, 410 for a rollout that ended).
+Reading and checking a message, the session check and the answers' text are the core
+shared with LocalGym (:mod:`eog_core._mcp_server`).
 """
 
 from __future__ import annotations

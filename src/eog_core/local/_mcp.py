@@ -4,7 +4,9 @@ Speaks what the EOG containers and the official SDK speak: ``initialize`` hands
 out an ``mcp-session-id``; later requests must carry it (400 when missing, 404
 when unknown or expired); from protocol 2025-06-18 on, a wrong
 ``MCP-Protocol-Version`` header is refused with 400. Answers are plain JSON or
-one SSE stream per request, chosen per server.
+one SSE stream per request, chosen per server. Reading and checking a message, the
+session check and the answers' text are the core shared with the gateway
+(:mod:`eog_core._mcp_server`); the tools, databases and fault knobs are the gym's own.
 """
 
 from __future__ import annotations
