@@ -97,6 +97,13 @@ def add_parser(commands: Any) -> None:
         "--token-env guards the MCP endpoints only: give agents that one)",
     )
     parser.add_argument(
+        "--max-calls-per-rollout",
+        type=int,
+        default=16,
+        metavar="N",
+        help="tool calls of one rollout running on the gym at once; more queue (default 16)",
+    )
+    parser.add_argument(
         "--rollout-ttl",
         type=positive_seconds,
         metavar="SECONDS",
@@ -138,6 +145,10 @@ def add_parser(commands: Any) -> None:
 def _check(args: argparse.Namespace, environ: Mapping[str, str]) -> str | None:
     if args.repeats < 1:
         raise UsageError(f"--repeats must be at least 1, got {args.repeats}")
+    if args.max_calls_per_rollout < 1:
+        raise UsageError(
+            f"--max-calls-per-rollout must be at least 1, got {args.max_calls_per_rollout}"
+        )
     check_state_options(args)
     if (args.judge_base_url is None) != (args.judge_model is None):
         raise UsageError("--judge-base-url and --judge-model go together")
@@ -193,6 +204,7 @@ async def _serve(args: argparse.Namespace, token: str | None, environ: Mapping[s
             token=token,
             control_token=getattr(args, "control_token", None),
             rollout_ttl=args.rollout_ttl,
+            max_calls_per_rollout=args.max_calls_per_rollout,
             finish_tool=args.finish_tool,
             judge=judge,
             tool_snapshots=load_tool_snapshots(args.tools) if args.tools else None,

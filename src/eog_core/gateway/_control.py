@@ -9,10 +9,10 @@ can name gym URLs).
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import TYPE_CHECKING, Any, Protocol
 
+from eog_core._json import JsonInputError, loads_untrusted
 from eog_core.errors import EogError, UsageError
 from eog_core.gateway._http import Answer, Request, json_answer
 from eog_core.gateway._plan import RunPlan, WorkRefused
@@ -71,9 +71,9 @@ def _json_object(request: Request) -> dict[str, Any]:
     if not body.strip():
         return {}
     try:
-        value = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise _BadBody("the body is not JSON") from exc
+        value = loads_untrusted(body)
+    except JsonInputError as exc:
+        raise _BadBody(f"the body is not JSON we accept: {exc.reason}") from None
     if not isinstance(value, dict):
         raise _BadBody("the body must be a JSON object")
     return value

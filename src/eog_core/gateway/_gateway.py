@@ -29,7 +29,7 @@ from eog_core.gateway._control import ControlApi
 from eog_core.gateway._http import HttpServer
 from eog_core.gateway._mcp import McpHandler
 from eog_core.gateway._plan import RunPlan
-from eog_core.gateway._rollout import GatewayRollout
+from eog_core.gateway._rollout import MAX_CALLS_PER_ROLLOUT, GatewayRollout
 from eog_core.gym import GymDirectory, Janitor, LeanTransport, TaskSession, Timeouts, Transport
 from eog_core.run import (
     ROLLOUTS_FILE,
@@ -93,6 +93,8 @@ class Gateway:
     """The ``model`` field of every record (the run's label: ``score`` and resume key on it)."""
     allow_remote: bool = False
     max_request_bytes: int = MAX_REQUEST_BYTES
+    max_calls_per_rollout: int = MAX_CALLS_PER_ROLLOUT
+    """A rollout's tool calls running on the gym at once; more queue (docs/gateway.md)."""
     on_record: Callable[[Mapping[str, Any]], None] | None = None
     capture_state: StateCapture | None = None
     """Snapshot each rollout's databases after seeding and before deletion (docs/state.md)."""
@@ -137,6 +139,10 @@ class Gateway:
             )
         if self.rollout_ttl is not None and not self.rollout_ttl > 0:
             raise UsageError(f"rollout_ttl must be positive, got {self.rollout_ttl}")
+        if self.max_calls_per_rollout < 1:
+            raise UsageError(
+                f"max_calls_per_rollout must be at least 1, got {self.max_calls_per_rollout}"
+            )
         if self.token == "" or self.control_token == "":
             raise UsageError("the token is empty")
         if self.token is not None and self.token == self.control_token:
@@ -258,6 +264,7 @@ class Gateway:
             repeat=number,
             session=session,
             before_state=before,
+            max_calls=self.max_calls_per_rollout,
         )
         self._rollouts[rollout.rollout_id] = rollout
         self._by_key[rollout.mcp_key] = rollout
@@ -321,10 +328,12 @@ class Gateway:
         return self._end(rollout, "finished", record)
 
     async def abandon(self, rollout: GatewayRollout, reason: str) -> dict[str, Any]:
-        """Record the rollout as incomplete (``abandoned``) and delete its databases."""
+        """Record the rollout as incomplete (``abandoned``) and delete its databases, once its
+        calls in flight have answered (as :meth:`finish` waits: each is in the record)."""
         self._check_active(rollout)
         rollout.state = "abandoned"
         try:
+            await rollout.settle()
             await rollout.session.aclose()
         finally:
             agent = rollout.agent_run(None, answered=False)

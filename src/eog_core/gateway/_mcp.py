@@ -7,11 +7,12 @@ upstream shows them to the model (upstream's cleaned input schemas), plus
 task session; ``ping`` answers ``{}``. Answers are JSON unless the client
 accepts only ``text/event-stream``. Protocol errors are JSON-RPC errors with a
 clear message and an HTTP status (400, 404, 405, 413, 410 for a rollout that ended).
+Reading and checking a message, the session check and the answers' text are the core
+shared with LocalGym (:mod:`eog_core._mcp_server`).
 """
 
 from __future__ import annotations
 
-import json
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -20,18 +21,20 @@ import attrs
 
 from eog_core._mcp_server import (
     BAD_SESSION,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    PARSE_ERROR,
     PROTOCOL_HEADER,
     SESSION_HEADER,
-    SESSION_NOT_FOUND,
-    VERSION_HEADER_FROM,
+    RpcFailure,
+    RpcRefusal,
+    check_session,
     dumps,
+    initialize_result,
+    method_not_found,
     negotiate_version,
+    parse_message,
+    result_text,
     rpc_error,
     sse_event,
+    tool_name,
 )
 from eog_core._version import __version__
 from eog_core.errors import UsageError
@@ -61,13 +64,6 @@ _SSE_HEADERS = {"Cache-Control": "no-cache"}
 _CLIENT_INFO_MAX = 512  # characters of a clientInfo kept in the record
 
 
-class _RpcFailure(Exception):
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
 def mcp_tools(tools: tuple[ToolSpec, ...], *, finish: bool) -> list[dict[str, Any]]:
     """``tools/list``: each tool with the input schema upstream gives the model, then
     ``finish`` when asked for (unless the task has a tool of that name: the task's wins)."""
@@ -92,6 +88,10 @@ def error_response(request_id: Any, code: int, message: str, *, status: int) -> 
     return json_answer(rpc_error(request_id, code, message), status)
 
 
+def _refused(refusal: RpcRefusal) -> Answer:
+    return json_answer(refusal.payload(), refusal.status)
+
+
 def _wants_sse(request: Request) -> bool:
     accept = request.headers.get("accept", "")
     return (
@@ -110,69 +110,31 @@ class McpHandler:
     finish: Finisher
 
     async def post(self, request: Request, rollout: GatewayRollout, body: bytes) -> Answer:
-        try:
-            message = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
-            return error_response(
-                None, PARSE_ERROR, "Parse error: the body is not JSON", status=400
-            )
-        if isinstance(message, list):
-            return error_response(
-                None,
-                INVALID_REQUEST,
-                "Invalid Request: JSON-RPC batches are not accepted",
-                status=400,
-            )
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            return error_response(
-                None, INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message", status=400
-            )
-        request_id = message.get("id")
-        if "id" in message and (type(request_id) not in (str, int)):
-            return error_response(
-                None,
-                INVALID_REQUEST,
-                "Invalid Request: 'id' must be a string or an integer",
-                status=400,
-            )
-        method = message.get("method")
-        if method is None and "id" in message and ("result" in message or "error" in message):
+        message = parse_message(body)
+        if isinstance(message, RpcRefusal):
+            return _refused(message)
+        if message is None:
             return Answer(202)  # the client answering a server request: none sent
-        if not isinstance(method, str):
-            return error_response(
-                request_id,
-                INVALID_REQUEST,
-                "Invalid Request: 'method' must be a string",
-                status=400,
-            )
-        params = message.get("params")
-        if params is not None and not isinstance(params, dict):
-            return error_response(
-                request_id, INVALID_PARAMS, "Invalid params: params must be an object", status=400
-            )
-        if method == "initialize":
-            if "id" not in message:
-                return error_response(
-                    None, INVALID_REQUEST, "initialize must be a request", status=400
-                )
-            return await self._initialize(request, rollout, request_id, params or {})
-        found = self._session(request, rollout, request_id)
+        if message.method == "initialize":
+            return await self._initialize(request, rollout, message.request_id, message.params)
+        found = self._session(request, rollout, message.request_id)
         if isinstance(found, Answer):
             return found
         rollout.touch()
-        if "id" not in message:
-            if method == "notifications/initialized":
+        if not message.is_request:
+            if message.method == "notifications/initialized":
                 found.initialized = True
             return Answer(202)
+        request_id = message.request_id
         try:
-            result = await self._dispatch(rollout, method, params or {}, request_id)
-        except _RpcFailure as failure:
-            answer = dumps(rpc_error(request_id, failure.code, failure.message))
+            result = await self._dispatch(rollout, message.method, message.params, request_id)
+        except RpcFailure as failure:
+            answer = result_text(request_id, failure)
         else:
             if isinstance(result, EncodedResult):
                 answer = f'{{"jsonrpc": "2.0", "id": {dumps(request_id)}, "result": {result.text}}}'
             else:
-                answer = dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
+                answer = result_text(request_id, result)
         return _answer(request, answer, found.session_id)
 
     def delete(self, request: Request, rollout: GatewayRollout) -> Answer:
@@ -202,45 +164,26 @@ class McpHandler:
         if rollout.client_info is None:
             rollout.client_info = session.client_info
         rollout.touch()
-        result = {
-            "protocolVersion": session.protocol_version,
-            "capabilities": {"tools": {}},
-            "serverInfo": SERVER_INFO,
-        }
-        if rollout.task.system_prompt:
-            result["instructions"] = rollout.task.system_prompt
+        result = initialize_result(
+            session.protocol_version, SERVER_INFO, rollout.task.system_prompt or None
+        )
         return _answer(
             request,
-            dumps({"jsonrpc": "2.0", "id": request_id, "result": result}),
+            result_text(request_id, result),
             session.session_id,
         )
 
     def _session(
         self, request: Request, rollout: GatewayRollout, request_id: Any
     ) -> McpClientSession | Answer:
-        session_id = request.headers.get(_SESSION_KEY)
-        if not session_id:
-            return error_response(
-                request_id, BAD_SESSION, "Bad Request: Missing session ID", status=400
-            )
-        session = rollout.mcp_sessions.get(session_id)
-        if session is None:
-            return error_response(
-                request_id, SESSION_NOT_FOUND, "Session not found on this rollout", status=404
-            )
-        version = request.headers.get(_PROTOCOL_KEY)
-        if (
-            session.protocol_version >= VERSION_HEADER_FROM
-            and version is not None
-            and version != session.protocol_version
-        ):
-            return error_response(
-                request_id,
-                BAD_SESSION,
-                f"Bad Request: Unsupported protocol version: {version[:40]}",
-                status=400,
-            )
-        return session
+        found = check_session(
+            rollout.mcp_sessions,
+            request.headers.get(_SESSION_KEY),
+            request.headers.get(_PROTOCOL_KEY),
+            request_id,
+            not_found="Session not found on this rollout",
+        )
+        return _refused(found) if isinstance(found, RpcRefusal) else found
 
     async def _dispatch(
         self, rollout: GatewayRollout, method: str, params: Mapping[str, Any], request_id: Any
@@ -250,9 +193,7 @@ class McpHandler:
         if method == "tools/list":
             return {"tools": mcp_tools(rollout.session.tools.tools, finish=self.finish_tool)}
         if method == "tools/call":
-            name = params.get("name")
-            if not isinstance(name, str):
-                raise _RpcFailure(INVALID_PARAMS, "Invalid params: 'name' must be a string")
+            name = tool_name(params)
             arguments = params.get("arguments")
             if self.finish_tool and name == "finish" and name not in rollout.session.tools:
                 answer = arguments.get("answer") if isinstance(arguments, dict) else None
@@ -277,7 +218,7 @@ class McpHandler:
                     "isError": False,
                 }
             return await rollout.call_tool(name, arguments, request_id)
-        raise _RpcFailure(METHOD_NOT_FOUND, f"Method not found: {method[:80]}")
+        raise method_not_found(method)
 
 
 def _answer(request: Request, body: str, session_id: str) -> Answer:

@@ -25,7 +25,16 @@ from eog_core.run import AgentRun, StateCapture, Usage, capture, capture_fields,
 from eog_core.state import StateSnapshot
 from eog_core.tasks import Task
 
-__all__ = ["EncodedResult", "GatewayRollout", "McpClientSession", "RolloutState"]
+__all__ = [
+    "MAX_CALLS_PER_ROLLOUT",
+    "EncodedResult",
+    "GatewayRollout",
+    "McpClientSession",
+    "RolloutState",
+]
+
+MAX_CALLS_PER_ROLLOUT = 16
+"""Default cap on one rollout's tool calls running at once (``--max-calls-per-rollout``)."""
 
 RolloutState = Literal["active", "finishing", "finished", "abandoned"]
 
@@ -75,32 +84,46 @@ class GatewayRollout:
     refused: int = 0
     before_state: StateSnapshot | str | None = None
     """With state capture: the state after seeding, or why it was not captured."""
+    max_calls: int = MAX_CALLS_PER_ROLLOUT
+    """Tool calls of this rollout running on the gym at once; more wait their turn."""
     _in_flight: int = 0
     _idle: asyncio.Event = attrs.field(factory=asyncio.Event)
+    _slots: asyncio.Semaphore = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         self._idle.set()
+        self._slots = asyncio.Semaphore(self.max_calls)
 
     @property
     def busy(self) -> bool:
         return self._in_flight > 0
 
+    @property
+    def in_flight(self) -> int:
+        """Tool calls received and not yet answered (running on the gym or waiting their turn)."""
+        return self._in_flight
+
     def touch(self) -> None:
         self.last_activity = time.monotonic()
 
     async def settle(self) -> None:
-        """Wait until no tool call is in flight."""
+        """Wait until no tool call is in flight (queued ones included: they were accepted)."""
         await self._idle.wait()
 
     async def call_tool(self, name: str, arguments: Any, call_id: Any) -> EncodedResult:
-        """Route one ``tools/call``; returns the MCP result to answer (never raises EogError)."""
+        """Route one ``tools/call``; returns the MCP result to answer (never raises EogError).
+
+        At most :attr:`max_calls` of a rollout's calls run at once; the rest queue, in
+        arrival order, so that one agent's burst cannot take the gym from other rollouts
+        (nothing is refused: a refused call would look like a tool failure to the agent)."""
         self._in_flight += 1
         self._idle.clear()
-        called_at = time.time()
-        recorded = len(self.session.trajectory)
         observation: str
         try:
-            result = await self.session.call_tool(name, arguments)
+            async with self._slots:
+                called_at = time.time()
+                recorded = len(self.session.trajectory)
+                result = await self.session.call_tool(name, arguments)
         except JsonRpcError as exc:
             answer = _error_text(
                 f"Error: the gym answered the call with JSON-RPC error {exc.code}: "

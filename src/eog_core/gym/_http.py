@@ -14,7 +14,7 @@ from typing import Any
 import aiohttp
 import attrs
 
-from eog_core._json import loads_bytes
+from eog_core._json import dumps_compact, loads_bytes
 from eog_core.errors import (
     GymError,
     GymHTTPError,
@@ -47,38 +47,7 @@ __all__ = [
 TRANSIENT_STATUSES = frozenset({502, 503, 504})
 
 
-def _compact_encoder() -> Callable[[Any], str]:
-    """``json.dumps(value, separators=(",", ":"), allow_nan=False)``, built once.
-
-    ``json.dumps`` builds its encoder on every call; CPython's C encoder is made
-    once here. Circular data meets the recursion limit (RecursionError) instead
-    of the circular check: a request body is never circular, and both are refused.
-    """
-    fallback = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
-    make: Any = getattr(json.encoder, "c_make_encoder", None)
-    try:
-        encode = make(
-            None,
-            json.JSONEncoder().default,
-            json.encoder.encode_basestring_ascii,
-            None,
-            ":",
-            ",",
-            False,
-            False,
-            False,
-        )
-        if "".join(encode(_PROBE, 0)) != fallback(_PROBE):
-            return fallback
-    except TypeError:  # not CPython (None), or a C encoder that takes other arguments
-        return fallback
-    return lambda value: "".join(encode(value, 0))
-
-
-_PROBE = {"a": [1, 2.5, None, True, "\u00e9\n"], "b": {"c": -0.0, "d": 1e300}}
-
-
-_ENCODE = _compact_encoder()
+_ENCODE = dumps_compact
 JSON_TYPE = "application/json"
 
 

@@ -4,12 +4,13 @@ Speaks what the EOG containers and the official SDK speak: ``initialize`` hands
 out an ``mcp-session-id``; later requests must carry it (400 when missing, 404
 when unknown or expired); from protocol 2025-06-18 on, a wrong
 ``MCP-Protocol-Version`` header is refused with 400. Answers are plain JSON or
-one SSE stream per request, chosen per server.
+one SSE stream per request, chosen per server. Reading and checking a message, the
+session check and the answers' text are the core shared with the gateway
+(:mod:`eog_core._mcp_server`); the tools, databases and fault knobs are the gym's own.
 """
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -18,23 +19,23 @@ import attrs
 from aiohttp import web
 
 from eog_core._mcp_server import (
-    BAD_SESSION,
     INVALID_PARAMS,
-    INVALID_REQUEST,
     LATEST_PROTOCOL_VERSION,
-    METHOD_NOT_FOUND,
-    PARSE_ERROR,
     PROTOCOL_HEADER,
     SESSION_HEADER,
-    SESSION_NOT_FOUND,
     SUPPORTED_PROTOCOL_VERSIONS,
-    VERSION_HEADER_FROM,
+    RpcFailure,
+    RpcRefusal,
+    check_session,
+    dumps,
+    initialize_result,
+    method_not_found,
     negotiate_version,
-    rpc_error,
+    parse_message,
+    result_text,
+    sse_event,
+    tool_name,
 )
-from eog_core._mcp_server import dumps as _dumps
-from eog_core._mcp_server import error_response as _error_response
-from eog_core._mcp_server import sse_event as _sse_event
 from eog_core.errors import ToolError
 
 from ._databases import DatabaseStore
@@ -63,15 +64,6 @@ class _Session:
     initialized: bool = False
 
 
-class _RpcFailure(Exception):
-    """A JSON-RPC error to answer instead of a result."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
 @attrs.define
 class McpEndpoint:
     """Handles POST and DELETE on the MCP path of one gym."""
@@ -97,94 +89,58 @@ class McpEndpoint:
         return count
 
     async def handle_post(self, request: web.Request) -> web.StreamResponse:
-        try:
-            message = json.loads(await request.read())
-        except (ValueError, UnicodeDecodeError, RecursionError):  # nested too deeply to parse
-            return _error_response(None, PARSE_ERROR, "Parse error", status=400)
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            return _error_response(None, INVALID_REQUEST, "Invalid Request", status=400)
-        request_id = message.get("id")
-        method = message.get("method")
-        if method is None and "id" in message and ("result" in message or "error" in message):
+        message = parse_message(await request.read())
+        if isinstance(message, RpcRefusal):
+            return _refused(message)
+        if message is None:
             return web.Response(status=202)  # a client's answer to a server request: ignored
-        if not isinstance(method, str):
-            return _error_response(request_id, INVALID_REQUEST, "Invalid Request", status=400)
-        self.counters.methods[method] += 1
-        if method == "initialize":
-            if "id" not in message:
-                return _error_response(
-                    None, INVALID_REQUEST, "initialize must be a request", status=400
-                )
-            return await self._initialize(request, message)
-        session_or_failure = self._check_session(request, request_id)
-        if isinstance(session_or_failure, web.Response):
-            return session_or_failure
-        session = session_or_failure
-        if "id" not in message:
-            if method == "notifications/initialized":
+        self.counters.methods[message.method] += 1
+        if message.method == "initialize":
+            return await self._initialize(request, message.request_id, message.params)
+        session = self._check_session(request, message.request_id)
+        if isinstance(session, web.Response):
+            return session
+        if not message.is_request:
+            if message.method == "notifications/initialized":
                 session.initialized = True
             return web.Response(status=202, headers={SESSION_HEADER: session.session_id})
-        params = message.get("params")
         try:
-            if params is not None and not isinstance(params, dict):
-                raise _RpcFailure(INVALID_PARAMS, "Invalid params: params must be an object")
-            result = await self._dispatch(request, method, params or {})
-        except _RpcFailure as failure:
-            payload = rpc_error(request_id, failure.code, failure.message)
-        else:
-            if result is _DROPPED:
-                return drop_connection(request)
-            payload = {"jsonrpc": "2.0", "id": request_id, "result": result}
-        return await self._answer(request, payload, session.session_id)
+            result = await self._dispatch(request, message.method, message.params)
+        except RpcFailure as failure:
+            result = failure
+        if result is _DROPPED:
+            return drop_connection(request)
+        return await self._answer(
+            request, result_text(message.request_id, result), session.session_id
+        )
 
     async def handle_delete(self, request: web.Request) -> web.StreamResponse:
-        session_or_failure = self._check_session(request, None)
-        if isinstance(session_or_failure, web.Response):
-            return session_or_failure
-        self._sessions.pop(session_or_failure.session_id, None)
+        session = self._check_session(request, None)
+        if isinstance(session, web.Response):
+            return session
+        self._sessions.pop(session.session_id, None)
         return web.Response(status=200)
 
     async def _initialize(
-        self, request: web.Request, message: Mapping[str, Any]
+        self, request: web.Request, request_id: Any, params: Mapping[str, Any]
     ) -> web.StreamResponse:
-        params = message.get("params")
-        if not isinstance(params, dict):
-            params = {}
         session = _Session(
             session_id=uuid.uuid4().hex,
             protocol_version=negotiate_version(params.get("protocolVersion")),
         )
         self._sessions[session.session_id] = session
-        result = {
-            "protocolVersion": session.protocol_version,
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": self.server_name, "version": self.server_version},
-        }
-        payload = {"jsonrpc": "2.0", "id": message.get("id"), "result": result}
-        return await self._answer(request, payload, session.session_id)
+        server_info = {"name": self.server_name, "version": self.server_version}
+        result = initialize_result(session.protocol_version, server_info)
+        return await self._answer(request, result_text(request_id, result), session.session_id)
 
     def _check_session(self, request: web.Request, request_id: Any) -> _Session | web.Response:
-        session_id = request.headers.get(SESSION_HEADER)
-        if not session_id:
-            return _error_response(
-                request_id, BAD_SESSION, "Bad Request: Missing session ID", status=400
-            )
-        session = self._sessions.get(session_id)
-        if session is None:
-            return _error_response(request_id, SESSION_NOT_FOUND, "Session not found", status=404)
-        header_version = request.headers.get(PROTOCOL_HEADER)
-        if (
-            session.protocol_version >= VERSION_HEADER_FROM
-            and header_version is not None
-            and header_version != session.protocol_version
-        ):
-            return _error_response(
-                request_id,
-                BAD_SESSION,
-                f"Bad Request: Unsupported protocol version: {header_version}",
-                status=400,
-            )
-        return session
+        found = check_session(
+            self._sessions,
+            request.headers.get(SESSION_HEADER),
+            request.headers.get(PROTOCOL_HEADER),
+            request_id,
+        )
+        return _refused(found) if isinstance(found, RpcRefusal) else found
 
     async def _dispatch(self, request: web.Request, method: str, params: dict[str, Any]) -> Any:
         if method == "ping":
@@ -193,17 +149,15 @@ class McpEndpoint:
             return {"tools": self.tools.describe()}
         if method == "tools/call":
             return await self._call_tool(request, params)
-        raise _RpcFailure(METHOD_NOT_FOUND, f"Method not found: {method}")
+        raise method_not_found(method)
 
     async def _call_tool(self, request: web.Request, params: dict[str, Any]) -> Any:
-        name = params.get("name")
-        if not isinstance(name, str):
-            raise _RpcFailure(INVALID_PARAMS, "Invalid params: 'name' must be a string")
+        name = tool_name(params)
         arguments = params.get("arguments")
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
-            raise _RpcFailure(INVALID_PARAMS, "Invalid params: 'arguments' must be an object")
+            raise RpcFailure(INVALID_PARAMS, "Invalid params: 'arguments' must be an object")
         database_id = request.headers.get("x-database-id", "").strip()
         if not database_id:
             return tool_result(MISSING_DATABASE_ID_TEXT, is_error=True)
@@ -246,11 +200,12 @@ class McpEndpoint:
         return result
 
     async def _answer(
-        self, request: web.Request, payload: dict[str, Any], session_id: str
+        self, request: web.Request, payload: str, session_id: str
     ) -> web.StreamResponse:
+        """One JSON-RPC answer (``payload``, JSON text), as plain JSON or one SSE stream."""
         headers = {SESSION_HEADER: session_id}
         if self.response_mode == "json":
-            return web.json_response(payload, headers=headers, dumps=_dumps)
+            return web.Response(text=payload, content_type="application/json", headers=headers)
         response = web.StreamResponse(
             status=200,
             headers={**headers, "Content-Type": "text/event-stream", "Cache-Control": "no-cache"},
@@ -264,10 +219,15 @@ class McpEndpoint:
                 "method": "notifications/message",
                 "params": {"level": "info", "logger": self.server_name, "data": "handling"},
             }
-            await response.write(_sse_event(log))
-        await response.write(_sse_event(payload))
+            await response.write(sse_event(log))
+        await response.write(sse_event(payload))
         await response.write_eof()
         return response
+
+
+def _refused(refusal: RpcRefusal) -> web.Response:
+    """A request refused before dispatch: its JSON-RPC error with its HTTP status."""
+    return web.json_response(refusal.payload(), status=refusal.status, dumps=dumps)
 
 
 _DROPPED = object()

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from aiohttp import web
 
+from eog_core._json import JsonInputError, dumps_line, loads_untrusted
+
 __all__ = ["detail_answer", "dumps", "json_object"]
 
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
+dumps = dumps_line
+"""A REST answer's JSON text: it always encodes (a lone surrogate in a query's rows is escaped)."""
 
 
 def detail_answer(text: str, *, status: int) -> web.Response:
@@ -25,8 +25,8 @@ async def json_object(
     if allow_empty and not raw.strip():
         return {}
     try:
-        body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError, RecursionError):  # nested too deeply to parse
+        body = loads_untrusted(raw)
+    except JsonInputError:  # not UTF-8, nested too deeply, a lone surrogate escape...
         return detail_answer("Request body must be JSON", status=400)
     if not isinstance(body, dict):
         return detail_answer("Request body must be a JSON object", status=400)

@@ -1,7 +1,9 @@
-"""JSON for large runs: orjson when installed (the ``report`` extra brings it), else the standard library.
+"""JSON for large runs: orjson when installed (the ``report`` and ``fast-json`` extras bring
+it), else the standard library.
 
 orjson reads and writes several times faster, which is most of the build time of
-a report of thousands of rollouts. It refuses some of what the standard library accepts
+a report of thousands of rollouts; what it writes goes through
+:func:`eog_core._json.dumps_compact_bytes`, the same bytes without it. It refuses some of what the standard library accepts
 (lone surrogates, ``NaN``): then the standard library reads the document. One
 difference is silent: orjson reads an integer past 64 bits as a float, so a
 caller that must keep such values exact checks with :func:`may_hold_big_integer`
@@ -17,6 +19,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from eog_core._json import dumps_compact_bytes
 from eog_core._jsonl import cut_deep, loads_line
 
 __all__ = [
@@ -66,20 +69,14 @@ def may_hold_big_integer(value: Any) -> bool:
 
 
 def dumps_for_script_bytes(data: Any) -> bytes:
-    """Compact UTF-8 JSON in which no ``<`` appears as itself (safe in a ``<script>`` element)."""
-    if _orjson is not None:
-        try:
-            raw: bytes = _orjson.dumps(data, default=str)
-        except TypeError:
-            pass
-        else:
-            return raw.replace(b"<", b"\\u003c")
-    # ASCII: a lone surrogate is written as its escape, which UTF-8 could not hold; values
-    # nested past orjson's limit are cut (json.dumps recurses too)
-    text = json.dumps(
-        cut_deep(data), ensure_ascii=True, separators=(",", ":"), default=str
-    ).replace("<", "\\u003c")
-    return text.encode("ascii")
+    """Compact UTF-8 JSON in which no ``<`` appears as itself (safe in a ``<script>`` element):
+    :func:`eog_core._json.dumps_compact_bytes` (orjson or the standard library, the same
+    bytes), with values nested too deeply for either cut (``eog_core._jsonl``)."""
+    try:
+        raw = dumps_compact_bytes(data)
+    except RecursionError:
+        raw = dumps_compact_bytes(cut_deep(data))
+    return raw.replace(b"<", b"\\u003c")  # "<" is only ever inside a string
 
 
 def dumps_for_script(data: Any) -> str:

@@ -1,4 +1,5 @@
-"""Reading JSON that someone else wrote (task files, dataset rows, a model's tool arguments).
+"""Reading JSON that someone else wrote (task files, dataset rows, a model's tool arguments,
+an MCP request body, a gym's answer).
 
 ``json.loads`` alone lets ``UnicodeDecodeError`` (bytes that are not UTF-8),
 ``RecursionError`` (deep nesting) and a bare ``ValueError`` (integers over
@@ -28,10 +29,9 @@ __all__ = [
     "JsonInputError",
     "check_depth",
     "decode_json",
-    "dumps_line",
-    "dumps_utf8",
     "loads_bytes",
     "loads_untrusted",
+    "may_hold_lone_surrogates",
     "nesting_depth",
     "repair_text",
     "repair_tree",
@@ -43,16 +43,12 @@ MAX_DEPTH = 100
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-# Characters json.dumps(ensure_ascii=False) writes raw that str.splitlines() (and some JSON Lines
-# readers, and JavaScript before ES2019) treat as line ends, and lone surrogates, which no UTF-8
-# text can carry: written as JSON's six-character \u escapes, the line is valid UTF-8 JSON that
-# reads back to the same string.
-_LINE_UNSAFE = re.compile("[\u0085\u2028\u2029\ud800-\udfff]")
 _DECODER = json.JSONDecoder()
 
 
-_SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
-"""The default decoder's own scanner (set in ``JSONDecoder.__init__``, untyped in typeshed)."""
+_SCAN: Callable[[str, int], tuple[Any, int]] | None = getattr(_DECODER, "scan_once", None)
+"""The default decoder's own scanner (set in CPython's ``JSONDecoder.__init__``, not a public
+name): when absent, :func:`loads_bytes` is ``json.loads`` (tests/test_loads_bytes.py runs both)."""
 _JSON_SPACE = " \t\n\r"
 _OPENERS = frozenset(b"{[")
 
@@ -69,26 +65,16 @@ def loads_bytes(raw: bytes) -> Any:
     instructions less per answer, a third of decoding a tool's answer). Anything else,
     and every failure, goes to ``json.loads``: the same value or the same error.
     """
-    if len(raw) >= 4 and raw[0] in _OPENERS and raw[1]:
+    scan = _SCAN
+    if scan is not None and len(raw) >= 4 and raw[0] in _OPENERS and raw[1]:
         text = raw.decode("utf-8", "surrogatepass")
         try:
-            value, end = _SCAN(text, 0)
+            value, end = scan(text, 0)
         except StopIteration:
             end = -1
         if end == len(text) or (end > 0 and not text[end:].strip(_JSON_SPACE)):
             return value
     return json.loads(raw)
-
-
-def _escape(match: re.Match[str]) -> str:
-    return f"\\u{ord(match.group()):04x}"
-
-
-def dumps_line(value: Any) -> str:
-    """One JSON Lines record: compact UTF-8 JSON with no raw line separator in it and
-    lone surrogates escaped (``\\ud83d``), so it encodes, never splits, and reads back equal."""
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return _LINE_UNSAFE.sub(_escape, text) if _LINE_UNSAFE.search(text) else text
 
 
 def repair_text(text: str) -> tuple[str, int]:
@@ -124,14 +110,6 @@ def repair_tree(value: Any) -> tuple[Any, int]:
     if not _has_lone_surrogate(value):
         return value, 0
     return fix(value), count
-
-
-def dumps_utf8(value: Any) -> tuple[bytes, int]:
-    """``value`` as UTF-8 JSON bytes for a server to parse, lone surrogates replaced by U+FFFD
-    (servers reject them, escaped or not); returns the bytes and how many were replaced."""
-    text = json.dumps(value, ensure_ascii=False)
-    text, replaced = repair_text(text)
-    return text.encode("utf-8"), replaced
 
 
 class JsonInputError(ValueError):
