@@ -157,11 +157,21 @@ def _observation_value(text: str) -> Any:
 
 
 def _conversation_flow(task: Task, record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    user: dict[str, Any] = {"type": "user_message", "content": task.user_prompt or ""}
+    if record.get("orchestrator") == "planner_react":  # upstream's planner_react flow
+        user = {
+            "type": "user_message",
+            "content": record.get("executor_user_prompt") or "",
+            "original_task": task.user_prompt or "",
+            "generated_plan": record.get("plan") or "",
+        }
     flow: list[dict[str, Any]] = [
         {"type": "system_message", "content": task.system_prompt or ""},
-        {"type": "user_message", "content": task.user_prompt or ""},
+        user,
     ]
     for turn in record.get("turns") or ():
+        if turn.get("role") == "planner":  # upstream's flow has the plan, not the answer
+            continue
         flow.append(
             {
                 "type": "ai_message",
@@ -253,6 +263,8 @@ def upstream_result(
             "verification_summary": parity["verification_summary"],
             "overall_success": parity["overall_success"],
         }
+        if record.get("orchestrator") == "planner_react":  # get_result_metadata()
+            run["generated_plan"] = record.get("plan") or ""
     return {
         "benchmark_config": {
             "model": f"openai-compatible/{model}",

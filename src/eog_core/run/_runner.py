@@ -145,6 +145,8 @@ async def run_evaluation(
     max_consecutive_unreachable = the_plan.max_consecutive_unreachable
     ray_address, ray_actors = the_plan.ray_address, the_plan.ray_actors
     _check_plan(tasks, repeats, concurrency, max_consecutive_unreachable)
+    if ray_address is not None and options is not None and options.planner is not None:
+        raise UsageError("--orchestrator planner_react does not run on Ray yet: drop --ray")
     out = Path(out_dir)
     trace = FolderTrace.before(out, ROLLOUTS_FILE)  # a run that records nothing leaves nothing
     options = options or RolloutOptions()
@@ -244,6 +246,9 @@ async def run_evaluation(
         if preflight and pending_count:  # before anything is seeded
             async with ModelClient(settings) as probe:
                 log.info("model endpoint: %s", await probe.preflight())
+            if options.planner is not None and options.planner.settings is not None:
+                async with ModelClient(options.planner.settings) as probe:
+                    log.info("planner endpoint: %s", await probe.preflight())
         if ray_address is not None:
             leaks = await run_on_ray(
                 list(work),
@@ -362,3 +367,6 @@ async def _run_here(
                     group.create_task(worker(client, janitor, options))
         except BaseExceptionGroup as errors:  # the typed error, not a group of them
             raise _first_error(errors) from None
+        finally:
+            if options.planner is not None:
+                await options.planner.aclose()
