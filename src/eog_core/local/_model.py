@@ -232,6 +232,7 @@ class ScriptedModel:
     def _turn(
         self, body: Mapping[str, Any], done: int, *, planner: bool = False
     ) -> list[dict[str, Any]] | str | CutOff | web.Response:
+        script: list[Turn] | None
         if planner:
             name = body.get("model", "")
             script = [self.plans[name if name in self.plans else self.default_plan]]
