@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from eog_core.cli import main
 from eog_core.errors import UsageError
 from eog_core.local import LocalGym
 from eog_core.local._roles import PLAN_TEXT
@@ -22,6 +23,7 @@ from eog_core.run import (
     load_planner_template,
 )
 from eog_core.run._planner_source import PLANNER_REACT_FILE
+from tests.report.page import transcripts
 from tests.run.conftest import API_KEY, evaluate
 from tests.run.planner_upstream import fake_upstream
 from tests.run.scripted_model import ScriptedModel
@@ -214,3 +216,47 @@ async def test_resume_skips_planned_rollouts(
     report = await evaluate(gym, model, tmp_path, repeats=2, planner=planner)
     assert len(model.requests) == asked and len(report.records) == 2
     assert {r["plan"] for r in report.records} == {PLAN_TEXT}
+
+
+# -- score and report show the plan -------------------------------------------------------
+
+
+async def test_score_shows_the_plans_and_each_role_tokens(
+    gym: LocalGym,
+    model: ScriptedModel,
+    planner: Planner,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    report = await evaluate(gym, model, tmp_path / "planned", repeats=2, planner=planner)
+    await evaluate(gym, model, tmp_path / "react")
+    capsys.readouterr()
+    assert main(["score", str(tmp_path / "planned")]) == 0
+    text = capsys.readouterr().out
+    assert "== Orchestrator: planner_react ==" in text
+    assert "rollouts planned: 2 (no plan: 0)" in text
+    planner_in = sum(r["usage_by_role"]["planner"]["input_tokens"] for r in report.records)
+    assert f"tokens: planner {planner_in:,} in / 40 out" in text
+    assert text.count(": INTENT: renew the customer's entitlement") == 2
+
+    assert main(["score", str(tmp_path / "planned"), "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert [p["plan"] for p in document["planner"]["plans"]] == [PLAN_TEXT, PLAN_TEXT]
+
+    assert main(["score", str(tmp_path / "react")]) == 0
+    assert "Orchestrator" not in capsys.readouterr().out  # a react run prints what it did
+    assert main(["score", str(tmp_path / "react"), "--json"]) == 0
+    assert "planner" not in json.loads(capsys.readouterr().out)
+
+
+async def test_the_report_transcript_shows_the_plan_and_the_roles(
+    gym: LocalGym, model: ScriptedModel, planner: Planner, tmp_path: Path
+) -> None:
+    await evaluate(gym, model, tmp_path / "run", planner=planner)
+    page = tmp_path / "report.html"
+    assert main(["report", str(tmp_path / "run"), "-o", str(page), "--n-boot", "50"]) == 0
+    [detail] = transcripts(page.read_text(encoding="utf-8"))
+    assert detail["orchestrator"] == "planner_react" and detail["plan"] == PLAN_TEXT
+    assert detail["executor_user_prompt"].endswith(f"PLAN:\n{PLAN_TEXT}\nGO.")
+    roles = [turn["role"] for turn in detail["turns"]]
+    assert roles[0] == "planner" and set(roles[1:]) == {"executor"}

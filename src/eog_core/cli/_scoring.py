@@ -24,13 +24,12 @@ from eog_core.cli._common import (
 )
 from eog_core.cli._demo import verdict_line, verdict_table
 from eog_core.cli._explain import check_overlap, explain_nothing_scored
+from eog_core.cli._score_parts import damage_json, planner_json, planner_records, planner_text
 from eog_core.cli._trust import add_certificates_option, read_certificates_option, trust_part
 from eog_core.cli._verify import Asked, AskOnce, shared_failure
 from eog_core.gym import GymClient, HttpSqlRunner, Timeouts
 from eog_core.metrics import (
     CorrectedSummary,
-    DamageStats,
-    DamageSummary,
     MetricsError,
     MetricsInput,
     as_run_records,
@@ -361,12 +360,14 @@ def run_score(args: argparse.Namespace) -> int:
     code = _nothing_completed(summary)
     damage = damage_summary(records)  # None without state capture: the output is as before
     trust = trust_part(args, certificates, records)  # None without --certificates: as before
+    planned = planner_records(args.paths)  # none for react runs: the output is as before
     if args.json:
         document = {
             "upstream": attrs.asdict(upstream) if upstream else None,
             "corrected": attrs.asdict(summary),
         }
-        document |= {"damage": _damage_json(damage)} if damage else {}
+        document |= {"damage": damage_json(damage)} if damage else {}
+        document |= {"planner": planner_json(planned)} if planned else {}
         emit_json(document | ({"certificates": trust.to_json()} if trust else {}))
         return code
     if upstream is not None:
@@ -381,24 +382,10 @@ def run_score(args: argparse.Namespace) -> int:
     if trust is not None:
         print()
         print(trust.text(summary))
+    if planned:
+        print()
+        print(planner_text(planned))
     return code
-
-
-def _damage_json(damage: DamageSummary | None) -> dict[str, Any] | None:
-    """The damage summary with its rates (properties, which ``attrs.asdict`` leaves out)."""
-    if damage is None:
-        return None
-
-    def stats(group: DamageStats) -> dict[str, Any]:
-        return attrs.asdict(group) | {
-            "damage_rate": group.damage_rate,
-            "pass_rate": group.pass_rate,
-        }
-
-    return {
-        "overall": stats(damage.overall),
-        "by_domain": [stats(group) for group in damage.by_domain],
-    }
 
 
 def _nothing_completed(summary: CorrectedSummary) -> int:
@@ -436,7 +423,7 @@ def run_compare(args: argparse.Namespace) -> int:
     if args.json:
         document = attrs.asdict(comparison) | {"tost_p": comparison.tost_p}
         if shown:
-            document["damage"] = {"a": _damage_json(damage[0]), "b": _damage_json(damage[1])}
+            document["damage"] = {"a": damage_json(damage[0]), "b": damage_json(damage[1])}
         emit_json(document)
     else:
         print(format_comparison(comparison))
