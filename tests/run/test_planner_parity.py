@@ -1,0 +1,67 @@
+"""Our ``planner_react`` requests against the differential's golden (upstream not needed).
+
+``tests/golden/planner_parity.json`` was made by ``gen_planner_parity.py``, which drove
+upstream's unmodified ``PlannerReactOrchestrator`` (with LangChain) and ours on the same
+scripted model and gym and found their requests equal. Here ours runs again, with the
+stand-in planner file: every request, reduced the same way (the file's texts replaced by
+hashes of what was filled in), must be the golden's, as must the tool calls, the plan and
+the final answer.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from eog_core.local import LocalGym
+from eog_core.run import PLANNER_REACT_SHA256, UPSTREAM_REVISION, Planner, load_planner_template
+from tests.run.conftest import evaluate
+from tests.run.planner_requests import digest, normalise_requests
+from tests.run.planner_upstream import fake_upstream
+from tests.run.scripted_model import ScriptedModel
+
+GOLDEN = json.loads(
+    (Path(__file__).parents[1] / "golden" / "planner_parity.json").read_text(encoding="utf-8")
+)
+
+
+def test_the_golden_is_of_the_pinned_revision_and_found_no_difference() -> None:
+    assert GOLDEN["upstream_revision"] == UPSTREAM_REVISION
+    assert GOLDEN["planner_react_sha256"] == PLANNER_REACT_SHA256
+    assert GOLDEN["kept_differences"] == ["stream"]
+    for scenario in GOLDEN["scenarios"].values():
+        assert scenario["equal"]
+        ours = [{k: v for k, v in r.items() if k != "messages"} for r in scenario["requests"]]
+        for mine, theirs in zip(ours, scenario["upstream"], strict=True):
+            theirs = dict(
+                theirs, params={k: v for k, v in theirs["params"].items() if k != "stream"}
+            )
+            assert mine == theirs
+
+
+@pytest.mark.parametrize("script", sorted(GOLDEN["scenarios"]))
+async def test_our_requests_are_the_goldens(
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path, script: str
+) -> None:
+    template = load_planner_template(fake_upstream(tmp_path / "upstream"))
+    report = await evaluate(
+        gym, model, tmp_path / "run", name=script, concurrency=1, planner=Planner(template)
+    )
+    [record] = report.records
+    bodies = [r["body"] for r in model.requests if r["body"].get("messages") is not None]
+    reduced = normalise_requests(
+        bodies, prompt_template=template.prompt, handoff=template.handoff, gym_url=gym.url
+    )
+    golden: dict[str, Any] = GOLDEN["scenarios"][script]
+    assert len(reduced) == len(golden["requests"])
+    for number, (mine, expected) in enumerate(zip(reduced, golden["requests"], strict=True)):
+        assert mine == expected, f"request {number + 1}"
+    calls = [
+        [c["name"], json.loads(c["arguments"])] for t in record["turns"] for c in t["tool_calls"]
+    ]
+    assert calls == golden["tool_calls"]
+    assert digest(record["plan"]) == golden["plan_sha256"]
+    assert record["final_answer"] == golden["final_answer"]
