@@ -260,3 +260,26 @@ async def test_the_report_transcript_shows_the_plan_and_the_roles(
     assert detail["executor_user_prompt"].endswith(f"PLAN:\n{PLAN_TEXT}\nGO.")
     roles = [turn["role"] for turn in detail["turns"]]
     assert roles[0] == "planner" and set(roles[1:]) == {"executor"}
+
+
+async def test_one_folder_one_orchestrator(
+    gym: LocalGym, model: ScriptedModel, planner: Planner, tmp_path: Path
+) -> None:
+    await evaluate(gym, model, tmp_path / "react")
+    with pytest.raises(UsageError, match="--orchestrator react, not planner_react"):
+        await evaluate(gym, model, tmp_path / "react", repeats=2, planner=planner)
+    await evaluate(gym, model, tmp_path / "planned", planner=planner)
+    with pytest.raises(UsageError, match="--orchestrator planner_react, not react"):
+        await evaluate(gym, model, tmp_path / "planned", repeats=2)
+
+
+async def test_the_record_names_the_planner(
+    gym: LocalGym, model: ScriptedModel, planner: Planner, tmp_path: Path
+) -> None:
+    planner.settings = _settings(model, "demo-plan")
+    [record] = (await evaluate(gym, model, tmp_path, planner=planner)).records
+    assert record["planner"]["template_sha256"] == planner.template.sha256
+    assert record["planner"]["model"]["model"] == "demo-plan"
+    assert API_KEY not in json.dumps(record)
+    assert model.requests[0]["body"]["model"] == "demo-plan"
+    assert {r["body"]["model"] for r in model.requests[1:]} == {"demo-correct"}

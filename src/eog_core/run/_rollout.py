@@ -278,7 +278,26 @@ async def run_rollout(
     janitor: Janitor,
     options: RolloutOptions,
 ) -> dict[str, Any]:
-    """Run, verify and close one rollout; returns its record (evaluated or incomplete)."""
+    """Run, verify and close one rollout; returns its record (evaluated or incomplete).
+    A ``planner_react`` record names its orchestrator and planner even when no turn ran."""
+    record = await _rollout(
+        task, repeat, client=client, directory=directory, janitor=janitor, options=options
+    )
+    if options.planner is not None:
+        record.setdefault("orchestrator", "planner_react")
+        record["planner"] = options.planner.describe()
+    return record
+
+
+async def _rollout(
+    task: Task,
+    repeat: int,
+    *,
+    client: ModelClient,
+    directory: GymDirectory,
+    janitor: Janitor,
+    options: RolloutOptions,
+) -> dict[str, Any]:
     model = client.settings.describe()
     started = time.time()
     attempts = 1 + max(0, options.rollout_retries)

@@ -151,7 +151,11 @@ async def run_evaluation(
     trace = FolderTrace.before(out, ROLLOUTS_FILE)  # a run that records nothing leaves nothing
     options = options or RolloutOptions()
     rollouts = RolloutLog.open(
-        out, model=settings.model, api=settings.api, keep=lambda r: states_present(out, r)
+        out,
+        model=settings.model,
+        api=settings.api,
+        keep=lambda r: states_present(out, r),
+        orchestrator="react" if options.planner is None else "planner_react",
     )
     states = StateStore.open(out, options.max_state_bytes)  # under the folder's lock
     by_identity = {rollout_key(task, 0)[:3]: task for task in tasks}
