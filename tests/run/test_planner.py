@@ -12,15 +12,19 @@ from pathlib import Path
 
 import pytest
 
+from eog_core import load_task
 from eog_core.cli import main
 from eog_core.errors import UsageError
-from eog_core.local import LocalGym
+from eog_core.local import LocalGym, demo_paths
 from eog_core.local._roles import PLAN_TEXT
 from eog_core.run import (
     PLANNER_REACT_SHA256,
+    EvaluationPlan,
     ModelSettings,
     Planner,
+    RolloutOptions,
     load_planner_template,
+    run_evaluation,
 )
 from eog_core.run._planner_source import PLANNER_REACT_FILE
 from tests.report.page import transcripts
@@ -283,3 +287,17 @@ async def test_the_record_names_the_planner(
     assert API_KEY not in json.dumps(record)
     assert model.requests[0]["body"]["model"] == "demo-plan"
     assert {r["body"]["model"] for r in model.requests[1:]} == {"demo-correct"}
+
+
+async def test_planner_react_on_ray_is_refused(
+    gym: LocalGym, model: ScriptedModel, planner: Planner, tmp_path: Path
+) -> None:
+    with pytest.raises(UsageError, match="planner_react does not run on Ray yet"):
+        await run_evaluation(
+            [load_task(demo_paths().task)],
+            _settings(model, "demo"),
+            tmp_path / "out",
+            plan=EvaluationPlan(ray_address="local"),
+            options=RolloutOptions(planner=planner),
+        )
+    assert not (tmp_path / "out").exists()

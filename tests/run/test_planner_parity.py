@@ -11,6 +11,7 @@ the final answer.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -65,3 +66,22 @@ async def test_our_requests_are_the_goldens(
     assert calls == golden["tool_calls"]
     assert digest(record["plan"]) == golden["plan_sha256"]
     assert record["final_answer"] == golden["final_answer"]
+
+
+@pytest.mark.skipif(
+    not os.environ.get("EOG_UPSTREAM_DIR"), reason="set EOG_UPSTREAM_DIR to upstream @271f2c3"
+)
+async def test_with_upstream_s_own_file_the_requests_are_the_goldens_too(
+    gym: LocalGym, model: ScriptedModel, tmp_path: Path
+) -> None:
+    template = load_planner_template(os.environ["EOG_UPSTREAM_DIR"])
+    assert template.known_revision
+    report = await evaluate(gym, model, tmp_path, name="demo", planner=Planner(template))
+    reduced = normalise_requests(
+        [r["body"] for r in model.requests],
+        prompt_template=template.prompt,
+        handoff=template.handoff,
+        gym_url=gym.url,
+    )
+    assert reduced == GOLDEN["scenarios"]["demo"]["requests"]
+    assert report.records[0]["success"]
