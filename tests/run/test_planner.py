@@ -301,3 +301,20 @@ async def test_planner_react_on_ray_is_refused(
             options=RolloutOptions(planner=planner),
         )
     assert not (tmp_path / "out").exists()
+
+
+async def test_a_whitespace_plan_is_no_plan_too(
+    gym: LocalGym, model: ScriptedModel, planner: Planner, tmp_path: Path
+) -> None:
+    model.plans["plan-blank"] = " \n\t"
+    planner.settings = _settings(model, "plan-blank")
+    [record] = (await evaluate(gym, model, tmp_path, planner=planner)).records
+    assert (record["failure_kind"], record["plan"]) == ("no_plan", " \n\t")
+
+
+async def test_the_planner_turn_keeps_its_token_ids(
+    gym: LocalGym, model: ScriptedModel, planner: Planner, tmp_path: Path
+) -> None:
+    report = await evaluate(gym, model, tmp_path, settings={"token_ids": True}, planner=planner)
+    planned = report.records[0]["turns"][0]
+    assert planned["role"] == "planner" and planned["token_data"]["token_ids"] == [7, 8, 9]

@@ -93,8 +93,14 @@ def _planner_conversation(client: ModelClient, prompt: str) -> Conversation:
 
 
 def _planner_turn(reply: ModelReply) -> dict[str, Any]:
+    """The planner's answer as a turn of the record (turn 0: the executor's count from 1)."""
     answer = reply.turn
-    return {
+    extra: dict[str, Any] = {}
+    if reply.repaired:
+        extra["repaired_surrogates"] = reply.repaired
+    if answer.token_data is not None:
+        extra["token_data"] = answer.token_data
+    return extra | {
         "turn": 0,
         "role": "planner",
         "started_at": iso_time(reply.started_at),
