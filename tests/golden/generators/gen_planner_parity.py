@@ -53,7 +53,7 @@ from eog_core.run import (  # noqa: E402
     run_evaluation,
 )
 
-SCENARIOS = ("demo", "demo-wrong")
+SCENARIOS = ("demo", "demo-wrong", "demo-truncated", "noop")
 """Executor scripts of the scripted model; the planner answers the demo plan in each."""
 KEPT = {"stream"}
 """Request fields allowed to differ (docs/parity.md, "planner_react"): LangChain sends
