@@ -12,7 +12,9 @@ messages}`` (``params``: the body's other fields, ``messages``: the reduced mess
   template (system policy, user task, the tools' JSON), the executor's user message by
   those of the task and the plan, whichever template produced them: the rest of the
   request must then hash the same with upstream's file and with the stand-in;
-* tool-call ids are numbered in order of appearance; the gym's URL (a free port) is a
+* tool-call ids and the server's output-item ids are numbered in order of appearance; an
+  input message's ``type: "message"`` (LangChain writes it, the API's default) is dropped;
+  the gym's URL (a free port) is a
   placeholder, as are the gym's timestamps in tool outputs; an assistant message's ``content`` of ``""`` or ``null`` with tool calls
   reads the same (both mean "no text").
 """
@@ -86,38 +88,53 @@ def normalise_requests(
     handoff: Sequence[str | None],
     gym_url: str,
 ) -> list[dict[str, Any]]:
-    """Each Chat Completions request body reduced as the module says."""
+    """Each Chat Completions or Responses request body reduced as the module says."""
     prompt, hand = template_pattern(prompt_template), _handoff_pattern(handoff)
-    ids: dict[str, str] = {}
+    calls: dict[str, str] = {}
+    items: dict[str, str] = {}
 
     def call_id(value: Any) -> str:
-        return ids.setdefault(str(value), f"call_{len(ids) + 1}")
+        return calls.setdefault(str(value), f"call_{len(calls) + 1}")
+
+    def item_id(value: Any) -> str:  # the server's ids of output items (rs_..., fc_...)
+        return items.setdefault(str(value), f"item_{len(items) + 1}")
 
     reduced = []
     for body in bodies:
         messages = []
-        for message in body.get("messages") or ():
+        for message in body.get("messages", body.get("input")) or ():
             item = dict(message)
-            item["content"] = _content(item.get("content"), prompt, hand, gym_url)
+            if "content" in item:
+                item["content"] = _content(item["content"], prompt, hand, gym_url)
+            if "role" in item and item.get("type") == "message" and "id" not in item:
+                del item["type"]  # an input message with or without its default type
+            if "id" in item:
+                item["id"] = item_id(item["id"])
             if item.get("tool_calls"):
                 if item["content"] == "":
                     item["content"] = None
                 item["tool_calls"] = [
                     {**call, "id": call_id(call.get("id"))} for call in item["tool_calls"]
                 ]
+            for key in ("tool_call_id", "call_id"):
+                if key in item:
+                    item[key] = call_id(item[key])
             if "tool_call_id" in item:
-                item["tool_call_id"] = call_id(item["tool_call_id"])
                 item["content"] = _CLOCK.sub("<time>", str(item["content"]))
+            if item.get("type") == "function_call_output":
+                item["output"] = _CLOCK.sub("<time>", str(item["output"]))
             messages.append(item)
         tools = body.get("tools") or []
         reduced.append(
             {
                 "role": "executor" if tools else "planner",
-                "message_roles": [m.get("role") for m in messages],
-                "tool_names": [t.get("function", {}).get("name") for t in tools],
+                "message_roles": [m.get("role", m.get("type")) for m in messages],
+                "tool_names": [t.get("function", t).get("name") for t in tools],
                 "messages_sha256": digest(messages),
                 "tools_sha256": digest(tools),
-                "params": {k: v for k, v in sorted(body.items()) if k not in ("messages", "tools")},
+                "params": {
+                    k: v for k, v in sorted(body.items()) if k not in ("messages", "input", "tools")
+                },
                 "messages": messages,
             }
         )

@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
+from typing import Any
 
+import aiohttp
 import pytest
 
 from eog_core import load_task
@@ -318,3 +320,53 @@ async def test_the_planner_turn_keeps_its_token_ids(
     report = await evaluate(gym, model, tmp_path, settings={"token_ids": True}, planner=planner)
     planned = report.records[0]["turns"][0]
     assert planned["role"] == "planner" and planned["token_data"]["token_ids"] == [7, 8, 9]
+
+
+# -- the scripted model's roles -----------------------------------------------------------
+
+
+async def _post(model: ScriptedModel, path: str, body: dict[str, object]) -> dict[str, Any]:
+    async with aiohttp.ClientSession() as http, http.post(model.base_url + path, json=body) as r:
+        assert r.status == 200, await r.text()
+        answer: dict[str, Any] = await r.json()
+        return answer
+
+
+async def test_the_scripted_model_tells_the_planner_by_the_request(model: ScriptedModel) -> None:
+    plan = await _post(
+        model,
+        "/chat/completions",
+        {"model": "demo", "messages": [{"role": "user", "content": "p"}]},
+    )
+    assert plan["choices"][0]["message"]["content"] == PLAN_TEXT
+    by_name = await _post(
+        model,
+        "/chat/completions",
+        {"model": "plan-empty", "messages": [{"role": "system", "content": "s"}]},
+    )
+    assert by_name["choices"][0]["message"]["content"] == ""
+    executor = await _post(
+        model,
+        "/chat/completions",
+        {
+            "model": "demo",
+            "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}],
+            "tools": [{"type": "function", "function": {"name": "x", "parameters": {}}}],
+        },
+    )
+    assert executor["choices"][0]["message"]["tool_calls"]
+
+
+async def test_responses_input_messages_with_their_type_are_not_answers(
+    model: ScriptedModel,
+) -> None:
+    """LangChain writes ``type: "message"`` on the system and user items; they are not turns
+    the model played (the first answer is still the script's first turn)."""
+    items = [
+        {"type": "message", "role": "system", "content": "s"},
+        {"type": "message", "role": "user", "content": "u"},
+    ]
+    tools = [{"type": "function", "name": "x", "parameters": {}}]
+    answer = await _post(model, "/responses", {"model": "demo", "input": items, "tools": tools})
+    calls = [i["call_id"] for i in answer["output"] if i["type"] == "function_call"]
+    assert calls == ["call_t1_0", "call_t1_1"]

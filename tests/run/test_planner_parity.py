@@ -48,11 +48,19 @@ async def test_our_requests_are_the_goldens(
     gym: LocalGym, model: ScriptedModel, tmp_path: Path, script: str
 ) -> None:
     template = load_planner_template(fake_upstream(tmp_path / "upstream"))
+    name, _, api = script.partition("@")
     report = await evaluate(
-        gym, model, tmp_path / "run", name=script, concurrency=1, planner=Planner(template)
+        gym,
+        model,
+        tmp_path / "run",
+        name=name,
+        api=api or "chat",
+        settings={"extra_body": {"reasoning": {"effort": "low"}}} if api else None,
+        concurrency=1,
+        planner=Planner(template),
     )
     [record] = report.records
-    bodies = [r["body"] for r in model.requests if r["body"].get("messages") is not None]
+    bodies = [r["body"] for r in model.requests]
     reduced = normalise_requests(
         bodies, prompt_template=template.prompt, handoff=template.handoff, gym_url=gym.url
     )

@@ -335,7 +335,7 @@ class ScriptedModel:
         done = len(
             {i["call_id"].rsplit("_", 1)[0] for i in items if i.get("type") == "function_call"}
         )
-        done += sum(1 for i in items if i.get("type") == "message")
+        done += sum(1 for i in items if i.get("type") == "message" and i.get("role") == "assistant")
         turn = self._turn(body, done, planner=is_planner_request(body, self.plans))
         if isinstance(turn, web.Response):
             return turn

@@ -9,7 +9,8 @@ LangChain's ``ChatOpenAI``), then ``PlannerReactOrchestrator`` as ``execute_sing
 builds it. The one edge replaced: the database is seeded by eog_core (upstream's
 ``create_database_from_file`` is synchronous and would block the loop serving the gym).
 Both harnesses talk to the same demo gym (``LocalGym``) and the same scripted model
-(``ScriptedModel``, Chat Completions: upstream uses Chat unless an ``effort`` is set).
+(``ScriptedModel``), on Chat Completions and, as upstream does when an ``effort`` is set,
+on Responses.
 
 Compared per scenario: every request the model received (messages and tools, reduced by
 ``tests/run/planner_requests.py``: ids numbered, the texts of upstream's file replaced by
@@ -53,8 +54,18 @@ from eog_core.run import (  # noqa: E402
     run_evaluation,
 )
 
-SCENARIOS = ("demo", "demo-wrong", "demo-truncated", "noop")
-"""Executor scripts of the scripted model; the planner answers the demo plan in each."""
+SCENARIOS = (
+    ("demo", "chat"),
+    ("demo-wrong", "chat"),
+    ("demo-truncated", "chat"),
+    ("noop", "chat"),
+    ("demo", "responses"),
+    ("demo-truncated", "responses"),
+)
+"""Executor scripts of the scripted model, on each API; the planner answers the demo plan.
+Upstream speaks Responses when an ``effort`` is set (``reasoning_effort`` on the request): both
+harnesses then send ``reasoning: {"effort": "low"}``."""
+EFFORT = "low"
 KEPT = {"stream"}
 """Request fields allowed to differ (docs/parity.md, "planner_react"): LangChain sends
 ``stream: false``, the default, which we leave out."""
@@ -70,7 +81,7 @@ def _import_upstream(folder: str) -> Any:
 
 
 async def _upstream_run(
-    upstream: Any, model: ScriptedModel, gym: LocalGym, script: str
+    upstream: Any, model: ScriptedModel, gym: LocalGym, script: str, api: str
 ) -> dict[str, Any]:
     executor_class, config_class, llm_class, orchestrator_class = upstream
     data = json.loads(demo_paths().task.read_text(encoding="utf-8"))
@@ -80,7 +91,10 @@ async def _upstream_run(
         {**g, "mcp_server_url": gym.url} for g in config.gym_servers_config
     ]
     os.environ["OPENAI_BASE_URL"] = model.base_url  # the openai provider's ChatOpenAI reads it
-    llm = llm_class(llm_provider="openai", llm_model=script, llm_api_key="sk-differential")
+    effort = EFFORT if api == "responses" else None
+    llm = llm_class(
+        llm_provider="openai", llm_model=script, llm_api_key="sk-differential", effort=effort
+    )
     executor = executor_class(config, llm, orchestrator_class=orchestrator_class)
     task = load_task(demo_paths().task)
     async with TaskSession.start(
@@ -105,11 +119,21 @@ async def _upstream_run(
     }
 
 
-async def _our_run(planner: Planner, model: ScriptedModel, gym: LocalGym, script: str) -> Any:
+async def _our_run(
+    planner: Planner, model: ScriptedModel, gym: LocalGym, script: str, api: str
+) -> Any:
+    extra = {"reasoning": {"effort": EFFORT}} if api == "responses" else {}
+    settings = ModelSettings(
+        model=script,
+        base_url=model.base_url,
+        api_key="sk-differential",
+        api=api,  # type: ignore[arg-type]
+        extra_body=extra,
+    )
     with tempfile.TemporaryDirectory(prefix="planner-parity-") as out:
         report = await run_evaluation(
             [load_task(demo_paths().task)],
-            ModelSettings(model=script, base_url=model.base_url, api_key="sk-differential"),
+            settings,
             out,
             plan=EvaluationPlan(repeats=1, concurrency=1, preflight=False),
             directory=GymDirectory({gym.name: gym.url}),
@@ -165,17 +189,18 @@ async def main() -> int:
     async with LocalGym.demo() as gym, ScriptedModel() as model:
 
         def reduced() -> list[dict[str, Any]]:
-            bodies = [r["body"] for r in model.requests if r["api"] == "chat"]
+            bodies = [r["body"] for r in model.requests]
             model.requests.clear()
             return normalise_requests(
                 bodies, prompt_template=template.prompt, handoff=template.handoff, gym_url=gym.url
             )
 
-        for script in SCENARIOS:
+        for script, api in SCENARIOS:
+            name = script if api == "chat" else f"{script}@{api}"
             model.requests.clear()
-            theirs_run = await _upstream_run(upstream, model, gym, script)
+            theirs_run = await _upstream_run(upstream, model, gym, script, api)
             theirs = reduced()
-            ours_run = await _our_run(Planner(template), model, gym, script)
+            ours_run = await _our_run(Planner(template), model, gym, script, api)
             ours = reduced()
             problems = _compare(ours, theirs)
             for key in ("plan", "final_answer", "tool_calls"):
@@ -183,8 +208,8 @@ async def main() -> int:
                     problems.append(f"{key}: ours {ours_run[key]!r}, upstream {theirs_run[key]!r}")
             failed |= bool(problems)
             for line in problems:
-                print(f"{script}: {line}", file=sys.stderr)
-            scenarios[script] = {
+                print(f"{name}: {line}", file=sys.stderr)
+            scenarios[name] = {
                 "equal": not problems,
                 "requests": ours,
                 "upstream": [{k: v for k, v in r.items() if k != "messages"} for r in theirs],
