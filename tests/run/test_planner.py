@@ -17,7 +17,7 @@ import pytest
 from eog_core import load_task
 from eog_core.cli import main
 from eog_core.errors import UsageError
-from eog_core.local import LocalGym, demo_paths
+from eog_core.local import DEMO_SERVER_NAME, LocalGym, build_demo_tools, demo_paths
 from eog_core.local._roles import PLAN_TEXT
 from eog_core.run import (
     PLANNER_REACT_SHA256,
@@ -29,6 +29,7 @@ from eog_core.run import (
     run_evaluation,
 )
 from eog_core.run._planner_source import PLANNER_REACT_FILE
+from eog_core.tasks import load_tool_snapshots
 from tests.report.page import transcripts
 from tests.run.conftest import API_KEY, evaluate
 from tests.run.planner_upstream import fake_upstream
@@ -370,3 +371,32 @@ async def test_responses_input_messages_with_their_type_are_not_answers(
     answer = await _post(model, "/responses", {"model": "demo", "input": items, "tools": tools})
     calls = [i["call_id"] for i in answer["output"] if i["type"] == "function_call"]
     assert calls == ["call_t1_0", "call_t1_1"]
+
+
+async def test_the_planner_sees_each_listed_tool_whole(
+    gym: LocalGym, model: ScriptedModel, planner: Planner, tmp_path: Path
+) -> None:
+    """Real gyms list tools with ``title``, ``annotations``, ``meta``...: upstream's planner
+    prompt dumps the entry as listed, every key in its order, and so does ours."""
+    listed = [
+        {"title": tool["name"].title(), **tool, "annotations": {"readOnlyHint": True}}
+        for tool in build_demo_tools().describe()
+    ]
+    snapshot = tmp_path / "tools" / "demo.json"
+    snapshot.parent.mkdir()
+    snapshot.write_text(json.dumps({"gym_name": DEMO_SERVER_NAME, "tools": listed}))
+    await evaluate(
+        gym,
+        model,
+        tmp_path / "run",
+        planner=planner,
+        tool_snapshots=load_tool_snapshots(snapshot.parent),
+    )
+    [ask] = model.requests[0]["body"]["messages"]
+    shown = json.loads(ask["content"].split("\nWITH ", 1)[1])
+    by_name = {tool["name"]: tool for tool in listed}  # the task selects some of them
+    assert len(shown) > 1
+    for tool in shown:
+        mine = by_name[tool["name"]]
+        assert list(tool) == [*mine, "_mcp_server_name", "_mcp_server_url", "_database_id"]
+        assert {k: v for k, v in tool.items() if not k.startswith("_")} == mine

@@ -66,18 +66,21 @@ class Planner:
 
 
 def planner_tools(session: TaskSession) -> list[dict[str, Any]]:
-    """The task's tools as upstream's planner prompt shows them: each ``tools/list`` entry
-    with ``_mcp_server_name``, ``_mcp_server_url`` and an empty ``_database_id`` (upstream
-    lists tools before it creates the databases)."""
+    """The task's tools as upstream's planner prompt shows them: each ``tools/list`` entry as
+    the gym (or the tool snapshot) gave it, with ``_mcp_server_name``, ``_mcp_server_url`` and
+    an empty ``_database_id`` (upstream lists tools before it creates the databases)."""
     urls = session.gym_urls()
     shown: list[dict[str, Any]] = []
     for tool in session.tools.tools:
         entry: dict[str, Any] = {"name": tool.name}
-        if tool.description:
-            entry["description"] = tool.description
-        entry["inputSchema"] = dict(tool.input_schema)
-        if tool.output_schema is not None:
-            entry["outputSchema"] = dict(tool.output_schema)
+        if tool.listed is not None:  # the gym's own entry, every key in its order
+            entry = dict(tool.listed)
+        else:
+            if tool.description:
+                entry["description"] = tool.description
+            entry["inputSchema"] = dict(tool.input_schema)
+            if tool.output_schema is not None:
+                entry["outputSchema"] = dict(tool.output_schema)
         entry["_mcp_server_name"] = tool.gym
         entry["_mcp_server_url"] = urls.get(tool.gym or "", "")
         entry["_database_id"] = ""
