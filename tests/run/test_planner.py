@@ -17,8 +17,7 @@ import pytest
 from eog_core import load_task
 from eog_core.cli import main
 from eog_core.errors import UsageError
-from eog_core.local import DEMO_SERVER_NAME, LocalGym, build_demo_tools, demo_paths
-from eog_core.local._roles import PLAN_TEXT
+from eog_core.local import DEMO_SERVER_NAME, PLAN_TEXT, LocalGym, build_demo_tools, demo_paths
 from eog_core.run import (
     PLANNER_REACT_SHA256,
     EvaluationPlan,

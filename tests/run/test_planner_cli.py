@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from eog_core.cli import main
-from eog_core.local import LocalGym
-from eog_core.local._roles import PLAN_TEXT
+from eog_core.local import PLAN_TEXT, LocalGym
 from tests.run.planner_upstream import fake_upstream
 from tests.run.scripted_model import ScriptedModel
 from tests.run.test_run_cli import DEADLINE, command, finish, one_line, records, spawn
