@@ -37,7 +37,13 @@ from eog_core.run._output import (
     write_upstream_result,
 )
 from eog_core.run._plan import EvaluationPlan
-from eog_core.run._planner import ORCHESTRATORS, Planner, planner_tools, run_planner_react
+from eog_core.run._planner import (
+    ORCHESTRATORS,
+    Planner,
+    planner_tool_entries,
+    planner_tools,
+    run_planner_react,
+)
 from eog_core.run._planner_source import (
     PLANNER_REACT_SHA256,
     UPSTREAM_REVISION,
@@ -124,6 +130,7 @@ __all__ = [
     "load_planner_template",
     "model_tools",
     "new_conversation",
+    "planner_tool_entries",
     "planner_tools",
     "rollout_key",
     "run_agent",

@@ -16,6 +16,7 @@ executor's failure kinds.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -28,8 +29,15 @@ from eog_core.run._loop import AgentRun, run_agent
 from eog_core.run._model import ModelClient, ModelReply
 from eog_core.run._planner_source import PlannerTemplate
 from eog_core.run._settings import ModelSettings
+from eog_core.tasks import ToolSpec
 
-__all__ = ["ORCHESTRATORS", "Planner", "planner_tools", "run_planner_react"]
+__all__ = [
+    "ORCHESTRATORS",
+    "Planner",
+    "planner_tool_entries",
+    "planner_tools",
+    "run_planner_react",
+]
 
 ORCHESTRATORS = ("react", "planner_react")
 """What ``--orchestrator`` offers (upstream's ``decomposing`` is not reproduced yet)."""
@@ -66,12 +74,19 @@ class Planner:
 
 
 def planner_tools(session: TaskSession) -> list[dict[str, Any]]:
-    """The task's tools as upstream's planner prompt shows them: each ``tools/list`` entry as
-    the gym (or the tool snapshot) gave it, with ``_mcp_server_name``, ``_mcp_server_url`` and
-    an empty ``_database_id`` (upstream lists tools before it creates the databases)."""
-    urls = session.gym_urls()
+    """The task's tools as upstream's planner prompt shows them (:func:`planner_tool_entries`),
+    with the URLs of the replicas the session's databases live on."""
+    return planner_tool_entries(session.tools.tools, session.gym_urls())
+
+
+def planner_tool_entries(
+    tools: Iterable[ToolSpec], gym_urls: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    """Each tool's ``tools/list`` entry as the gym (or the tool snapshot) gave it, with
+    ``_mcp_server_name``, ``_mcp_server_url`` (from ``gym_urls``) and an empty
+    ``_database_id`` (upstream lists tools before it creates the databases)."""
     shown: list[dict[str, Any]] = []
-    for tool in session.tools.tools:
+    for tool in tools:
         entry: dict[str, Any] = {"name": tool.name}
         if tool.listed is not None:  # the gym's own entry, every key in its order
             entry = dict(tool.listed)
@@ -82,7 +97,7 @@ def planner_tools(session: TaskSession) -> list[dict[str, Any]]:
             if tool.output_schema is not None:
                 entry["outputSchema"] = dict(tool.output_schema)
         entry["_mcp_server_name"] = tool.gym
-        entry["_mcp_server_url"] = urls.get(tool.gym or "", "")
+        entry["_mcp_server_url"] = gym_urls.get(tool.gym or "", "")
         entry["_database_id"] = ""
         shown.append(entry)
     return shown
