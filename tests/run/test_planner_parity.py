@@ -17,10 +17,19 @@ from typing import Any
 
 import pytest
 
+from eog_core import load_task
 from eog_core.local import LocalGym
-from eog_core.run import PLANNER_REACT_SHA256, UPSTREAM_REVISION, Planner, load_planner_template
+from eog_core.run import (
+    PLANNER_REACT_SHA256,
+    UPSTREAM_REVISION,
+    Planner,
+    load_planner_template,
+    planner_tool_entries,
+)
+from eog_core.tasks import load_tool_snapshots, merge_tools
+from tests.conftest import require_eog_data
 from tests.run.conftest import evaluate
-from tests.run.planner_requests import digest, normalise_requests
+from tests.run.planner_requests import digest, normalise_requests, template_pattern
 from tests.run.planner_upstream import fake_upstream
 from tests.run.scripted_model import ScriptedModel
 
@@ -93,3 +102,35 @@ async def test_with_upstream_s_own_file_the_requests_are_the_goldens_too(
     )
     assert reduced == GOLDEN["scenarios"]["demo"]["requests"]
     assert report.records[0]["success"]
+
+
+def test_the_planner_prompts_of_the_shared_tasks_fill_in_what_upstream_s_did(
+    tmp_path: Path,
+) -> None:
+    """The 13 shared upstream tasks on their gyms' tool snapshots: upstream's prompts (made by
+    its executor's tool discovery and ``construct_prompt``) and ours were equal; ours, with the
+    stand-in file, fill in the same system policy, user task and tools JSON (every listed key
+    of the real gyms' tools, in order)."""
+    data = require_eog_data()
+    golden = GOLDEN["shared_task_prompts"]
+    assert len(golden) == 13 and all(outcome["equal"] for outcome in golden.values())
+    template = load_planner_template(fake_upstream(tmp_path))
+    pattern = template_pattern(template.prompt)
+    snapshots = load_tool_snapshots(data / "tools")
+    seen = set()
+    for path in sorted((data / "tasks").rglob("*.json")):
+        task = load_task(path)
+        if task.task_id not in golden:
+            continue
+        tools = merge_tools(task, snapshots).tools
+        prompt = template.planner_prompt(
+            task.system_prompt or "",
+            task.user_prompt or "",
+            planner_tool_entries(tools, {g.name: g.url for g in task.gym_servers}),
+        )
+        found = pattern.fullmatch(prompt)
+        assert found is not None
+        values = {k: digest(v) for k, v in found.groupdict().items()}
+        assert values == golden[task.task_id]["values_sha256"], task.task_id
+        seen.add(task.task_id)
+    assert seen == set(golden)

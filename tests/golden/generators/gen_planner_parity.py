@@ -38,7 +38,7 @@ OUT = REPO / "tests" / "golden" / "planner_parity.json"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "src"))
 
-from tests.run.planner_requests import digest, normalise_requests  # noqa: E402
+from tests.run.planner_requests import digest, normalise_requests, template_pattern  # noqa: E402
 
 from eog_core import load_task  # noqa: E402
 from eog_core.gym import GymDirectory, TaskSession  # noqa: E402
@@ -49,10 +49,13 @@ from eog_core.run import (  # noqa: E402
     EvaluationPlan,
     ModelSettings,
     Planner,
+    PlannerTemplate,
     RolloutOptions,
     load_planner_template,
+    planner_tool_entries,
     run_evaluation,
 )
+from eog_core.tasks import load_tool_snapshots, merge_tools  # noqa: E402
 
 SCENARIOS = (
     ("demo", "chat"),
@@ -78,6 +81,67 @@ def _import_upstream(folder: str) -> Any:
     from orchestrators.planner_react import PlannerReactOrchestrator
 
     return BenchmarkExecutor, BenchmarkConfig, LLMConfig, PlannerReactOrchestrator
+
+
+async def _shared_task_prompts(upstream: Any, template: PlannerTemplate, data: Path) -> Any:
+    """The planner prompt of every shared upstream task, upstream's and ours: upstream's
+    ``BenchmarkExecutor.initialize`` with its MCP client's ``connect``/``list_tools`` answering
+    from the tool snapshots (the one edge), then ``SimplePlanGenerator.construct_prompt``;
+    ours from ``merge_tools`` on the same snapshots. Recorded: hashes of the filled values."""
+    executor_class, config_class, llm_class, orchestrator_class = upstream
+    from benchmark import executor as executor_module
+    from orchestrators.planner_react import SimplePlanGenerator
+
+    snapshots = load_tool_snapshots(data / "tools")
+    raw = {
+        path.stem: json.loads(path.read_text(encoding="utf-8"))
+        for path in (data / "tools").glob("*.json")
+    }
+    by_gym = {doc["gym_name"]: doc["tools"] for doc in raw.values()}
+    client = executor_module.MCPClient
+    urls: dict[str, str] = {}
+
+    async def connect(self: Any) -> bool:
+        return True
+
+    async def list_tools(self: Any) -> list[dict[str, Any]]:
+        return [dict(tool) for tool in by_gym[urls[self.base_url]]]
+
+    saved = client.connect, client.list_tools
+    client.connect, client.list_tools = connect, list_tools
+    results: dict[str, Any] = {}
+    pattern = template_pattern(template.prompt)
+    try:
+        for path in sorted((data / "tasks").rglob("*.json")):
+            document = json.loads(path.read_text(encoding="utf-8"))
+            names = {f.name for f in dataclasses.fields(config_class)}
+            config = config_class(**{k: v for k, v in document.items() if k in names})
+            for gym in config.gym_servers_config:
+                urls[gym["mcp_server_url"].rstrip("/")] = gym["mcp_server_name"]
+            llm = llm_class(llm_provider="openai", llm_model="m", llm_api_key="sk-differential")
+            executor = executor_class(config, llm, orchestrator_class=orchestrator_class)
+            await executor.initialize()
+            theirs = SimplePlanGenerator(planner_llm=None).construct_prompt(
+                config.system_prompt, config.user_prompt, executor.available_tools
+            )
+            task = load_task(path)
+            tools = merge_tools(task, snapshots).tools
+            gym_urls = {g.name: g.url for g in task.gym_servers}
+            ours = template.planner_prompt(
+                task.system_prompt or "",
+                task.user_prompt or "",
+                planner_tool_entries(tools, gym_urls),
+            )
+            found = pattern.fullmatch(ours)
+            assert found is not None
+            results[task.task_id or path.stem] = {
+                "equal": ours == theirs,
+                "tools": len(tools),
+                "values_sha256": {k: digest(v) for k, v in found.groupdict().items()},
+            }
+    finally:
+        client.connect, client.list_tools = saved
+    return results
 
 
 async def _upstream_run(
@@ -217,6 +281,14 @@ async def main() -> int:
                 "plan_sha256": digest(ours_run["plan"]),
                 "final_answer": ours_run["final_answer"],
             }
+    data = Path(os.environ.get("EOG_DATA_DIR", REPO.parent / "shared" / "eog-data"))
+    shared = (
+        await _shared_task_prompts(upstream, template, data) if (data / "tools").is_dir() else {}
+    )
+    for task_id, outcome in shared.items():
+        if not outcome["equal"]:
+            failed = True
+            print(f"shared task {task_id}: the planner prompts differ", file=sys.stderr)
     document = {
         "upstream_revision": UPSTREAM_REVISION,
         "planner_react_sha256": PLANNER_REACT_SHA256,
@@ -226,6 +298,7 @@ async def main() -> int:
         },
         "kept_differences": sorted(KEPT),
         "scenarios": scenarios,
+        "shared_task_prompts": shared,
     }
     OUT.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {OUT.relative_to(REPO)}: {'DIFFERENCES' if failed else 'requests equal'}")
