@@ -178,7 +178,8 @@ def planner_parity(session: nox.Session) -> None:
     """The ``planner_react`` differential (docs/parity.md): upstream's unmodified
     orchestrator, with its LangChain dependencies, and ours on the same scripted model and
     gym, request by request; rewrites tests/golden/planner_parity.json and fails on a
-    difference. Needs ``EOG_UPSTREAM_DIR``, a checkout of upstream @271f2c3."""
+    difference. Needs ``EOG_UPSTREAM_DIR``, a checkout of upstream @271f2c3; with
+    ``EOG_DATA_DIR`` (the shared data) it also compares the shared tasks' planner prompts."""
     if not os.environ.get("EOG_UPSTREAM_DIR"):
         session.error("set EOG_UPSTREAM_DIR to a checkout of ServiceNow/EnterpriseOps-Gym @271f2c3")
     session.install("-e", ".[test]", *UPSTREAM_LANGCHAIN)
