@@ -1,4 +1,5 @@
-"""``eog-core verify``, ``score`` and ``compare``: verdicts and the numbers of a report."""
+"""``eog-core verify`` and ``score``: verdicts and the numbers of a report (``compare`` is
+:mod:`eog_core.cli._compare`)."""
 
 from __future__ import annotations
 
@@ -22,29 +23,24 @@ from eog_core.cli._common import (
     positive_seconds,
     whole_number,
 )
+from eog_core.cli._compare import add_compare_parser, damage_json, read_inputs
 from eog_core.cli._demo import verdict_line, verdict_table
-from eog_core.cli._explain import check_overlap, explain_nothing_scored
-from eog_core.cli._score_parts import damage_json, planner_json, planner_records, planner_text
+from eog_core.cli._explain import explain_nothing_scored
+from eog_core.cli._score_planner import planner_json, planner_records, planner_text
 from eog_core.cli._trust import add_certificates_option, read_certificates_option, trust_part
 from eog_core.cli._verify import Asked, AskOnce, shared_failure
 from eog_core.gym import GymClient, HttpSqlRunner, Timeouts
 from eog_core.metrics import (
     CorrectedSummary,
     MetricsError,
-    MetricsInput,
     as_run_records,
-    compare_runs,
     corrected_summary,
     damage_summary,
     expected_task_ids,
-    format_comparison,
     format_corrected,
     format_damage,
-    format_damage_comparison,
     format_upstream,
     locate_run,
-    read_run,
-    read_upstream_results,
     upstream_groups,
     upstream_summary,
     upstream_table,
@@ -55,8 +51,6 @@ __all__ = ["add_parsers"]
 
 #: pass@1..pass@k columns a table can show (each ~19 characters wide).
 MAX_K = 20
-#: Ten times the default: more resamples change the interval's fourth digit, and cost minutes.
-MAX_BOOTSTRAP = 100_000
 
 
 def _pairs(values: Sequence[str] | None, flag: str) -> dict[str, str]:
@@ -165,50 +159,7 @@ def add_parsers(commands: Any) -> None:
     add_certificates_option(score, "adds the score over clean and over certified tasks")
     score.set_defaults(handler=run_score)
 
-    compare = add_command(
-        commands,
-        "compare",
-        help="paired comparison of two evaluations over the same tasks",
-        description="Per-task agreement, exact McNemar p-value, paired bootstrap 95% CI of the "
-        "success-rate difference (B - A) and TOST equivalence at a margin (judged on "
-        "--min-tasks paired tasks or more). Runs pair by mode, domain, task id and "
-        "repeat; exits 3 when the two evaluations have no run in common.",
-        epilog="example: eog-core compare upstream_results/ our_verdicts.jsonl --margin 0.02",
-    )
-    compare.add_argument(
-        "a",
-        type=Path,
-        help="the first evaluation (A: a run folder, results folder or verdicts .jsonl)",
-    )
-    compare.add_argument("b", type=Path, help="the second evaluation (B), read the same way")
-    compare.add_argument(
-        "--margin",
-        type=float,
-        default=0.02,
-        help="equivalence margin as a fraction between 0 and 1 (default 0.02 = 2 pp)",
-    )
-    compare.add_argument(
-        "--min-tasks",
-        type=int,
-        default=10,
-        help="fewest paired tasks on which equivalence is judged (default 10)",
-    )
-    compare.add_argument(
-        "--n-boot",
-        type=whole_number(1, MAX_BOOTSTRAP),
-        default=10000,
-        help=f"bootstrap resamples, 1 to {MAX_BOOTSTRAP:,} (default 10,000)",
-    )
-    compare.add_argument("--seed", type=int, default=0, help="the bootstrap's seed")
-    compare.add_argument(
-        "--policy",
-        choices=["strict", "parity"],
-        default=None,
-        help="the outcome compared (default: each side's strict outcome where it "
-        "has one, else parity)",
-    )
-    compare.add_argument("--json", action="store_true", help="machine output")
-    compare.set_defaults(handler=run_compare)
+    add_compare_parser(commands)
 
 
 async def _verify(args: argparse.Namespace, policies: list[Policy]) -> list[TaskVerdict]:
@@ -323,17 +274,11 @@ def _upstream_folders(paths: Sequence[Path], upstream_only: bool) -> list[Path]:
     return found
 
 
-def _read_inputs(paths: Sequence[Path], upstream_only: bool = False) -> list[MetricsInput]:
-    if not upstream_only:
-        return [item for path in paths for item in read_run(path)]
-    return [item for path in paths if path.is_dir() for item in read_upstream_results(path)]
-
-
 def run_score(args: argparse.Namespace) -> int:
     certificates = read_certificates_option(args.certificates)  # bad input before any work
     folders = _upstream_folders(args.paths, args.upstream_only)
     with busy("reading results"):
-        items = _read_inputs(args.paths, args.upstream_only)
+        items = read_inputs(args.paths, args.upstream_only)
     upstream_files = [i for i in items if not hasattr(i, "policy") and hasattr(i, "runs")]
     groups = [group for path in folders for group in upstream_groups(path)]
     upstream = (
@@ -400,33 +345,3 @@ def _nothing_completed(summary: CorrectedSummary) -> int:
         file=sys.stderr,
     )
     return EXIT_INPUT
-
-
-def run_compare(args: argparse.Namespace) -> int:
-    sides = [_read_inputs([args.a]), _read_inputs([args.b])]
-    for path, items in zip((args.a, args.b), sides, strict=True):
-        if not as_run_records(items)[0]:
-            raise MetricsError("no scored runs found", source=str(path))
-    with busy("comparing (bootstrap)"):
-        comparison = compare_runs(
-            sides[0],
-            sides[1],
-            margin=args.margin,
-            n_boot=args.n_boot,
-            seed=args.seed,
-            policy=args.policy,
-            min_tasks=args.min_tasks,
-        )
-    check_overlap(comparison, args.a, args.b)
-    damage = [damage_summary(as_run_records(items)[0]) for items in sides]
-    shown = any(side is not None for side in damage)  # without capture: as before
-    if args.json:
-        document = attrs.asdict(comparison) | {"tost_p": comparison.tost_p}
-        if shown:
-            document["damage"] = {"a": damage_json(damage[0]), "b": damage_json(damage[1])}
-        emit_json(document)
-    else:
-        print(format_comparison(comparison))
-        if shown:
-            print(format_damage_comparison(damage[0], damage[1]))
-    return EXIT_OK

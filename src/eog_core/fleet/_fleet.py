@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import math
 import os
 import socket
 import subprocess
@@ -28,6 +29,7 @@ from typing import Any
 
 import attrs
 
+from eog_core._backoff import backoff_delay
 from eog_core.errors import FleetError
 from eog_core.fleet._catalogue import GymService, domains_for_tasks, services_for
 from eog_core.fleet._engine import (
@@ -257,7 +259,9 @@ class GymFleet:
                 f"starting: not restarted again; its log ends:\n{tail}",
             )
             return
-        delay = min(CRASH_BACKOFF * 2 ** (member.crashes - 1), MAX_BACKOFF)
+        delay = backoff_delay(
+            member.crashes, initial=CRASH_BACKOFF, maximum=MAX_BACKOFF, jitter="none"
+        )
         log.warning(
             "gym container %s (%s replica %d) exited unplanned: replacing it in %g s "
             "(restart %d of at most %d)",
@@ -277,7 +281,11 @@ class GymFleet:
         problem = ""
         for attempt in range(1, RESTART_ATTEMPTS + 1):
             if attempt > 1:
-                await asyncio.sleep(CRASH_BACKOFF * 2 ** (attempt - 2))
+                await asyncio.sleep(
+                    backoff_delay(
+                        attempt - 1, initial=CRASH_BACKOFF, maximum=math.inf, jitter="none"
+                    )
+                )
             try:
                 if member.watcher is not None and member.watcher is not asyncio.current_task():
                     member.watcher.cancel()

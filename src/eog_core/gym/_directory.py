@@ -21,8 +21,8 @@ import asyncio
 import contextlib
 import functools
 import logging
+import math
 import os
-import random
 import threading
 import time
 import weakref
@@ -32,6 +32,7 @@ from typing import Any
 
 import attrs
 
+from eog_core._backoff import backoff_delay
 from eog_core._redact import redact_url
 from eog_core.errors import GymUnreachableError, SchemaError, UsageError
 from eog_core.gym._probes import joined_probes, probe_replica
@@ -246,8 +247,9 @@ class GymDirectory:
                 break
             # Every replica is down: a restarting gym is back within moments, so
             # look again (shared probes, growing delays) before failing the task.
-            ceiling = self.reprobe_delay * 2 ** (attempt - 1)
-            await asyncio.sleep(random.uniform(ceiling / 2, ceiling))
+            await asyncio.sleep(
+                backoff_delay(attempt, initial=self.reprobe_delay, maximum=math.inf)
+            )
             down = [r for r in candidates if r.down_since is not None]
             healthy = [r for r in candidates if r.down_since is None]
             healthy += await self._alive(down, auth)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
 import time
 import weakref
 from collections.abc import Awaitable, Callable
@@ -23,6 +22,7 @@ from typing import Any, Protocol
 
 import attrs
 
+from eog_core._backoff import backoff_delay
 from eog_core._redact import redact_url, redacted_url_repr
 from eog_core.errors import GymError, GymHTTPError
 from eog_core.gym._client import GymClient
@@ -266,8 +266,8 @@ class Janitor:
 
     def _failed(self, entry: LeakedDatabase, error: str) -> None:
         entry.last_error = error
-        delay = min(self.max_delay, self.base_delay * 2 ** (entry.attempts - 1))
-        entry.next_attempt = self.clock() + delay * random.uniform(0.5, 1.0)
+        delay = backoff_delay(entry.attempts, initial=self.base_delay, maximum=self.max_delay)
+        entry.next_attempt = self.clock() + delay
         log.info(
             "janitor: deleting %s on %s failed (attempt %d): %s",
             entry.database_id,

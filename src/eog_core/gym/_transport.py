@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
 import warnings
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Hashable
@@ -28,6 +27,7 @@ import aiohttp
 import attrs
 from aiohttp.payload import BytesPayload
 
+from eog_core._backoff import backoff_delay
 from eog_core._redact import redact_url
 from eog_core.errors import ClosedError, GymTimeoutError
 from eog_core.gym._http import (
@@ -73,8 +73,9 @@ class RetryPolicy:
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
-        ceiling = min(self.max_delay, self.initial_delay * 2 ** (attempt - 1))
-        return random.uniform(0, ceiling)
+        return backoff_delay(
+            attempt, initial=self.initial_delay, maximum=self.max_delay, jitter="full"
+        )
 
 
 _DEFAULT_RETRY = RetryPolicy()  # frozen: one shared by every default transport

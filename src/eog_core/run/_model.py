@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -29,6 +28,7 @@ from typing import Any
 import aiohttp
 import attrs
 
+from eog_core._backoff import backoff_delay
 from eog_core._json import dumps_utf8, may_hold_lone_surrogates, repair_tree
 from eog_core._redact import redact_url
 from eog_core.errors import (
@@ -315,8 +315,9 @@ class ModelClient:
             if attempt > settings.max_retries:
                 break
             if wait is None:
-                backoff = min(settings.backoff_max, settings.backoff_initial * 2 ** (attempt - 1))
-                wait = backoff * random.uniform(0.5, 1.0)
+                wait = backoff_delay(
+                    attempt, initial=settings.backoff_initial, maximum=settings.backoff_max
+                )
             wait = min(wait, _MAX_RETRY_AFTER)
             if self._failing_since is not None:  # never sleep past the give-up point
                 left = settings.unreachable_after - (time.monotonic() - self._failing_since)

@@ -1,5 +1,5 @@
-"""Parts of ``eog-core score``'s output beside the rates: the damage summary as JSON, and
-for ``planner_react`` runs the planner's share (plans, tokens per role) and each plan.
+"""A part of ``eog-core score``'s output beside the rates: for ``planner_react`` runs the
+planner's share (plans, tokens per role) and each plan.
 
 A run whose records have no ``orchestrator`` (every ``react`` run) prints nothing more.
 """
@@ -11,32 +11,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
+from eog_core.metrics import MetricsError, locate_run
 
-from eog_core.metrics import DamageStats, DamageSummary, MetricsError, locate_run
-
-__all__ = ["damage_json", "planner_json", "planner_records", "planner_text"]
+__all__ = ["planner_json", "planner_records", "planner_text"]
 
 PLAN_ROWS = 20
 """Plans listed in the text output (``--json`` and ``eog-core report`` have every one)."""
 _PLAN_CHARS = 100
-
-
-def damage_json(damage: DamageSummary | None) -> dict[str, Any] | None:
-    """The damage summary with its rates (properties, which ``attrs.asdict`` leaves out)."""
-    if damage is None:
-        return None
-
-    def stats(group: DamageStats) -> dict[str, Any]:
-        return attrs.asdict(group) | {
-            "damage_rate": group.damage_rate,
-            "pass_rate": group.pass_rate,
-        }
-
-    return {
-        "overall": stats(damage.overall),
-        "by_domain": [stats(group) for group in damage.by_domain],
-    }
 
 
 def planner_records(paths: Iterable[Path]) -> list[dict[str, Any]]:
