@@ -1,5 +1,5 @@
 """Developer sessions: tests, lint, typecheck, bench, instructions, chaos, demo, one per adapter,
-report_browser, damage_labeler, agentrelbench.
+report_browser, damage_labeler, agentrelbench, planner_parity.
 
 The adapter sessions (``nemo_gym``, ``stirrup``, ``inspect``, ``ray``, ``gateway_agents``) each build
 their own virtualenv: the frameworks' dependencies conflict with each other and
@@ -162,6 +162,29 @@ def model_server(session: nox.Session) -> None:
     )
     if report.exists():
         session.log(f"what the real model did (reported, not asserted): {report.read_text()}")
+
+
+#: upstream's LangChain stack for the planner differential, as its pyproject asks (openai extra)
+UPSTREAM_LANGCHAIN = (
+    "langchain-core>=0.1.0",
+    "langchain-openai>=0.1.0",
+    "openai>=1.0.0",
+    "httpx>=0.25.0",
+)
+
+
+@nox.session(name="planner_parity", python=interpreter("3.11"))
+def planner_parity(session: nox.Session) -> None:
+    """The ``planner_react`` differential (docs/parity.md): upstream's unmodified
+    orchestrator, with its LangChain dependencies, and ours on the same scripted model and
+    gym, request by request; rewrites tests/golden/planner_parity.json and fails on a
+    difference. Needs ``EOG_UPSTREAM_DIR``, a checkout of upstream @271f2c3; with
+    ``EOG_DATA_DIR`` (the shared data) it also compares the shared tasks' planner prompts."""
+    if not os.environ.get("EOG_UPSTREAM_DIR"):
+        session.error("set EOG_UPSTREAM_DIR to a checkout of ServiceNow/EnterpriseOps-Gym @271f2c3")
+    session.install("-e", ".[test]", *UPSTREAM_LANGCHAIN)
+    session.run("python", "tests/golden/generators/gen_planner_parity.py")
+    session.run("python", "-m", "pytest", "tests/run/test_planner_parity.py", "-p", "no:randomly")
 
 
 @nox.session

@@ -26,6 +26,7 @@ from eog_core.cli._common import (
 )
 from eog_core.cli._run_output import outcome_json, print_outcome, progress_line, ticker
 from eog_core.cli._run_parser import build_parser
+from eog_core.cli._run_planner import planner_from_args
 from eog_core.cli._selection import selected
 from eog_core.cli._shared import (
     check_gym_names,
@@ -187,6 +188,7 @@ def run_command(args: argparse.Namespace) -> int:
     try:
         _check(args)
         settings = _settings(args, dict(os.environ))
+        planner = planner_from_args(args, settings, os.environ)
         directory = gym_directory(args)
         loaded = load_task_paths(args.tasks)
         check_gym_names(args.gym or (), loaded)
@@ -211,6 +213,7 @@ def run_command(args: argparse.Namespace) -> int:
         max_state_bytes=args.max_state_bytes,
         max_state_rows=args.max_state_rows,
         damage_specs=specs,
+        planner=planner,
     )
     try:
         report, interrupted = asyncio.run(_run(args, tasks, settings, directory, options))

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from eog_core.cli._common import add_command, positive_seconds
+from eog_core.cli._run_planner import add_orchestrator_options
 from eog_core.cli._selection import add_selection_options
 from eog_core.cli._shared import add_gym_options, add_launch_options, add_state_options
 
@@ -219,6 +220,7 @@ def build_parser(commands: Any) -> argparse.ArgumentParser:
         help="task files, folders of them, or .jsonl dataset / NeMo rows",
     )
     _model_options(parser)
+    add_orchestrator_options(parser)
     _run_options(parser)
     add_selection_options(parser)
     return parser

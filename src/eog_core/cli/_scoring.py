@@ -26,6 +26,7 @@ from eog_core.cli._common import (
 from eog_core.cli._compare import add_compare_parser, damage_json, read_inputs
 from eog_core.cli._demo import verdict_line, verdict_table
 from eog_core.cli._explain import explain_nothing_scored
+from eog_core.cli._score_planner import planner_json, planner_records, planner_text
 from eog_core.cli._trust import add_certificates_option, read_certificates_option, trust_part
 from eog_core.cli._verify import Asked, AskOnce, shared_failure
 from eog_core.gym import GymClient, HttpSqlRunner, Timeouts
@@ -304,12 +305,14 @@ def run_score(args: argparse.Namespace) -> int:
     code = _nothing_completed(summary)
     damage = damage_summary(records)  # None without state capture: the output is as before
     trust = trust_part(args, certificates, records)  # None without --certificates: as before
+    planned = planner_records(args.paths)  # none for react runs: the output is as before
     if args.json:
         document = {
             "upstream": attrs.asdict(upstream) if upstream else None,
             "corrected": attrs.asdict(summary),
         }
         document |= {"damage": damage_json(damage)} if damage else {}
+        document |= {"planner": planner_json(planned)} if planned else {}
         emit_json(document | ({"certificates": trust.to_json()} if trust else {}))
         return code
     if upstream is not None:
@@ -324,6 +327,9 @@ def run_score(args: argparse.Namespace) -> int:
     if trust is not None:
         print()
         print(trust.text(summary))
+    if planned:
+        print()
+        print(planner_text(planned))
     return code
 
 

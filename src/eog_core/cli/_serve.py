@@ -55,8 +55,9 @@ def add_parser(commands: Any) -> None:
         description="Serve a scripted model (Chat Completions, Responses and GET /v1/models under "
         "/v1) until Ctrl-C, to try `eog-core run` offline: the 'demo' script plays the "
         "demo task's correct trajectory, 'noop' answers at once without acting. Any "
-        "--model name plays the chosen script. With --json the first line of output "
-        "is a JSON object with its base URL.",
+        "--model name plays the chosen script. A planner_react planner request (one user "
+        "message, no tools) gets a plan; the model name plan-empty gets an empty one. With "
+        "--json the first line of output is a JSON object with its base URL.",
         epilog="example: eog-core serve-local & eog-core serve-model & eog-core run "
         '"$(eog-core demo --print-paths task)" --seed-root "$(eog-core demo --print-paths '
         'seed-root)" --gym demo-csm-server=http://127.0.0.1:8101 --base-url '

@@ -25,6 +25,7 @@ from ._mcp import (
 from ._model import FINAL_TEXT, CutOff, ModelFault, ScriptedModel, demo_scripts
 from ._process import GymProcess
 from ._proxy import Fault, FaultProxy
+from ._roles import PLAN_TEXT, demo_plans, is_planner_request
 from ._server import LocalGym, serve
 from ._tools import RegisteredTool, ToolContext, ToolRegistry
 from .demo import (
@@ -45,6 +46,7 @@ __all__ = [
     "FINAL_TEXT",
     "LATEST_PROTOCOL_VERSION",
     "MISSING_DATABASE_ID_TEXT",
+    "PLAN_TEXT",
     "SUPPORTED_PROTOCOL_VERSIONS",
     "CutOff",
     "DemoPaths",
@@ -63,8 +65,10 @@ __all__ = [
     "ToolRegistry",
     "build_demo_tools",
     "demo_paths",
+    "demo_plans",
     "demo_scripts",
     "demo_tool_snapshot",
+    "is_planner_request",
     "load_demo_task",
     "load_demo_trajectory",
     "read_demo_seed",

@@ -5,8 +5,9 @@ It speaks Chat Completions (``POST /v1/chat/completions``), Responses
 script (any other name plays ``default_script``): a list of turns, each a list of
 tool calls (answered in parallel, in one message), a final text, a
 :class:`CutOff` text (the output-token limit hit: ``finish_reason: "length"``,
-Responses ``status: "incomplete"``), or ``"overflow"``. The turn is read from the
-conversation the client sends back (the number of assistant turns so far), so
+Responses ``status: "incomplete"``), or ``"overflow"``. A ``planner_react`` planner
+request (``eog_core.local._roles``) plays ``plans`` instead, one answer by model name. The
+turn is read from the conversation the client sends back (the number of assistant turns so far), so
 the server keeps no per-rollout state and checks, like OpenAI does, that every
 earlier tool call has its output. Fault knobs: the next N requests answer a
 status and body (429 with ``Retry-After``, llama.cpp's 500 for a tool call it
@@ -31,6 +32,7 @@ from typing import Any
 import attrs
 from aiohttp import web
 
+from eog_core.local._roles import demo_plans, is_planner_request
 from eog_core.local.demo import load_demo_trajectory
 
 __all__ = ["FINAL_TEXT", "CutOff", "ModelFault", "ScriptedModel", "Turn", "demo_scripts"]
@@ -109,6 +111,9 @@ class ScriptedModel:
     scripts: dict[str, list[Turn]] = attrs.field(factory=demo_scripts)
     default_script: str | None = None
     """The script a request plays when its ``model`` names none (None: 404, as OpenAI)."""
+    plans: dict[str, Turn] = attrs.field(factory=demo_plans)
+    """Planner answers by model name (``eog_core.local._roles``: which requests are the planner's)."""
+    default_plan: str = "demo-plan"
     host: str = "127.0.0.1"
     port: int = 0
     service_time: float = 0.0
@@ -170,7 +175,7 @@ class ScriptedModel:
     async def _models(self, request: web.Request) -> web.Response:
         if (refused := self._refused_key(request)) is not None:
             return refused
-        names = sorted(self.scripts)
+        names = sorted(self.scripts.keys() | self.plans.keys())
         return web.json_response(
             {
                 "object": "list",
@@ -225,9 +230,14 @@ class ScriptedModel:
             await asyncio.wait_for(self._stopping.wait(), seconds)
 
     def _turn(
-        self, body: Mapping[str, Any], done: int
+        self, body: Mapping[str, Any], done: int, *, planner: bool = False
     ) -> list[dict[str, Any]] | str | CutOff | web.Response:
-        script = self.scripts.get(body.get("model", ""))
+        script: list[Turn] | None
+        if planner:
+            name = body.get("model", "")
+            script = [self.plans[name if name in self.plans else self.default_plan]]
+        else:
+            script = self.scripts.get(body.get("model", ""))
         if script is None and self.default_script is not None:
             script = self.scripts[self.default_script]
         if script is None:
@@ -272,10 +282,11 @@ class ScriptedModel:
         if failed is not None:
             return failed
         messages = body.get("messages") or []
-        if problem := _check_chat(messages):
+        planner = is_planner_request(body, self.plans)
+        if not planner and (problem := _check_chat(messages)):
             return web.json_response({"error": {"message": problem}}, status=400)
         done = sum(1 for m in messages if m.get("role") == "assistant")
-        turn = self._turn(body, done)
+        turn = self._turn(body, done, planner=planner)
         if isinstance(turn, web.Response):
             return turn
         text = turn.text if isinstance(turn, CutOff) else turn if isinstance(turn, str) else None
@@ -324,8 +335,8 @@ class ScriptedModel:
         done = len(
             {i["call_id"].rsplit("_", 1)[0] for i in items if i.get("type") == "function_call"}
         )
-        done += sum(1 for i in items if i.get("type") == "message")
-        turn = self._turn(body, done)
+        done += sum(1 for i in items if i.get("type") == "message" and i.get("role") == "assistant")
+        turn = self._turn(body, done, planner=is_planner_request(body, self.plans))
         if isinstance(turn, web.Response):
             return turn
         serial = next(self._ids)

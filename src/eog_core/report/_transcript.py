@@ -165,8 +165,10 @@ def _turns(turns: Any) -> list[dict[str, Any]]:
         if not isinstance(turn, dict):
             continue
         calls = turn.get("tool_calls")
+        role = {"role": _short(_text(turn.get("role")))} if "role" in turn else {}
         found.append(
-            {
+            role
+            | {
                 "turn": _short(turn.get("turn")),
                 "text": _short(turn.get("text")),
                 "reasoning": _short(turn.get("reasoning")),
@@ -241,7 +243,8 @@ def _damage(damage: Any) -> dict[str, Any] | None:
 
 def rollout_detail(record: Mapping[str, Any], task: Any = None) -> dict[str, Any]:
     """The transcript: prompts (from the task when given), turns, final answer, both verdict
-    tables, and the state diff when the record has a ``damage`` verdict."""
+    tables, the state diff when the record has a ``damage`` verdict, and with ``planner_react``
+    the plan and the executor's user message (each turn then names its role)."""
     parity = record.get("parity")
     detail = {
         "system_prompt": _text(getattr(task, "system_prompt", None)),  # the task's: shown whole
@@ -260,4 +263,8 @@ def rollout_detail(record: Mapping[str, Any], task: Any = None) -> dict[str, Any
     }
     if (damage := _damage(record.get("damage"))) is not None:
         detail["damage"] = damage
+    if record.get("orchestrator") is not None:  # planner_react: the plan, and what it became
+        detail["orchestrator"] = _cut(record.get("orchestrator"))
+        detail["plan"] = _text(record.get("plan"))  # shown whole, as the prompts
+        detail["executor_user_prompt"] = _text(record.get("executor_user_prompt"))
     return detail

@@ -37,6 +37,19 @@ from eog_core.run._output import (
     write_upstream_result,
 )
 from eog_core.run._plan import EvaluationPlan
+from eog_core.run._planner import (
+    ORCHESTRATORS,
+    Planner,
+    planner_tool_entries,
+    planner_tools,
+    run_planner_react,
+)
+from eog_core.run._planner_source import (
+    PLANNER_REACT_SHA256,
+    UPSTREAM_REVISION,
+    PlannerTemplate,
+    load_planner_template,
+)
 from eog_core.run._records import (
     RECORD_FORMAT,
     IncompleteKind,
@@ -72,10 +85,13 @@ from eog_core.run._states import (
 __all__ = [
     "MAX_CONCURRENCY",
     "MAX_REPEATS",
+    "ORCHESTRATORS",
+    "PLANNER_REACT_SHA256",
     "RECORD_FORMAT",
     "ROLLOUTS_FILE",
     "STATES_DIR",
     "UPSTREAM_DIR",
+    "UPSTREAM_REVISION",
     "ActorBody",
     "AgentRun",
     "ApiName",
@@ -89,6 +105,8 @@ __all__ = [
     "ModelReply",
     "ModelSettings",
     "ModelTurn",
+    "Planner",
+    "PlannerTemplate",
     "ResponsesConversation",
     "RolloutKey",
     "RolloutLog",
@@ -109,11 +127,15 @@ __all__ = [
     "incomplete_record",
     "is_context_overflow",
     "is_tool_call_parse_error",
+    "load_planner_template",
     "model_tools",
     "new_conversation",
+    "planner_tool_entries",
+    "planner_tools",
     "rollout_key",
     "run_agent",
     "run_evaluation",
+    "run_planner_react",
     "run_rollout",
     "states_present",
     "upstream_result",

@@ -12,6 +12,7 @@ from :mod:`eog_core.model_view`, the one place every harness shares.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import attrs
@@ -26,10 +27,11 @@ from eog_core.run._model import ModelClient
 __all__ = ["AgentRun", "StopReason", "model_tools", "run_agent"]
 
 StopReason = Literal[
-    "answered", "truncated", "max_turns", "context_overflow", "malformed_tool_call"
+    "answered", "truncated", "max_turns", "context_overflow", "malformed_tool_call", "no_plan"
 ]
 """How the loop ended: an answer without tool calls (``truncated`` when the output-token limit
-cut it off), the turn cap, the context window, or a tool call the server could not parse."""
+cut it off), the turn cap, the context window, a tool call the server could not parse, or
+(``planner_react``) a planner answer that holds no plan."""
 
 _CUT_OFF = frozenset({"length", "max_output_tokens", "max_tokens", "incomplete"})
 """``finish_reason`` (Chat) / ``incomplete_details.reason`` (Responses) of a cut-off answer."""
@@ -50,6 +52,13 @@ class AgentRun:
     overflow_detail: str | None = None
     malformed_tool_call: ToolCallParseError | None = None
     """With ``stop_reason == "malformed_tool_call"``: the server's error (status, detail, raw_text)."""
+    orchestrator: str = "react"
+    plan: str | None = None
+    """``planner_react``: the planner's plan, as the executor was given it."""
+    usage_by_role: Mapping[str, Usage] | None = None
+    """``planner_react``: the usage of the planner's and the executor's answers apart."""
+    user_prompt: str | None = None
+    """``planner_react``: the user message the executor was given (the task with the plan)."""
 
 
 def _cut_off(answer: ModelTurn, limit: int | None) -> bool:
@@ -71,16 +80,25 @@ def model_tools(
 
 
 async def run_agent(
-    session: TaskSession, client: ModelClient, *, max_turns: int = 50, raw_schemas: bool = False
+    session: TaskSession,
+    client: ModelClient,
+    *,
+    max_turns: int = 50,
+    raw_schemas: bool = False,
+    user_prompt: str | None = None,
 ) -> AgentRun:
     """Run the loop on an open session; gym and model failures propagate as EogError.
+
+    ``user_prompt`` replaces the task's user prompt (``planner_react`` hands the executor the
+    task with the plan).
 
     A gym's JSON-RPC error answer to a tool call is shown to the model (as upstream
     does, ``null``); any other gym failure ends the rollout (it is retried whole).
     """
     task = session.task
     tools = model_tools(session, client, raw=raw_schemas)
-    conversation = client.conversation(task.system_prompt or "", task.user_prompt or "", tools)
+    user = (task.user_prompt or "") if user_prompt is None else user_prompt
+    conversation = client.conversation(task.system_prompt or "", user, tools)
     turns: list[dict[str, Any]] = []
     usage = Usage()
     model_ms = tool_ms = 0.0

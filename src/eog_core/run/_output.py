@@ -65,17 +65,21 @@ class RolloutLog:
         model: str | None = None,
         api: str | None = None,
         keep: Callable[[Mapping[str, Any]], bool] | None = None,
+        orchestrator: str | None = None,
     ) -> RolloutLog:
         """Lock the folder (:class:`FolderLock`: one writer at a time), read what an earlier
         run left, drop what must run again (and evaluated records ``keep`` refuses: one whose
         state files are gone), open for appending. Records of another ``model`` or ``api``
-        (when given) are refused: one folder, one model on one API."""
+        (when given) are refused: one folder, one model on one API, as are records of another
+        ``orchestrator`` (a record without one is ``react``'s)."""
         if out_dir.exists() and not out_dir.is_dir():  # mkdir would say only "File exists"
             raise NotADirectoryError(f"{out_dir} is a file, not a folder for the run's output")
         out_dir.mkdir(parents=True, exist_ok=True)
         lock = FolderLock.acquire(out_dir)
         try:
-            log = cls._read(out_dir / ROLLOUTS_FILE, model=model, api=api, keep=keep)
+            log = cls._read(
+                out_dir / ROLLOUTS_FILE, model=model, api=api, keep=keep, orchestrator=orchestrator
+            )
         except BaseException:
             lock.release()
             raise
@@ -90,6 +94,7 @@ class RolloutLog:
         model: str | None,
         api: str | None,
         keep: Callable[[Mapping[str, Any]], bool] | None,
+        orchestrator: str | None = None,
     ) -> RolloutLog:
         raw = path.read_bytes() if path.exists() else b""
         lines = raw.split(b"\n")
@@ -116,6 +121,11 @@ class RolloutLog:
                 raise UsageError(
                     f"{path} holds rollouts of API {record.get('api')!r}, not {api!r}; use "
                     "another --out directory"
+                )
+            if orchestrator is not None and record.get("orchestrator", "react") != orchestrator:
+                raise UsageError(
+                    f"{path} holds rollouts of --orchestrator {record.get('orchestrator', 'react')}"
+                    f", not {orchestrator}; use another --out directory"
                 )
             if (
                 record.get("status") != "evaluated"
@@ -157,11 +167,21 @@ def _observation_value(text: str) -> Any:
 
 
 def _conversation_flow(task: Task, record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    user: dict[str, Any] = {"type": "user_message", "content": task.user_prompt or ""}
+    if record.get("orchestrator") == "planner_react":  # upstream's planner_react flow
+        user = {
+            "type": "user_message",
+            "content": record.get("executor_user_prompt") or "",
+            "original_task": task.user_prompt or "",
+            "generated_plan": record.get("plan") or "",
+        }
     flow: list[dict[str, Any]] = [
         {"type": "system_message", "content": task.system_prompt or ""},
-        {"type": "user_message", "content": task.user_prompt or ""},
+        user,
     ]
     for turn in record.get("turns") or ():
+        if turn.get("role") == "planner":  # upstream's flow has the plan, not the answer
+            continue
         flow.append(
             {
                 "type": "ai_message",
@@ -253,6 +273,8 @@ def upstream_result(
             "verification_summary": parity["verification_summary"],
             "overall_success": parity["overall_success"],
         }
+        if record.get("orchestrator") == "planner_react":  # get_result_metadata()
+            run["generated_plan"] = record.get("plan") or ""
     return {
         "benchmark_config": {
             "model": f"openai-compatible/{model}",

@@ -39,13 +39,15 @@ IncompleteKind = Literal[
     "model_unreachable",
     "model_error",
     "malformed_tool_call",
+    "no_plan",
     "config_error",
     "verifier_error",
     "judge_error",
     "no_verifiers",
     "abandoned",
 ]
-"""``abandoned``: an MCP gateway rollout given up by its agent or idle past its TTL."""
+"""``abandoned``: an MCP gateway rollout given up by its agent or idle past its TTL; ``no_plan``:
+the ``planner_react`` planner answered without a plan."""
 
 #: (mode, domain, task_id, repeat): what resumption skips when already evaluated.
 RolloutKey = tuple[str, str, str, int]
@@ -118,6 +120,13 @@ def _agent_fields(agent: AgentRun | None) -> dict[str, Any]:
             "detail": error.detail,
             "raw_text": error.raw_text,
             "attempts": error.attempts,
+        }
+    if agent.orchestrator != "react":  # react records stay as they were
+        fields["orchestrator"] = agent.orchestrator
+        fields["plan"] = agent.plan
+        fields["executor_user_prompt"] = agent.user_prompt
+        fields["usage_by_role"] = {
+            role: usage.to_dict() for role, usage in (agent.usage_by_role or {}).items()
         }
     return fields | {
         "stop_reason": agent.stop_reason,

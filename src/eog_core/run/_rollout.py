@@ -33,6 +33,7 @@ from eog_core.errors import (
 from eog_core.gym import GymDirectory, Janitor, TaskSession, Timeouts
 from eog_core.run._loop import AgentRun, run_agent
 from eog_core.run._model import ModelClient
+from eog_core.run._planner import Planner, run_planner_react
 from eog_core.run._records import IncompleteKind, evaluated_record, incomplete_record
 from eog_core.run._states import DEFAULT_MAX_STATE_BYTES, capture, capture_fields, damage_field
 from eog_core.state import DEFAULT_MAX_ROWS, DamageSpec
@@ -83,6 +84,8 @@ class RolloutOptions:
     """The run's compressed states, at most (a rollout past it records the capture skipped)."""
     damage_specs: Mapping[str, DamageSpec] | None = None
     """Task id -> what its rollouts may change, for the damage verdict (with ``capture_state``)."""
+    planner: Planner | None = None
+    """Run ``planner_react`` (a plan first, then the loop) instead of the plain ReAct loop."""
 
     @classmethod
     def build(
@@ -223,10 +226,19 @@ async def _attempt(
         timeouts=options.timeouts,
     ) as session:
         before = await capture(session, options.max_state_rows) if options.capture_state else ""
-        agent = await run_agent(
-            session, client, max_turns=options.max_turns, raw_schemas=options.raw_schemas
-        )
-        if agent.malformed_tool_call is not None:
+        if options.planner is None:
+            agent = await run_agent(
+                session, client, max_turns=options.max_turns, raw_schemas=options.raw_schemas
+            )
+        else:
+            agent = await run_planner_react(
+                session,
+                client,
+                options.planner,
+                max_turns=options.max_turns,
+                raw_schemas=options.raw_schemas,
+            )
+        if agent.malformed_tool_call is not None or agent.stop_reason == "no_plan":
             return agent, None, None, {}
         strict, parity = await verify_both(session, agent.final_answer, options.judge)
         states = {}
@@ -266,7 +278,26 @@ async def run_rollout(
     janitor: Janitor,
     options: RolloutOptions,
 ) -> dict[str, Any]:
-    """Run, verify and close one rollout; returns its record (evaluated or incomplete)."""
+    """Run, verify and close one rollout; returns its record (evaluated or incomplete).
+    A ``planner_react`` record names its orchestrator and planner even when no turn ran."""
+    record = await _rollout(
+        task, repeat, client=client, directory=directory, janitor=janitor, options=options
+    )
+    if options.planner is not None:
+        record.setdefault("orchestrator", "planner_react")
+        record["planner"] = options.planner.describe()
+    return record
+
+
+async def _rollout(
+    task: Task,
+    repeat: int,
+    *,
+    client: ModelClient,
+    directory: GymDirectory,
+    janitor: Janitor,
+    options: RolloutOptions,
+) -> dict[str, Any]:
     model = client.settings.describe()
     started = time.time()
     attempts = 1 + max(0, options.rollout_retries)
@@ -281,6 +312,18 @@ async def run_rollout(
             kind, retry = classify_failure(exc)
             reason = f"{type(exc).__name__}: {exc}"
         else:
+            if agent.stop_reason == "no_plan":  # the planner's doing: no whole-rollout retry
+                return incomplete_record(
+                    task,
+                    repeat,
+                    model=model,
+                    kind="no_plan",
+                    reason="the planner's answer holds no plan (no text)",
+                    agent=agent,
+                    attempts=attempt,
+                    started=started,
+                    finished=time.time(),
+                )
             if agent.malformed_tool_call is not None:  # the model's doing: no whole-rollout retry
                 error = agent.malformed_tool_call
                 return incomplete_record(

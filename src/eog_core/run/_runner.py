@@ -145,11 +145,17 @@ async def run_evaluation(
     max_consecutive_unreachable = the_plan.max_consecutive_unreachable
     ray_address, ray_actors = the_plan.ray_address, the_plan.ray_actors
     _check_plan(tasks, repeats, concurrency, max_consecutive_unreachable)
+    if ray_address is not None and options is not None and options.planner is not None:
+        raise UsageError("--orchestrator planner_react does not run on Ray yet: drop --ray")
     out = Path(out_dir)
     trace = FolderTrace.before(out, ROLLOUTS_FILE)  # a run that records nothing leaves nothing
     options = options or RolloutOptions()
     rollouts = RolloutLog.open(
-        out, model=settings.model, api=settings.api, keep=lambda r: states_present(out, r)
+        out,
+        model=settings.model,
+        api=settings.api,
+        keep=lambda r: states_present(out, r),
+        orchestrator="react" if options.planner is None else "planner_react",
     )
     states = StateStore.open(out, options.max_state_bytes)  # under the folder's lock
     by_identity = {rollout_key(task, 0)[:3]: task for task in tasks}
@@ -244,6 +250,9 @@ async def run_evaluation(
         if preflight and pending_count:  # before anything is seeded
             async with ModelClient(settings) as probe:
                 log.info("model endpoint: %s", await probe.preflight())
+            if options.planner is not None and options.planner.settings is not None:
+                async with ModelClient(options.planner.settings) as probe:
+                    log.info("planner endpoint: %s", await probe.preflight())
         if ray_address is not None:
             leaks = await run_on_ray(
                 list(work),
@@ -362,3 +371,6 @@ async def _run_here(
                     group.create_task(worker(client, janitor, options))
         except BaseExceptionGroup as errors:  # the typed error, not a group of them
             raise _first_error(errors) from None
+        finally:
+            if options.planner is not None:
+                await options.planner.aclose()

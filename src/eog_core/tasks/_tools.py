@@ -156,6 +156,9 @@ class ToolSpec:
     input_schema: Mapping[str, Any] = attrs.field(factory=dict)
     output_schema: Mapping[str, Any] | None = None
     gym: str | None = None
+    listed: Mapping[str, Any] | None = attrs.field(default=None, eq=False, hash=False, repr=False)
+    """The ``tools/list`` entry as the gym gave it, every key in its order (upstream's
+    ``planner_react`` shows the planner these); None for a tool not read from a listing."""
 
     @classmethod
     def from_mcp(
@@ -185,6 +188,7 @@ class ToolSpec:
             input_schema=dict(schema),
             output_schema=dict(output) if isinstance(output, Mapping) else None,
             gym=gym,
+            listed=dict(tool),
         )
 
     def parameters(self, *, raw: bool = False) -> dict[str, Any]:

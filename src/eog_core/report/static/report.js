@@ -308,8 +308,10 @@
       if (d.failure_reason) parts.push(el("p", { cls: "failure", text: "Incomplete: " + d.failure_reason }));
       parts.push(block("System prompt", d.system_prompt, false), block("User prompt", d.user_prompt, true));
       if (!d.system_prompt && !d.user_prompt) parts.push(el("p", { cls: "sub", text: "Prompts: pass --tasks to show the task's system and user prompt." }));
+      if (d.orchestrator) parts.push(el("p", { cls: "sub", text: "Orchestrator: " + d.orchestrator }), block("Plan (the planner's answer)", d.plan === null ? "∅" : d.plan || "∅ (empty)", true),
+        block("The executor's user message (the task with the plan)", d.executor_user_prompt, false));
       d.turns.forEach(function (t) {
-        var info = "Turn " + t.turn + " · model " + num(t.model_latency_ms) + " ms" + (t.finish_reason ? " · " + t.finish_reason : "") +
+        var info = "Turn " + t.turn + (t.role ? " · " + t.role : "") + " · model " + num(t.model_latency_ms) + " ms" + (t.finish_reason ? " · " + t.finish_reason : "") +
           (t.usage ? " · " + (t.usage.input_tokens || 0) + " in / " + (t.usage.output_tokens || 0) + " out tokens" : "");
         var calls = t.tool_calls.map(function (c) {
           var state = c.is_error ? (c.gym ? "error" : "refused") : "ok";
