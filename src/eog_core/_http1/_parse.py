@@ -1,0 +1,308 @@
+"""HTTP/1.1 messages read off a byte stream with llhttp (httptools), bounded by
+:class:`~eog_core._http1.Limits`: :class:`RequestReader` for a server, :class:`ResponseReader`
+for a client.
+
+A reader is fed what the socket gives (:meth:`~_Reader.feed`) and hands out whole messages
+in order (:meth:`~_Reader.pop`): a :class:`Message` with its head, its body and, for a
+request, the head as soon as it is read (``on_head``, so a server can refuse a request before
+its body is buffered). Every byte is scanned once (a head dripped a byte at a time costs
+linear time). Whatever llhttp refuses, or a limit stops, raises :class:`FramingError`; what
+llhttp lets through and HTTP/1.1 forbids is refused here too: an HTTP version other than 1.0
+and 1.1, a request without ``Host`` or with two, a chunk line over ``max_chunk_line``.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import httptools
+
+from eog_core._http1._limits import FramingError, Limits
+
+__all__ = ["Message", "RequestReader", "ResponseReader"]
+
+
+class Message:
+    """One request or answer: ``method`` and ``target`` (a request's) or ``status`` (an
+    answer's), ``version`` (``"1.1"`` or ``"1.0"``), ``headers`` as (lower-cased name, value)
+    pairs in order, both as latin-1 text, ``body`` bytes, and ``keep_alive`` (llhttp's
+    reading of ``Connection`` and the version)."""
+
+    __slots__ = (
+        "body",
+        "chunked",
+        "content_length",
+        "headers",
+        "keep_alive",
+        "method",
+        "status",
+        "target",
+        "version",
+    )
+
+    def __init__(self) -> None:
+        self.method = ""
+        self.target = ""
+        self.status = 0
+        self.version = ""
+        self.headers: list[tuple[str, str]] = []
+        self.body = b""
+        self.keep_alive = True
+        self.chunked = False
+        self.content_length: int | None = None
+
+    def header(self, name: str) -> str | None:
+        """The first value of header ``name`` (lower-case), or None."""
+        for key, value in self.headers:
+            if key == name:
+                return value
+        return None
+
+    def header_map(self) -> dict[str, str]:
+        """Headers as a mapping: a repeated name's values joined with ``", "``."""
+        found: dict[str, str] = {}
+        for key, value in self.headers:
+            found[key] = f"{found[key]}, {value}" if key in found else value
+        return found
+
+
+class _Reader:
+    """What the request and response readers share: llhttp's callbacks and the limits."""
+
+    _request = True
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.body_limit = limits.body_limit(request=self._request)
+        self.ready: deque[Message] = deque()
+        self.current: Message | None = None
+        self.head_done = False
+        self.head_bytes = 0  # bytes fed while the current head was incomplete
+        self.wire_bytes = 0  # bytes fed while the current message's body was incomplete
+        self.body_size = 0
+        self.in_chunk = False
+        self.line_bytes = 0  # bytes fed outside chunk data since the last chunk boundary
+        self.pieces: list[bytes] = []
+        self.url = b""
+        self.tail = b""  # the last bytes fed, where a head's blank line may have begun
+        self.drop_body = False
+        self.failed: FramingError | None = None
+        self.parser: Any = None
+
+    # -- feeding -----------------------------------------------------------------------------
+
+    def feed(self, data: bytes) -> None:
+        """Parse ``data``; whole messages go to :meth:`pop`. Raises FramingError (for good:
+        every later call raises it again)."""
+        if self.failed is not None:
+            raise self.failed
+        try:
+            while data:
+                data = self._feed_some(data)
+        except FramingError as error:
+            self.failed = error
+            raise
+        except httptools.HttpParserCallbackError as error:
+            self.failed = (
+                error.__context__
+                if isinstance(error.__context__, FramingError)
+                else FramingError(400, f"bad request: {error}")
+            )
+            raise self.failed from None
+        except httptools.HttpParserError as error:
+            self.failed = FramingError(400, f"malformed HTTP/1.1: {error}")
+            raise self.failed from None
+
+    def _feed_some(self, data: bytes) -> bytes:
+        """Feed ``data`` up to the end of a head (a body in the same piece is then fed on its
+        own, a chunked one in slices); the rest."""
+        current = self.current
+        if current is not None and self.head_done:
+            if current.chunked:
+                return self._feed_chunked(data)
+            self._feed(data)
+            return b""
+        tail = self.tail
+        end = (tail + data).find(b"\r\n\r\n")
+        self.tail = (tail + data[-3:])[-3:]
+        if end < 0:
+            self._feed(data)
+            return b""
+        cut = end + 4 - len(tail)
+        self._feed(data[:cut])
+        return data[cut:]
+
+    def _feed(self, data: bytes) -> None:
+        in_body = self.current is not None and self.head_done
+        if not in_body:  # a head, or its end (``_feed_some`` cut the piece there)
+            self.head_bytes += len(data)
+            if self.head_bytes > self.limits.max_head:
+                raise FramingError(431, "the head is too large", limit="max_head")
+        self.parser.feed_data(data)
+        if in_body and self.current is not None:
+            self._count_wire(len(data))
+
+    def _feed_chunked(self, data: bytes) -> bytes:
+        """Feed a chunked body in slices no longer than a chunk line, so a size line or its
+        extensions cannot grow past ``max_chunk_line`` unseen; the bytes after its end."""
+        step = self.limits.max_chunk_line
+        for at in range(0, len(data), step):
+            if self.current is None:  # the body ended: the next message's bytes
+                self.tail = b""
+                return data[at:]
+            piece = data[at : at + step]
+            self.parser.feed_data(piece)
+            if self.current is not None and self.head_done:
+                self._count_wire(len(piece))
+                if not self.in_chunk:
+                    self.line_bytes += len(piece)
+                    if self.line_bytes > 2 * step:
+                        raise FramingError(
+                            400, "bad request: a chunk line is too long", limit="max_chunk_line"
+                        )
+        return b""
+
+    def _count_wire(self, size: int) -> None:
+        self.wire_bytes += size
+        if self.wire_bytes > 2 * self.body_limit + self.limits.max_head:
+            raise FramingError(
+                413,
+                f"the body is over {self.body_limit} bytes (with its framing)",
+                limit=self._body_field(),
+            )
+
+    def _body_field(self) -> str:
+        return "max_request_body" if self._request else "max_response_body"
+
+    def pop(self) -> Message | None:
+        """The next whole message, or None."""
+        return self.ready.popleft() if self.ready else None
+
+    @property
+    def mid_message(self) -> bool:
+        """Whether a message has started and is not whole yet."""
+        return self.current is not None
+
+    # -- llhttp's callbacks ------------------------------------------------------------------
+
+    def on_message_begin(self) -> None:
+        self.current = Message()
+        self.head_done = self.in_chunk = self.drop_body = False
+        self.wire_bytes = self.body_size = self.line_bytes = 0
+        self.pieces = []
+        self.url = b""
+
+    def on_url(self, url: bytes) -> None:
+        self.url += url
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        current = self.current
+        assert current is not None
+        if len(current.headers) >= self.limits.max_headers:
+            raise FramingError(
+                431, f"more than {self.limits.max_headers} headers", limit="max_headers"
+            )
+        current.headers.append((name.decode("latin-1").lower(), value.decode("latin-1")))
+
+    def on_headers_complete(self) -> None:
+        current = self.current
+        assert current is not None
+        parser = self.parser
+        current.version = parser.get_http_version()
+        if current.version not in ("1.1", "1.0"):
+            raise FramingError(505, f"HTTP version not supported: {current.version[:20]}")
+        current.keep_alive = parser.should_keep_alive()
+        length = current.header("content-length")
+        current.content_length = None if length is None else int(length)
+        coding = current.header("transfer-encoding")
+        current.chunked = coding is not None
+        if coding is not None and coding.strip().lower() != "chunked":
+            raise FramingError(501, f"transfer coding not supported: {coding[:40]}")
+        if (current.content_length or 0) > self.body_limit:
+            raise FramingError(
+                413, f"the body is over {self.body_limit} bytes", limit=self._body_field()
+            )
+        self._head(current)
+        self.head_done = True
+
+    def _head(self, current: Message) -> None:
+        """A head is read: the side's own checks."""
+
+    def on_chunk_header(self) -> None:
+        self.in_chunk = True
+        self.line_bytes = 0
+
+    def on_chunk_complete(self) -> None:
+        self.in_chunk = False
+        self.line_bytes = 0
+
+    def on_body(self, body: bytes) -> None:
+        self.body_size += len(body)
+        if self.body_size > self.body_limit:
+            raise FramingError(
+                413, f"the body is over {self.body_limit} bytes", limit=self._body_field()
+            )
+        if not self.drop_body:
+            self.pieces.append(body)
+
+    def on_message_complete(self) -> None:
+        current = self.current
+        assert current is not None
+        current.body = b"".join(self.pieces)
+        self.pieces = []
+        self.current = None
+        self.head_bytes = 0
+        self.ready.append(current)
+
+
+class RequestReader(_Reader):
+    """A server's reader of requests. ``on_head(message)`` runs once a request's head is read
+    (its body still to come); it returns True to have the body read and dropped instead of
+    kept (a refused request). ``Host`` must be present once."""
+
+    def __init__(self, limits: Limits, on_head: Callable[[Message], bool] | None = None) -> None:
+        super().__init__(limits)
+        self.on_head = on_head
+        self.parser = httptools.HttpRequestParser(self)
+
+    def _head(self, current: Message) -> None:
+        current.method = self.parser.get_method().decode("ascii")
+        current.target = self.url.decode("latin-1")
+        hosts = sum(1 for key, _ in current.headers if key == "host")
+        if hosts != 1 and current.version == "1.1":
+            raise FramingError(400, "bad request: a request needs exactly one Host header")
+        if self.on_head is not None:
+            self.drop_body = self.on_head(current)
+
+
+class ResponseReader(_Reader):
+    """A client's reader of answers (keep-alive: one reader per connection, answers in
+    order). Call :meth:`eof` when the peer closes (an answer delimited by the close is whole
+    then). llhttp cannot be told an answer has no body, so do not send HEAD through it;
+    1xx, 204 and 304 answers have none by their status."""
+
+    _request = False
+
+    def __init__(self, limits: Limits) -> None:
+        super().__init__(limits)
+        self.parser = httptools.HttpResponseParser(self)
+        self.reason = b""
+
+    def on_status(self, reason: bytes) -> None:
+        self.reason += reason
+
+    def _head(self, current: Message) -> None:
+        current.status = self.parser.get_status_code()
+
+    def eof(self) -> None:
+        """The peer closed: an answer without length or chunking is whole now; any other
+        unfinished answer raises FramingError (cut short)."""
+        current = self.current
+        if current is None:
+            return
+        if self.head_done and not current.chunked and current.content_length is None:
+            self.on_message_complete()
+            return
+        raise FramingError(400, "the answer was cut short")

@@ -1,0 +1,134 @@
+"""eog_core._http1: requests and answers read whole, and every limit of Limits enforced."""
+
+from __future__ import annotations
+
+import pytest
+
+from eog_core._http1 import FramingError, Limits, RequestReader, ResponseReader, host_allowed
+
+HEAD = b"POST /mcp/k?x=1 HTTP/1.1\r\nHost: 127.0.0.1:8700\r\n"
+CHUNKED = HEAD + b"Transfer-Encoding: chunked\r\n\r\n"
+
+
+def _requests(data: bytes, limits: Limits | None = None, *, drip: bool = False) -> list:
+    reader = RequestReader(limits or Limits())
+    for piece in [data[i : i + 1] for i in range(len(data))] if drip else [data]:
+        reader.feed(piece)
+    found = []
+    while (message := reader.pop()) is not None:
+        found.append(message)
+    return found
+
+
+def _refused(data: bytes, limits: Limits | None = None) -> FramingError:
+    with pytest.raises(FramingError) as caught:
+        _requests(data, limits)
+    return caught.value
+
+
+@pytest.mark.parametrize("drip", [False, True])
+def test_pipelined_requests_come_out_whole_in_order(drip: bool) -> None:
+    data = (
+        HEAD + b"Content-Length: 2\r\n\r\n{}" + CHUNKED + b"3\r\nabc\r\n0\r\n\r\n"
+        b"GET / HTTP/1.0\r\n\r\n"
+    )
+    first, second, third = _requests(data, drip=drip)
+    assert (first.method, first.target, first.body, first.keep_alive) == (
+        "POST",
+        "/mcp/k?x=1",
+        b"{}",
+        True,
+    )
+    assert first.header("host") == "127.0.0.1:8700"
+    assert (second.body, second.chunked) == (b"abc", True)
+    assert (third.version, third.keep_alive) == ("1.0", False)
+
+
+@pytest.mark.parametrize(
+    ("data", "status"),
+    [
+        (CHUNKED + b"3;x\nabc\r\n0\r\n\r\n", 400),  # a bare LF in a chunk extension
+        (CHUNKED + b" 3\r\nabc\r\n0\r\n\r\n", 400),  # a space before the chunk size
+        (CHUNKED + b"3\r\nabc\r\n0\r\nnot a field\r\n\r\n", 400),  # a trailer line
+        (CHUNKED + b"3;" + b"e" * 5000 + b"\r\nabc\r\n0\r\n\r\n", 400),  # a long extension
+        (b"GET / HTTP/1.1\r\n\r\n", 400),  # no Host
+        (b"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400),  # two
+        (b"GET / HTTP/2.0\r\nHost: a\r\n\r\n", 505),
+        (HEAD + b"Transfer-Encoding: gzip\r\n\r\n", 501),
+        (HEAD + b"Content-Length: 2000000\r\n\r\n", 413),
+        (HEAD + b"X: y\r\n" * 101 + b"\r\n", 431),
+        (HEAD + b"X: " + b"y" * 70000 + b"\r\n\r\n", 431),
+    ],
+)
+def test_what_is_refused(data: bytes, status: int) -> None:
+    assert _refused(data).status == status
+
+
+def test_chunk_extensions_do_not_get_around_the_body_limit() -> None:
+    limits = Limits(max_request_body=1000, max_chunk_line=1024)
+    reader = RequestReader(limits)
+    reader.feed(CHUNKED)
+    with pytest.raises(FramingError) as caught:
+        for _ in range(10_000):  # one byte of data, 1000 bytes of extension, each chunk
+            reader.feed(b"1;" + b"e" * 1000 + b"\r\nx\r\n")
+    assert (caught.value.status, caught.value.limit) == (413, "max_request_body")
+
+
+def test_a_dripped_head_is_bounded() -> None:
+    reader = RequestReader(Limits(max_head=4096))
+    reader.feed(HEAD)
+    with pytest.raises(FramingError) as caught:
+        for _ in range(5000):
+            reader.feed(b"X")
+    assert caught.value.limit == "max_head"
+    with pytest.raises(FramingError):  # for good
+        reader.feed(b"\r\n")
+
+
+def test_on_head_sees_the_head_before_the_body_and_may_drop_it() -> None:
+    seen = []
+    reader = RequestReader(Limits(), on_head=lambda m: seen.append(m.method) or True)
+    reader.feed(HEAD + b"Content-Length: 4\r\n\r\n")
+    assert seen == ["POST"] and reader.pop() is None and reader.mid_message
+    reader.feed(b"abcd")
+    message = reader.pop()
+    assert message is not None and message.body == b""
+
+
+def test_answers_read_by_the_client() -> None:
+    reader = ResponseReader(Limits(max_response_body=10))
+    reader.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 204 No Content\r\n\r\n")
+    reader.feed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n")
+    reader.feed(b"HTTP/1.0 200 OK\r\n\r\nuntil")
+    reader.eof()
+    answers = [reader.pop() for _ in range(4)]
+    assert [(a.status, a.body) for a in answers if a] == [
+        (200, b"ok"),
+        (204, b""),
+        (200, b"ab"),
+        (200, b"until"),
+    ]
+    with pytest.raises(FramingError) as caught:
+        ResponseReader(Limits(max_response_body=10)).feed(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\n"
+        )
+    assert caught.value.limit == "max_response_body"
+
+
+@pytest.mark.parametrize(
+    ("host", "allowed"),
+    [
+        ("127.0.0.1:8700", True),
+        ("localhost:8700", True),
+        ("[::1]:8700", True),
+        ("LOCALHOST:8700", True),
+        ("localhost:8701", False),
+        ("evil.example:8700", False),
+        ("localhost", False),
+        ("", False),
+        (None, False),
+    ],
+)
+def test_the_host_rule(host: str | None, allowed: bool) -> None:
+    assert host_allowed(host, 8700, allow_remote=False) is allowed
+    assert host_allowed(host, 8700, allow_remote=True) is bool(host)
