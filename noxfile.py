@@ -1,5 +1,5 @@
 """Developer sessions: tests, lint, typecheck, bench, instructions, chaos, demo, one per adapter,
-report_browser, damage_labeler.
+report_browser, damage_labeler, agentrelbench.
 
 The adapter sessions (``nemo_gym``, ``stirrup``, ``inspect``, ``ray``, ``gateway_agents``) each build
 their own virtualenv: the frameworks' dependencies conflict with each other and
@@ -206,6 +206,24 @@ def damage_labeler(session: nox.Session) -> None:
     before/after states and on its suite's damage.json files (docs/state.md)."""
     session.install("-e", ".[test]", "agentrelbench==0.1.0")
     adapter_tests(session, "damage_labeler")
+
+
+@nox.session
+def agentrelbench(session: nox.Session) -> None:
+    """agentrelbench 0.1.0's shipped formats from PyPI read by ``certify``'s loaders: its 33 task
+    folders (``suite/tasks``, ``suite/tasks-escalated``), task files and oracle and
+    counterexample scripts (docs/certify.md)."""
+    session.install("-e", ".[test]", "agentrelbench==0.1.0")
+    session.run(
+        "python",
+        "-m",
+        "pytest",
+        "tests/certify/test_agentrelbench_formats.py",
+        "-p",
+        "no:randomly",
+        *session.posargs,
+        env={"EOG_REQUIRE_AGENTRELBENCH": "1"},
+    )
 
 
 @nox.session

@@ -1,6 +1,6 @@
 """Small helpers several packages share that are not part of the public surface
 (docs/api.md, "Stability"): a transcript timestamp, a percentage as the tables print
-it, and the deprecation of a module attribute.
+it, the deprecation of a module attribute, and writing a file whole or not at all.
 
 They were public names of ``eog_core.run`` (``iso_time``) and ``eog_core.metrics``
 (``percent``) in 0.2; those spellings still work for one release with a
@@ -10,11 +10,14 @@ They were public names of ``eog_core.run`` (``iso_time``) and ``eog_core.metrics
 from __future__ import annotations
 
 import datetime as dt
+import os
+import tempfile
 import warnings
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
-__all__ = ["deprecated_attribute", "iso_time", "percent", "warn_deprecated"]
+__all__ = ["atomic_write", "deprecated_attribute", "iso_time", "percent", "warn_deprecated"]
 
 
 def iso_time(epoch: float) -> str:
@@ -52,3 +55,17 @@ def deprecated_attribute(
         return value()
 
     return __getattr__
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``path`` whole or not at all: a ``.partial-*`` file beside it, renamed into place
+    (a kill leaves at most that file, which the next run's reader removes or ignores)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".partial-", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -242,3 +242,27 @@ def test_the_readme_s_offline_run_is_clean(tmp_path: Path) -> None:
     records = (tmp_path / "runs" / "demo" / "rollouts.jsonl").read_text().splitlines()
     assert [json.loads(line)["success"] for line in records] == [True, True, True]
     assert done.stderr == ""
+
+
+def test_the_readme_s_rescore_and_replay_commands_pass(tmp_path: Path) -> None:
+    """README "Re-check a run" in bash, after the offline run with --capture-state."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    offline = text.split("\n## Try `eog-core run` offline\n", 1)[1].split("\n## ", 1)[0]
+    [run] = SHELL_BLOCK.findall(offline)
+    section = text.split("\n## Re-check a run: `eog-core rescore` and `eog-core replay`\n", 1)
+    [recheck] = SHELL_BLOCK.findall(section[1].split("\n## ", 1)[0])
+    gym, model, again = free_port(), free_port(), free_port()
+    run = run.replace("--out runs/demo", "--out runs/checked --capture-state")
+    recheck = recheck.replace("serve-local &", f"serve-local --port {again} &")
+    recipe = (
+        (run + "\n" + recheck.replace(":8101", f":{again}"))
+        .replace("serve-local &", f"serve-local --port {gym} &")
+        .replace("serve-model &", f"serve-model --port {model} &")
+        .replace(":8101", f":{gym}")
+        .replace(":8102", f":{model}")
+    )
+    done = run_in_bash(recipe, tmp_path)
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    assert "strict: no verdict flips" in done.stdout
+    assert "3 of 3 rollout(s) reproduced" in done.stdout
+    assert (tmp_path / "runs" / "checked-rescored" / "rollouts.jsonl").is_file()

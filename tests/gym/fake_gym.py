@@ -130,6 +130,8 @@ class FakeGym:
             return _drop(request)
         if name == "wait":
             await self.call_gate.wait()
+        if name == "session_400":  # ran, then a 400 naming the session (not a 404)
+            return web.json_response({"detail": "Bad Request: session state lost"}, status=400)
         if name == "http500":
             return web.json_response({"message": "boom"}, status=500)
         if name == "unavailable":

@@ -119,13 +119,11 @@ async def test_tool_list_follows_cursors(client: GymClient) -> None:
     assert [t["name"] for t in await client.list_tools()] == ["tool_0", "tool_1", "tool_2"]
 
 
-@pytest.mark.parametrize(
-    ("status", "detail"), [(404, "Session not found"), (400, "Bad Request: No valid session ID")]
-)
 async def test_expired_session_reinitializes_once_and_resends(
-    gym: FakeGym, client: GymClient, status: int, detail: str
+    gym: FakeGym, client: GymClient
 ) -> None:
-    gym.expired_status, gym.expired_detail = status, detail
+    # a 404 in a session the server ended: the spec's "refused unread", so even a tool
+    # call is sent again
     await client.list_tools()
     first = client.mcp_session_id
     assert first is not None
@@ -135,6 +133,49 @@ async def test_expired_session_reinitializes_once_and_resends(
     assert gym.executions["add"] == 1
     assert client.mcp_session_id == gym.sessions[-1] != first
     assert gym.methods.count("initialize") == 2
+
+
+async def test_old_servers_bad_session_reinitializes_but_never_resends_a_tool_call(
+    gym: FakeGym, client: GymClient
+) -> None:
+    gym.expired_status, gym.expired_detail = 400, "Bad Request: No valid session ID"
+    await client.list_tools()
+    first = str(client.mcp_session_id)
+    gym.expired.add(first)
+    with pytest.raises(GymHTTPError) as caught:
+        await client.call_tool("add", {}, database_id="db")
+    assert caught.value.status == 400
+    assert gym.methods.count("initialize") == 1
+    result = await client.call_tool("add", {}, database_id="db")  # in a new session
+    assert result.text == "ran add"
+    assert gym.executions["add"] == 1
+    assert client.mcp_session_id == gym.sessions[-1] != first
+    assert gym.methods.count("initialize") == 2
+
+
+async def test_old_servers_bad_session_resends_what_is_safe_to_repeat(
+    gym: FakeGym, client: GymClient
+) -> None:
+    gym.expired_status, gym.expired_detail = 400, "Bad Request: No valid session ID"
+    await client.list_tools()
+    gym.expired.add(str(client.mcp_session_id))
+    assert len(await client.list_tools(refresh=True)) == 3
+    assert gym.methods.count("initialize") == 2
+
+
+async def test_a_tool_that_ran_and_answered_400_session_runs_once(
+    gym: FakeGym, client: GymClient
+) -> None:
+    # issue 29: a gym answering 400 with "session" in its message after running the
+    # tool got a re-initialize and a second run
+    with pytest.raises(GymHTTPError) as caught:
+        await client.call_tool("session_400", {}, database_id="db")
+    assert (caught.value.status, gym.executions["session_400"]) == (400, 1)
+    await client.list_tools()  # the next request opens a new session
+    with pytest.raises(GymHTTPError):
+        await client.call_tool("session_400", {}, database_id="db")
+    assert gym.executions["session_400"] == 2
+    assert gym.methods.count("tools/call") == 2
 
 
 async def test_session_expiring_again_is_not_a_loop(gym: FakeGym, client: GymClient) -> None:

@@ -91,7 +91,8 @@ async def test_seed_query_call_delete(local_gym: LocalGym, client: GymClient) ->
     )
     assert (result.is_error, result.structured) == (False, {"id": 2, "user": "u@x.io"})
     outcome = await client.run_sql("SELECT COUNT(*) AS n FROM notes", database_id=database_id)
-    assert SqlOutcome.ok({"data": [{"n": 2}]}) == outcome
+    query = "SELECT COUNT(*) AS n FROM notes LIMIT 100"  # as a real gym, LocalGym caps and echoes
+    assert SqlOutcome.ok({"data": [{"n": 2}], "query": query}) == outcome
     assert await client.delete_database(database_id) is True
     assert local_gym.database_ids() == []
 
@@ -156,7 +157,9 @@ async def test_http_sql_runner_routes_by_gym_name(client: GymClient) -> None:
     database_id = await client.seed_database(SEED)
     runner = HttpSqlRunner({"local": client})
     outcome = await runner.run_sql("local", database_id, "SELECT body FROM notes", {})
-    assert SqlOutcome.ok({"data": [{"body": "a"}]}) == outcome
+    assert SqlOutcome.ok(
+        {"data": [{"body": "a"}], "query": "SELECT body FROM notes LIMIT 100"}
+    ) == (outcome)
     missing = await runner.run_sql("other", database_id, "SELECT 1", {})
     assert (missing.success, missing.error_kind) == (False, "transport")
     assert "'other'" in str(missing.error)

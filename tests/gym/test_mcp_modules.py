@@ -8,9 +8,16 @@ from pathlib import Path
 import eog_core.gym
 
 GYM = Path(eog_core.gym.__file__).parent
-MCP_MODULES = ["_jsonrpc.py", "_mcp.py", "_mcp_handshake.py", "_mcp_stream.py"]
+MCP_MODULES = [
+    "_jsonrpc.py",
+    "_mcp.py",
+    "_mcp_ending.py",
+    "_mcp_handshake.py",
+    "_mcp_headers.py",
+    "_mcp_stream.py",
+]
 # Lower first: a module may import only those before it.
-ORDER = ["_jsonrpc", "_mcp_handshake", "_mcp_stream", "_mcp"]
+ORDER = ["_jsonrpc", "_mcp_ending", "_mcp_handshake", "_mcp_headers", "_mcp_stream", "_mcp"]
 
 
 def _gym_imports(path: Path) -> set[str]:
@@ -22,10 +29,9 @@ def _gym_imports(path: Path) -> set[str]:
     return found
 
 
-#: Lines a module may have: 400 (STYLE.md's aim) as the code stood before the whole-tree
-#: ``ruff format`` (#28), which put ``_mcp.py`` (386 lines then) at 462 with no change to its
-#: code; the wire-layer issue (#29) splits it under its 440-line ceiling.
-MAX_LINES = 470
+#: Lines a module may have: the project's ceiling (STYLE.md aims at 400); issue #29 split
+#: ``_mcp.py`` (462 lines) into it, the headers and the ending.
+MAX_LINES = 440
 
 
 def test_every_mcp_module_is_under_its_line_ceiling() -> None:

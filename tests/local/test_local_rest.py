@@ -39,14 +39,18 @@ async def test_seed_then_query_survives_across_requests(
         {"query": "UPDATE item SET qty = qty + 1 WHERE name = 'bolt'", "database_id": "db_a"},
         **{"x-database-id": "db_a"},
     )
-    assert (status, body) == (200, {"data": []})
+    query = "UPDATE item SET qty = qty + 1 WHERE name = 'bolt'"  # no SELECT: never capped
+    assert (status, body) == (200, {"data": [], "query": query})
     status, body = await post_json(
         http,
         f"{gym.url}/api/sql-runner",
         {"query": "SELECT name, qty FROM item ORDER BY id", "database_id": "db_a"},
     )
     assert status == 200
-    assert body == {"data": [{"name": "bolt", "qty": 11}, {"name": "nut", "qty": 20}]}
+    assert body == {
+        "data": [{"name": "bolt", "qty": 11}, {"name": "nut", "qty": 20}],
+        "query": "SELECT name, qty FROM item ORDER BY id LIMIT 100",
+    }
     assert gym.query("db_a", "SELECT COUNT(*) AS n FROM item") == [{"n": 2}]
 
 
@@ -57,7 +61,7 @@ async def test_sql_runner_takes_database_id_from_header(
     status, body = await post_json(
         http, f"{gym.url}/api/sql-runner", {"query": "SELECT 1 AS one"}, **{"x-database-id": "db_h"}
     )
-    assert (status, body) == (200, {"data": [{"one": 1}]})
+    assert (status, body) == (200, {"data": [{"one": 1}], "query": "SELECT 1 AS one LIMIT 100"})
 
 
 async def test_databases_are_isolated(gym: LocalGym, seed: Any) -> None:

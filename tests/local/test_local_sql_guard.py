@@ -13,6 +13,9 @@ from eog_core.local import LocalGym
 
 from .conftest import GymFactory, McpTestClient, SeedFn
 
+COUNT = "SELECT count(*) AS n FROM item"
+#: LocalGym's answer to COUNT: as a real gym's, it appends LIMIT 100 and echoes the query as run.
+COUNTED = (200, {"data": [{"n": 2}], "query": f"{COUNT} LIMIT 100"})
 RUNAWAY = "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c"
 
 
@@ -75,7 +78,7 @@ async def test_runaway_query_ends_at_the_deadline(
     await seed(gym)
     status, body = await sql(http, gym, RUNAWAY)
     assert (status, body) == (400, {"detail": "query interrupted: it ran past its 0.2s deadline"})
-    assert await sql(http, gym, "SELECT count(*) AS n FROM item") == (200, {"data": [{"n": 2}]})
+    assert await sql(http, gym, COUNT) == COUNTED
 
 
 async def test_one_heavy_call_is_refused_and_releases_the_lock(
@@ -97,7 +100,7 @@ async def test_one_heavy_call_is_refused_and_releases_the_lock(
         400,
         {"detail": "string or blob too big"},
     )
-    assert await sql(http, gym, "SELECT count(*) AS n FROM item") == (200, {"data": [{"n": 2}]})
+    assert await sql(http, gym, COUNT) == COUNTED
 
 
 async def test_stopping_the_gym_interrupts_running_queries(
@@ -148,10 +151,7 @@ async def test_read_only_header_refuses_every_write(
     assert status == 400 and body["detail"].startswith("not authorized"), body
     assert gym.query("db_1", "SELECT * FROM item ORDER BY id") == before
     assert gym.query("db_1", "PRAGMA user_version") == [{"user_version": 0}]
-    status, body = await sql(
-        http, gym, "SELECT count(*) AS n FROM item", **{"x-eog-read-only": "true"}
-    )
-    assert (status, body) == (200, {"data": [{"n": 2}]})
+    assert await sql(http, gym, COUNT, **{"x-eog-read-only": "true"}) == COUNTED
 
 
 async def test_without_the_header_the_runner_writes_as_real_gyms_do(
@@ -160,7 +160,8 @@ async def test_without_the_header_the_runner_writes_as_real_gyms_do(
     seed: SeedFn,
 ) -> None:
     await seed(gym)
-    assert await sql(http, gym, "DELETE FROM item WHERE name = 'nut'") == (200, {"data": []})
+    delete = "DELETE FROM item WHERE name = 'nut'"
+    assert await sql(http, gym, delete) == (200, {"data": [], "query": delete})
     assert gym.query("db_1", "SELECT name FROM item") == [{"name": "bolt"}]
 
 

@@ -11,7 +11,20 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from eog_core import __version__
-from eog_core.cli import _demo, _gateway, _gyms, _report, _run, _scoring, _seeds, _serve, _tasks
+from eog_core.cli import (
+    _certify,
+    _demo,
+    _gateway,
+    _gyms,
+    _replay,
+    _report,
+    _rescore,
+    _run,
+    _scoring,
+    _seeds,
+    _serve,
+    _tasks,
+)
 from eog_core.cli._common import (
     EXIT_INPUT,
     EXIT_INTERRUPTED,
@@ -48,11 +61,14 @@ def build_parser() -> argparse.ArgumentParser:
     _tasks.add_parsers(commands)
     _scoring.add_parsers(commands)
     _run.add_parser(commands)
+    _certify.add_parser(commands)
     _serve.add_parser(commands)
     _report.add_parser(commands)
     _gateway.add_parser(commands)
     _gyms.add_parser(commands)
     _seeds.add_parser(commands)
+    _rescore.add_parser(commands)
+    _replay.add_parser(commands)
     for command in commands.choices.values():
         add_common_options(command)  # -v/-q also after the command's name
     for each in _parsers(parser):

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from eog_core.cli._common import EXIT_OK, add_command, busy
+from eog_core.cli._trust import add_certificates_option, read_certificates_option
 from eog_core.errors import UsageError
 from eog_core.metrics import Price
 from eog_core.tasks import load_tasks
@@ -63,6 +65,12 @@ def add_parser(commands: Any) -> None:
         "--tasks", type=Path, help="the task files (or .jsonl rows), to show each rollout's prompts"
     )
     report.add_argument(
+        "--replay",
+        type=Path,
+        metavar="DIR",
+        help="an `eog-core replay` output folder (its replay.json): show the run's reproducibility",
+    )
+    report.add_argument(
         "--n-boot",
         type=int,
         default=10000,
@@ -78,6 +86,9 @@ def add_parser(commands: Any) -> None:
         type=Path,
         metavar="FILE",
         help="also write the RL task bands (tasks by pass rate over repeats) as JSON",
+    )
+    add_certificates_option(
+        report, "marks each task certified, clean, flagged or unchecked, with an overview panel"
     )
     report.set_defaults(handler=run_report)
 
@@ -106,6 +117,22 @@ def _check_prices(prices: Sequence[Price], sources: Sequence[Any]) -> None:
             )
 
 
+def _replay(path: Path | None) -> dict[str, Any] | None:
+    """``--replay DIR``: its ``replay.json``, checked to be one; a bad one is a UsageError."""
+    if path is None:
+        return None
+    from eog_core.replay import REPLAY_FILE, REPLAY_FORMAT
+
+    file = path / REPLAY_FILE if path.is_dir() else path
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--replay {path}: cannot read {file} ({exc})") from None
+    if not isinstance(data, dict) or data.get("format") != REPLAY_FORMAT:
+        raise UsageError(f"--replay {path}: {file} is not an {REPLAY_FORMAT} result")
+    return data
+
+
 def _write(path: Path, write: Callable[[Path], object]) -> None:
     try:
         write(path)
@@ -114,6 +141,7 @@ def _write(path: Path, write: Callable[[Path], object]) -> None:
 
 
 def run_report(args: argparse.Namespace) -> int:
+    from eog_core.metrics import task_digests
     from eog_core.report import (
         bands_json,
         build_content,
@@ -127,6 +155,8 @@ def run_report(args: argparse.Namespace) -> int:
     _output_folder_exists(args.output, "-o")
     if args.bands_json:
         _output_folder_exists(args.bands_json, "--bands-json")
+    certificates = read_certificates_option(args.certificates)
+    replay = _replay(args.replay)
     tasks = (
         {task.task_id: task for task in load_tasks(args.tasks) if task.task_id}
         if args.tasks
@@ -143,6 +173,11 @@ def run_report(args: argparse.Namespace) -> int:
             tasks=tasks,
             n_boot=args.n_boot,
             seed=args.seed,
+            certificates=certificates,
+            task_digests=task_digests(args.tasks)
+            if certificates is not None and args.tasks
+            else None,
+            replay=replay,
         )
         _write(args.output, lambda path: write_html(content, path))
     if args.bands_json:

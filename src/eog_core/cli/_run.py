@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
 import sys
@@ -30,10 +29,12 @@ from eog_core.cli._run_parser import build_parser
 from eog_core.cli._selection import selected
 from eog_core.cli._shared import (
     check_gym_names,
+    check_launch_options,
     check_state_options,
     damage_specs,
     gym_directory,
     gym_timeouts,
+    launched_gyms,
     load_task_paths,
     on_signals,
 )
@@ -111,10 +112,7 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError(f"--ray-actors must be at least 1, got {args.ray_actors}")
     if args.ray_actors is not None and not args.ray:
         raise UsageError("--ray-actors needs --ray ADDRESS")
-    if (args.gym or args.gyms) and args.launch:
-        raise UsageError("give --gym/--gyms or --launch, not both")
-    if args.max_lifecycles is not None and (not args.launch or args.max_lifecycles < 1):
-        raise UsageError("--max-lifecycles takes a positive number and needs --launch")
+    check_launch_options(args)
     if args.launch and args.ray:
         raise UsageError(
             "--launch counts lifecycles in this process, not in Ray actors: start "
@@ -125,23 +123,6 @@ def _check(args: argparse.Namespace) -> None:
             import ray  # type: ignore[import-not-found]  # noqa: F401
         except ImportError:
             raise UsageError("--ray requires the ray extra: pip install 'eog-core[ray]'") from None
-
-
-def _gyms_for(
-    args: argparse.Namespace, tasks: list[Task], directory: GymDirectory
-) -> contextlib.AbstractAsyncContextManager[GymDirectory]:
-    """The directory given, or (``--launch``) the fleet's for the length of the run."""
-    if not args.launch:
-        return contextlib.nullcontext(directory)
-    from eog_core.fleet import DEFAULT_MAX_LIFECYCLES, launch, options_from_env
-
-    return launch(
-        tasks,
-        options_from_env(
-            engine_executable=args.launch,
-            max_lifecycles=args.max_lifecycles or DEFAULT_MAX_LIFECYCLES,
-        ),
-    )
 
 
 async def _run(
@@ -173,7 +154,7 @@ async def _run(
             if args.launch and args.preflight:  # the model first: no containers for a dead one
                 async with ModelClient(settings) as probe:
                     await probe.preflight()
-            async with _gyms_for(args, tasks, directory) as gyms:
+            async with launched_gyms(args, tasks, directory) as gyms:
                 report = await run_evaluation(
                     tasks,
                     settings,

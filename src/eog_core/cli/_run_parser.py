@@ -8,7 +8,7 @@ from typing import Any
 
 from eog_core.cli._common import add_command, positive_seconds
 from eog_core.cli._selection import add_selection_options
-from eog_core.cli._shared import add_gym_options, add_state_options
+from eog_core.cli._shared import add_gym_options, add_launch_options, add_state_options
 
 __all__ = ["build_parser"]
 
@@ -168,19 +168,7 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
         "unreachable; 0 never stops (default: %(default)s)",
     )
     add_gym_options(run)
-    run.add_argument(
-        "--launch",
-        metavar="docker|podman",
-        help="start the gym containers the tasks need on this engine, remove them at "
-        "the end (eog_core.fleet; docs/real-benchmark.md)",
-    )
-    run.add_argument(
-        "--max-lifecycles",
-        type=int,
-        metavar="N",
-        help="with --launch: restart a gym container after N task lifecycles "
-        "(default: 150; the images leak file descriptors)",
-    )
+    add_launch_options(run)
     run.add_argument(
         "--forward-any-tool",
         action="store_true",

@@ -24,6 +24,7 @@ from eog_core.cli._common import (
 )
 from eog_core.cli._demo import verdict_line, verdict_table
 from eog_core.cli._explain import check_overlap, explain_nothing_scored
+from eog_core.cli._trust import add_certificates_option, read_certificates_option, trust_part
 from eog_core.cli._verify import Asked, AskOnce, shared_failure
 from eog_core.gym import GymClient, HttpSqlRunner, Timeouts
 from eog_core.metrics import (
@@ -85,7 +86,8 @@ def add_parsers(commands: Any) -> None:
         "--db",
         action="append",
         metavar="GYM=FILE",
-        help="SQLite snapshot of a gym's final database",
+        help="SQLite snapshot of a gym's final database (parity caps a query without a "
+        "LIMIT at 100 rows, as the gym's sql-runner does; strict reads every row)",
     )
     verify.add_argument(
         "--gym", action="append", metavar="GYM=URL", help="a live gym to query instead"
@@ -161,6 +163,7 @@ def add_parsers(commands: Any) -> None:
         "byte (colour only on a terminal); a run folder is read as upstream reads it, "
         "its upstream/ one row",
     )
+    add_certificates_option(score, "adds the score over clean and over certified tasks")
     score.set_defaults(handler=run_score)
 
     compare = add_command(
@@ -232,7 +235,7 @@ async def _verify(args: argparse.Namespace, policies: list[Policy]) -> list[Task
             f"the task's verifiers query gym(s) {', '.join(missing_gyms)}: give {flag} for each"
         )
     clients: dict[str, GymClient] = {}
-    offline: SqliteSqlRunner | None = None
+    offline: dict[int | None, SqliteSqlRunner] = {}  # per row cap: parity sees the gym's
     try:
         if gyms:
             # AskOnce bounds each query at --timeout; the client's own limits sit above it,
@@ -259,14 +262,20 @@ async def _verify(args: argparse.Namespace, policies: list[Policy]) -> list[Task
                 )
                 for policy in policies
             ]
-        runner = offline = SqliteSqlRunner(snapshots, now=args.now)
+        for cap in dict.fromkeys(policy.offline_implicit_limit for policy in policies):
+            offline[cap] = SqliteSqlRunner(snapshots, now=args.now, implicit_limit=cap)
         return [
-            await verify_task(task, sql=runner, policy=policy, database_ids=database_ids)
+            await verify_task(
+                task,
+                sql=offline[policy.offline_implicit_limit],
+                policy=policy,
+                database_ids=database_ids,
+            )
             for policy in policies
         ]
     finally:
-        if offline is not None:
-            offline.close()
+        for runner in offline.values():
+            runner.close()
         for client in clients.values():
             await client.aclose()
 
@@ -322,6 +331,7 @@ def _read_inputs(paths: Sequence[Path], upstream_only: bool = False) -> list[Met
 
 
 def run_score(args: argparse.Namespace) -> int:
+    certificates = read_certificates_option(args.certificates)  # bad input before any work
     folders = _upstream_folders(args.paths, args.upstream_only)
     with busy("reading results"):
         items = _read_inputs(args.paths, args.upstream_only)
@@ -350,12 +360,14 @@ def run_score(args: argparse.Namespace) -> int:
     summary = attrs.evolve(summary, skipped=tuple(skipped) + tuple(summary.skipped))
     code = _nothing_completed(summary)
     damage = damage_summary(records)  # None without state capture: the output is as before
+    trust = trust_part(args, certificates, records)  # None without --certificates: as before
     if args.json:
         document = {
             "upstream": attrs.asdict(upstream) if upstream else None,
             "corrected": attrs.asdict(summary),
         }
-        emit_json(document | ({"damage": _damage_json(damage)} if damage else {}))
+        document |= {"damage": _damage_json(damage)} if damage else {}
+        emit_json(document | ({"certificates": trust.to_json()} if trust else {}))
         return code
     if upstream is not None:
         print("== Upstream's numbers (as compute_score.py computes and prints them) ==")
@@ -366,6 +378,9 @@ def run_score(args: argparse.Namespace) -> int:
     if damage is not None:
         print()
         print(format_damage(damage))
+    if trust is not None:
+        print()
+        print(trust.text(summary))
     return code
 
 

@@ -1,4 +1,5 @@
-"""What ``run`` and ``gateway`` share: the gym options, the task paths, signal handling."""
+"""What ``run``, ``gateway`` and ``certify`` share: the gym options (``--launch`` too), the
+task paths, signal handling."""
 
 from __future__ import annotations
 
@@ -18,12 +19,15 @@ from eog_core.tasks import TASK_SUFFIXES, Task, load_tasks
 
 __all__ = [
     "add_gym_options",
+    "add_launch_options",
     "add_state_options",
     "check_gym_names",
+    "check_launch_options",
     "check_state_options",
     "damage_specs",
     "gym_directory",
     "gym_timeouts",
+    "launched_gyms",
     "load_task_paths",
     "on_signals",
 ]
@@ -52,6 +56,47 @@ def add_gym_options(group: Any) -> None:
     )
     group.add_argument(
         "--tools", type=Path, metavar="DIR", help="tool snapshots instead of listing tools live"
+    )
+
+
+def add_launch_options(group: Any) -> None:
+    """``--launch docker|podman`` and ``--max-lifecycles N``."""
+    group.add_argument(
+        "--launch",
+        metavar="docker|podman",
+        help="start the gym containers the tasks need on this engine, remove them at "
+        "the end (eog_core.fleet; docs/real-benchmark.md)",
+    )
+    group.add_argument(
+        "--max-lifecycles",
+        type=int,
+        metavar="N",
+        help="with --launch: restart a gym container after N task lifecycles "
+        "(default: 150; the images leak file descriptors)",
+    )
+
+
+def check_launch_options(args: argparse.Namespace) -> None:
+    if (args.gym or args.gyms) and args.launch:
+        raise UsageError("give --gym/--gyms or --launch, not both")
+    if args.max_lifecycles is not None and (not args.launch or args.max_lifecycles < 1):
+        raise UsageError("--max-lifecycles takes a positive number and needs --launch")
+
+
+def launched_gyms(
+    args: argparse.Namespace, tasks: Sequence[Task], directory: GymDirectory
+) -> contextlib.AbstractAsyncContextManager[GymDirectory]:
+    """The directory given, or (``--launch``) the fleet's for the length of the command."""
+    if not args.launch:
+        return contextlib.nullcontext(directory)
+    from eog_core.fleet import DEFAULT_MAX_LIFECYCLES, launch, options_from_env
+
+    return launch(
+        list(tasks),
+        options_from_env(
+            engine_executable=args.launch,
+            max_lifecycles=args.max_lifecycles or DEFAULT_MAX_LIFECYCLES,
+        ),
     )
 
 

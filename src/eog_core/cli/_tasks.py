@@ -13,6 +13,7 @@ from typing import Any, TextIO
 import attrs
 
 from eog_core._json import decode_json
+from eog_core.certify import StaticFinding, task_findings
 from eog_core.cli._common import (
     EXIT_FAILED,
     EXIT_INPUT,
@@ -22,7 +23,6 @@ from eog_core.cli._common import (
     progress,
     table,
 )
-from eog_core.cli._findings import Finding, findings_of
 from eog_core.cli._selection import add_selection_options, selected
 from eog_core.errors import SchemaError
 from eog_core.fleet import missing_seed_files
@@ -202,18 +202,40 @@ def _print_capped(lines: list[str], cap: int, *, stream: TextIO, what: str) -> N
         )
 
 
+def _seed_ddl(task: Task, seed_root: Path, texts: dict[Path, str]) -> dict[str, str]:
+    """The text of each of the task's seed files found under ``seed_root``, per gym: the
+    keys its ``CREATE TABLE`` statements declare sharpen ``may_truncate``."""
+    found = {}
+    for gym in task.gym_servers:
+        if not gym.seed_database_file:
+            continue
+        path = seed_root / gym.seed_database_file
+        if path not in texts:
+            try:
+                texts[path] = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                texts[path] = ""  # missing: reported below as a missing seed file
+        found[gym.name] = texts[path]
+    return found
+
+
 def run_validate(args: argparse.Namespace) -> int:
     snapshots = load_tool_snapshots(args.tools) if args.tools else None
     tasks: list[Task] = []
     errors: list[SchemaError] = []
-    findings: list[Finding] = []
+    findings: list[StaticFinding] = []
+    seed_texts: dict[Path, str] = {}
     for read in progress(_chosen(list(_each_task(args.paths)), args), "validating"):
         if isinstance(read.item, SchemaError):
             errors.append(read.item)
             continue
         tasks.append(read.item)
-        findings += findings_of(
-            read.item, source=read.source, nemo_row=read.nemo_row, snapshots=snapshots
+        findings += task_findings(
+            read.item,
+            source=read.source,
+            tools=snapshots,
+            ddl=_seed_ddl(read.item, args.seed_root, seed_texts) if args.seed_root else None,
+            nemo_row=read.nemo_row,
         )
     per_group = Counter((t.domain or "?", t.mode or MISSING_MODE) for t in tasks)
     kinds = Counter(v.verifier_type for t in tasks for v in t.verifiers)

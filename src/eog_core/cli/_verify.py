@@ -7,7 +7,7 @@ import logging
 from collections.abc import Mapping
 
 from eog_core import TaskVerdict
-from eog_core.verify import SqlOutcome, SqlRunner
+from eog_core.verify import SqlOutcome, SqlRunner, implicit_limit_of
 
 __all__ = ["AskOnce", "Asked", "shared_failure"]
 
@@ -49,6 +49,11 @@ class AskOnce:
         self._urls = urls
         self._state = asked or Asked()
         self._tag = tag
+
+    @property
+    def implicit_limit(self) -> int | None:
+        """The wrapped runner's row cap (strict flags answers it may have cut)."""
+        return implicit_limit_of(self._runner)
 
     async def run_sql(
         self, gym_name: str, database_id: str | None, query: str, context: Mapping[str, str]

@@ -17,12 +17,12 @@ from eog_core.errors import (
     GymError,
     GymHTTPError,
     GymProtocolError,
-    JsonRpcError,
     UsageError,
 )
 from eog_core.gym._headers import AuthConfig, HeaderMode
 from eog_core.gym._http import new_request
 from eog_core.gym._in_flight import InFlight
+from eog_core.gym._liveness import probe_gym
 from eog_core.gym._mcp import McpSession
 from eog_core.gym._records import (
     DEFAULT_TIMEOUTS,
@@ -338,30 +338,11 @@ class GymClient:
         """Is the gym answering? ``/health`` first; a gym without it (404/405) is asked
         over MCP (the handshake and a ``ping``): any JSON-RPC answer, even an error,
         or an HTTP refusal such as 401 means it is up. Never raises a gym error."""
-        request = self._rest("GET", "/health", None)
-        try:
-            await self._transport.send(request)
-            return True
-        except GymHTTPError as exc:
-            if exc.status not in (404, 405):
-                log.info("gym %s: health check answered HTTP %s", self.name, exc.status)
-                return False
-        except GymError as exc:
-            log.info("gym %s: health check failed: %s", self.name, exc)
-            return False
-        try:
-            await self._rpc("ping", {}, {}, idempotent=True)
-        except JsonRpcError:
-            return True  # it answered, if only to say it has no ping
-        except GymHTTPError as exc:
-            alive = exc.status < 500 and exc.status != 404
-            if not alive:
-                log.info("gym %s: no /health, and MCP answered HTTP %s", self.name, exc.status)
-            return alive
-        except GymError as exc:
-            log.info("gym %s: no /health, and MCP failed: %s", self.name, exc)
-            return False
-        return True
+        return await probe_gym(
+            self.name,
+            lambda: self._transport.send(self._rest("GET", "/health", None)),
+            lambda: self._rpc("ping", {}, {}, idempotent=True),
+        )
 
     async def _rpc(
         self,

@@ -34,7 +34,7 @@ import attrs
 
 from eog_core._redact import redact_url
 from eog_core.errors import GymUnreachableError, SchemaError, UsageError
-from eog_core.gym._client import GymClient, Timeouts
+from eog_core.gym._probes import joined_probes, probe_replica
 from eog_core.gym._replica import Lease, Replica, read_table, table_from_env, urls_of
 from eog_core.gym._seed_slot import SeedGate, SeedSlot
 from eog_core.gym._transport import Pool, Transport, lease_pool, release_pool
@@ -401,42 +401,15 @@ class GymDirectory:
         """The replicas that answer a probe; joins a probe another caller already started."""
         if not replicas:
             return []
-        futures = []
         with self._lock:
             probes = self._probes.setdefault(asyncio.get_running_loop(), {})
-        for replica in replicas:
-            key = (replica.gym, replica.url)
-            probe = probes.get(key)
-            if probe is None or probe.done():
-                probe = probes[key] = asyncio.ensure_future(self._probe(replica, auth))
-                probe.add_done_callback(functools.partial(_forget_probe, probes, key))
-            futures.append(probe)
-        answers = await asyncio.gather(*(asyncio.shield(f) for f in futures))
-        return [replica for replica, alive in zip(replicas, answers, strict=True) if alive]
+        return await joined_probes(probes, replicas, functools.partial(self._probe, auth=auth))
 
-    async def _probe(self, replica: Replica, auth: AuthConfig | None) -> bool:
-        timeouts = Timeouts(connect=self.probe_timeout, admin=self.probe_timeout)
-        async with GymClient(
-            replica.url,
-            name=replica.gym,
-            auth=auth,
-            transport=self.transport,
-            timeouts=timeouts,
-            share_mcp=True,
-        ) as client:
-            alive = await client.probe()
+    async def _probe(self, replica: Replica, *, auth: AuthConfig | None) -> bool:
+        alive = await probe_replica(replica, auth, self.transport, self.probe_timeout)
         with self._lock:
             replica.down_since = None if alive else self.clock()
         return alive
-
-
-def _forget_probe(
-    probes: dict[tuple[str, str], asyncio.Future[bool]],
-    key: tuple[str, str],
-    probe: asyncio.Future[bool],
-) -> None:
-    if probes.get(key) is probe:
-        del probes[key]
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:

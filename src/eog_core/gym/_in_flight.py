@@ -12,9 +12,17 @@ from eog_core.errors import ClosedError
 
 __all__ = ["InFlight"]
 
-_CURRENT_TASKS: dict[asyncio.AbstractEventLoop, asyncio.Task[Any]] | None = (
-    getattr(asyncio.tasks, "_current_tasks", None) if sys.version_info < (3, 12) else None
-)
+
+def _private_current_tasks() -> dict[asyncio.AbstractEventLoop, asyncio.Task[Any]] | None:
+    """asyncio's private loop-to-task dict on 3.11 when it is there and a dict; else None, and
+    :meth:`InFlight.enter` calls ``asyncio.current_task`` (docs/performance.md has the gain)."""
+    if sys.version_info >= (3, 12):
+        return None
+    tasks = getattr(asyncio.tasks, "_current_tasks", None)
+    return tasks if isinstance(tasks, dict) else None
+
+
+_CURRENT_TASKS = _private_current_tasks()
 """On 3.11 ``asyncio.current_task`` is Python code around this dict (1,000 instructions of a
 request's 2,300 for it, callgrind); from 3.12 it is C and called as it is."""
 

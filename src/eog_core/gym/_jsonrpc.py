@@ -17,7 +17,15 @@ import attrs
 from eog_core.errors import GymError, GymHTTPError, GymProtocolError, JsonRpcError
 from eog_core.gym._http import HttpResponse
 
-__all__ = ["AnswerTo", "ServerRequests", "pick_answer", "reply_to", "result_of", "session_gone"]
+__all__ = [
+    "AnswerTo",
+    "ServerRequests",
+    "pick_answer",
+    "refused_unread",
+    "reply_to",
+    "result_of",
+    "session_gone",
+]
 
 log = logging.getLogger("eog_core.gym")
 
@@ -84,10 +92,22 @@ def result_of(message: dict[str, Any], gym: str | None, url: str) -> Any:
 
 def session_gone(error: GymHTTPError) -> bool:
     """The server no longer knows the session a request was sent in (404, or an old
-    server's 400 "No valid session ID"): it refused the request unread."""
+    server's 400 "No valid session ID"): initialize again before the next request.
+
+    Only a 404 says the request was not processed (:func:`refused_unread`); a 400
+    naming a session may come after a tool ran.
+    """
     if error.status == 404:
         return True
     return error.status == 400 and "session" in error.detail.lower()
+
+
+def refused_unread(error: GymHTTPError) -> bool:
+    """The answer says the request was never processed, so even ``tools/call`` may be
+    sent again in a new session: the spec's 404 to a request carrying a session id
+    the server has terminated (it MUST answer so, and has no session to run it in).
+    A 400, whatever its message, is a bad request that may have been acted on."""
+    return error.status == 404
 
 
 def reply_to(message: Any) -> dict[str, Any] | None:

@@ -7,8 +7,11 @@ mid-handshake does not orphan what the server opened. The session id is owned
 from the moment the ``initialize`` answer arrives: closing ends it with
 ``DELETE`` even if ``notifications/initialized`` never completed. A request
 carrying a session id that the server no longer knows (404, or an old
-server's 400 "No valid session ID") re-initializes once and is sent again:
-the server refused it unread, so even ``tools/call`` is safe to re-send. Every
+server's 400 "No valid session ID") re-initializes once. It is sent again only
+when it cannot have run: a 404 (the spec's answer in a session the server
+ended: refused unread), or a request that is safe to repeat. A ``tools/call``
+answered 400 naming a session is never re-sent (a 400 may come after the tool
+ran): the error is raised and the next request opens a new session. Every
 caller sharing the session sees one re-initialization, not one each. Once
 closed, a session never re-initializes: every request raises
 :class:`ClosedError`.
@@ -27,7 +30,9 @@ The server's chosen protocol version must be one of
 
 This module is the session's state machine; reading JSON-RPC answers and
 replying to the server's requests is :mod:`eog_core.gym._jsonrpc`, what
-``initialize`` sends and accepts :mod:`eog_core.gym._mcp_handshake`.
+``initialize`` sends and accepts :mod:`eog_core.gym._mcp_handshake`, the
+headers of the session's requests :mod:`eog_core.gym._mcp_headers`, the
+``DELETE`` that ends it :mod:`eog_core.gym._mcp_ending`.
 """
 
 from __future__ import annotations
@@ -39,13 +44,21 @@ from collections.abc import Coroutine, Mapping
 from typing import Any
 
 import attrs
-from multidict import CIMultiDict, CIMultiDictProxy
 
-from eog_core._mcp_protocol import SUPPORTED_PROTOCOL_VERSIONS, VERSION_HEADER_FROM
+from eog_core._mcp_protocol import SUPPORTED_PROTOCOL_VERSIONS
 from eog_core.errors import ClosedError, GymError, GymHTTPError, GymTimeoutError
 from eog_core.gym._http import new_request
-from eog_core.gym._jsonrpc import AnswerTo, ServerRequests, pick_answer, result_of, session_gone
+from eog_core.gym._jsonrpc import (
+    AnswerTo,
+    ServerRequests,
+    pick_answer,
+    refused_unread,
+    result_of,
+    session_gone,
+)
+from eog_core.gym._mcp_ending import end_session, keep_until_done, retrieve
 from eog_core.gym._mcp_handshake import INITIALIZED, initialize_request, read_initialize
+from eog_core.gym._mcp_headers import ACCEPT, MergedHeaders, session_headers
 from eog_core.gym._mcp_stream import ServerStream
 from eog_core.gym._tool_cache import ToolCache
 from eog_core.gym._transport import HttpRequest, HttpResponse, Transport
@@ -53,10 +66,6 @@ from eog_core.gym._transport import HttpRequest, HttpResponse, Transport
 __all__ = ["SUPPORTED_PROTOCOL_VERSIONS", "McpSession"]
 
 log = logging.getLogger("eog_core.gym")
-
-_ACCEPT = "application/json, text/event-stream"
-_MERGED_MAX = 1024  # cached header sets per session (a few per task in flight)
-_NO_HEADERS: Mapping[str, str] = {}
 
 
 @attrs.define(eq=False)
@@ -88,12 +97,8 @@ class McpSession:
     tool_cache: ToolCache = attrs.field(factory=ToolCache, init=False, repr=False)
     """The server's tool list; cleared when the session is re-initialized."""
     initializations: int = attrs.field(default=0, init=False)
-    _fixed: dict[str, str] = attrs.field(factory=dict, init=False, repr=False)
-    _merged: dict[int, tuple[Mapping[str, str], CIMultiDictProxy[str]]] = attrs.field(
-        factory=dict, init=False, repr=False
-    )
-    """Per caller's headers object (by identity): the request's whole headers, built once."""
-    """``Accept`` and the session's headers, sent on every request in the session."""
+    _headers: MergedHeaders = attrs.field(factory=MergedHeaders, init=False, repr=False)
+    """``Accept`` and the session's headers, merged with each caller's headers once."""
     _answerer: ServerRequests | None = attrs.field(default=None, init=False, repr=False)
     _stream: ServerStream | None = attrs.field(default=None, init=False, repr=False)
 
@@ -144,17 +149,27 @@ class McpSession:
         try:
             return await self._exchange(method, params, headers, time_limit, idempotent)
         except GymHTTPError as exc:
-            self._raise_unless_gone(exc, sent_with)
+            self._raise_unless_resendable(exc, sent_with, idempotent)
         await self._initialize_once(stale=generation, time_limit=time_limit)
         self._check_open()
         return await self._exchange(method, params, headers, time_limit, idempotent)
 
-    def _raise_unless_gone(self, error: GymHTTPError, sent_with: str | None) -> None:
-        """Re-raise ``error`` unless it says the session it was sent in is gone (then
-        the caller re-initializes, which a closed session never does)."""
+    def _raise_unless_resendable(
+        self, error: GymHTTPError, sent_with: str | None, idempotent: bool
+    ) -> None:
+        """Re-raise ``error`` unless it says the session it was sent in is gone and the
+        request may be sent again (then the caller re-initializes, which a closed
+        session never does). A request that may have run is never sent again: its
+        session is dropped, so that the next request opens a new one."""
         if sent_with is None or not session_gone(error):
             raise error
         self._check_open()
+        if not (idempotent or refused_unread(error)):
+            log.warning("gym %s: HTTP 400 naming the MCP session; not re-sent", self.gym)
+            idle = self._handshake is None or self._handshake.done()
+            if self.session_id == sent_with and idle:
+                self._set_session(None, None)  # the next request opens a new session
+            raise error
         log.info("gym %s: MCP session expired (HTTP %s), re-initializing", self.gym, error.status)
 
     async def _bounded(self, method: str, time_limit: float, call: Coroutine[Any, Any, Any]) -> Any:
@@ -175,9 +190,7 @@ class McpSession:
         """
         self.closed = True
         closing = asyncio.ensure_future(self._close(time_limit))
-        _ENDING.add(closing)
-        closing.add_done_callback(_ENDING.discard)
-        closing.add_done_callback(_retrieve)  # its closer may have been cancelled
+        keep_until_done(closing)
         await asyncio.shield(closing)
 
     async def _close(self, time_limit: float) -> None:
@@ -216,15 +229,7 @@ class McpSession:
             connect_timeout=self.connect_timeout,
             gym=self.gym,
         )
-        try:
-            await self.transport.send(request)
-        except GymHTTPError as exc:
-            if exc.status == 405:  # the spec lets a server refuse client-ended sessions
-                log.debug("gym %s: the server does not end MCP sessions on DELETE", self.gym)
-            else:
-                log.info("gym %s: ending the MCP session failed: %s", self.gym, exc)
-        except (GymError, ClosedError) as exc:  # ClosedError: the pool closed under it
-            log.info("gym %s: ending the MCP session failed: %s", self.gym, exc)
+        await end_session(self.transport, request)
 
     async def _initialize_once(self, *, stale: int | None, time_limit: float) -> None:
         """Join the handshake in flight, or start one; every joiner gets its outcome.
@@ -241,7 +246,7 @@ class McpSession:
             handshake = self._handshake
             if handshake is None or handshake.done():
                 handshake = self._handshake = asyncio.ensure_future(self._shake_hands(time_limit))
-                handshake.add_done_callback(_retrieve)
+                handshake.add_done_callback(retrieve)
             try:
                 await asyncio.shield(handshake)  # its failure is every waiter's failure
             except asyncio.CancelledError:
@@ -293,29 +298,13 @@ class McpSession:
         if self.listen:
             await self._listen(session_id, version, time_limit)
 
-    def _headers(self, headers: Mapping[str, str]) -> CIMultiDictProxy[str]:
-        """``headers`` with the credentials and the session's headers, as aiohttp sends
-        them. A caller sending the same headers object again (a task's calls) gets the
-        same read-only result: building it is a good part of a request's client CPU."""
-        if not headers:
-            headers = _NO_HEADERS  # one entry for every caller without headers
-        merged = self._merged.get(id(headers))
-        if merged is not None and merged[0] is headers:  # the entry keeps its key alive
-            return merged[1]
-        whole = CIMultiDictProxy(CIMultiDict({**self.base_headers, **headers, **self._fixed}))
-        if len(self._merged) >= _MERGED_MAX:
-            self._merged.clear()
-        self._merged[id(headers)] = (headers, whole)
-        return whole
-
     def _set_session(self, session_id: str | None, version: str | None) -> None:
         """The session requests are sent in, with the headers and answerer that go with it."""
         if self._stream is not None:  # it listened in the session now left
             self._stream.close()
             self._stream = None
         self.session_id, self.negotiated_version = session_id, version
-        self._fixed = {"Accept": _ACCEPT, **self._session_headers(session_id, version)}
-        self._merged.clear()
+        self._headers.reset(session_id, version or self.negotiated_version)
         self._answerer = self._server_requests(session_id, version)
 
     async def _exchange(
@@ -335,7 +324,7 @@ class McpSession:
         request = new_request(
             "POST",
             self.url,
-            self._headers(headers),
+            self._headers.merge(self.base_headers, headers),
             {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params},
             time_limit,
             self.connect_timeout,
@@ -351,7 +340,7 @@ class McpSession:
             try:
                 response = await self.transport.send(request)
             except GymHTTPError as exc:
-                self._raise_unless_gone(exc, sent_with)
+                self._raise_unless_resendable(exc, sent_with, idempotent)
                 gone = True
             else:
                 gone = False
@@ -389,7 +378,7 @@ class McpSession:
         all_headers = {
             **self.base_headers,
             **headers,
-            "Accept": _ACCEPT,
+            "Accept": ACCEPT,
             **self._session_headers(session_id, version),
         }
         return await self.transport.send(
@@ -412,13 +401,7 @@ class McpSession:
     def _session_headers(
         self, session_id: str | None, version: str | None = None
     ) -> dict[str, str]:
-        headers: dict[str, str] = {}
-        if session_id is not None:
-            headers["mcp-session-id"] = session_id
-        version = version or self.negotiated_version
-        if version is not None and version >= VERSION_HEADER_FROM:
-            headers["MCP-Protocol-Version"] = version
-        return headers
+        return session_headers(session_id, version or self.negotiated_version)
 
     async def _listen(self, session_id: str | None, version: str | None, time_limit: float) -> None:
         """Open the standalone stream of the session just initialized (within ``time_limit``)."""
@@ -451,12 +434,3 @@ class McpSession:
             )
 
         return ServerRequests(post=post, gym=self.gym)
-
-
-_ENDING: set[asyncio.Future[Any]] = set()  # closes kept alive past a cancelled caller
-
-
-def _retrieve(future: asyncio.Future[None]) -> None:
-    """Mark a handshake's failure as seen: its waiters may all have gone."""
-    if not future.cancelled():
-        future.exception()

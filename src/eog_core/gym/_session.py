@@ -4,6 +4,7 @@
 database per gym concurrently; a failed seed deletes the ones that succeeded
 and raises :class:`SeedError`. Closing deletes every database; one whose
 deletion fails goes to a :class:`Janitor`, which retries and reports it.
+Taking over a session seeded elsewhere is :mod:`eog_core.gym._attach`.
 """
 
 from __future__ import annotations
@@ -19,32 +20,30 @@ from typing import Any, Literal
 import attrs
 
 from eog_core._json import unsendable
-from eog_core.errors import (
-    ClosedError,
-    EogError,
-    SchemaError,
-)
+from eog_core.errors import ClosedError, EogError
+from eog_core.gym._attach import attach_gyms
 from eog_core.gym._client import GymClient
 from eog_core.gym._directory import GymDirectory, default_directory
 from eog_core.gym._handle import SessionHandle
 from eog_core.gym._headers import HeaderMode
 from eog_core.gym._janitor import Janitor, default_janitor
 from eog_core.gym._records import DEFAULT_TIMEOUTS, Timeouts, ToolResult
-from eog_core.gym._replica import Lease
-from eog_core.gym._seeding import connect_gyms, seed_task
+from eog_core.gym._seeding import seed_task
 from eog_core.gym._sql import HttpSqlRunner
 from eog_core.gym._start import SessionStart
 from eog_core.gym._state import State, warn_unclosed
-from eog_core.gym._teardown import GymState, Teardown
+from eog_core.gym._teardown import Teardown
 from eog_core.gym._tool_calls import (
     ToolCallRecord,
+    failure_record,
     gym_error_kind,
     local_error,
+    local_record,
     new_call_record,
     read_arguments,
 )
 from eog_core.gym._transport import Transport
-from eog_core.tasks import Task, ToolSet, ToolSnapshot, ToolSpec, load_task, task_record
+from eog_core.tasks import Task, ToolSet, ToolSnapshot, task_record
 from eog_core.verify import (
     DEFAULT_JUDGE_PROMPT,
     STRICT,
@@ -253,17 +252,7 @@ class TaskSession:
 
     def _answer_locally(self, name: str, arguments: Mapping[str, Any], text: str) -> ToolResult:
         self.last_activity = time.monotonic()
-        self.trajectory.append(
-            ToolCallRecord(
-                name=name,
-                arguments=arguments,
-                gym=None,
-                latency_ms=0.0,
-                is_error=True,
-                error=text,
-                local=True,
-            )
-        )
+        self.trajectory.append(local_record(name, arguments, text))
         return local_error(text)
 
     def _record_failure(
@@ -279,16 +268,7 @@ class TaskSession:
     ) -> None:
         latency = (time.perf_counter() - started) * 1000
         self.trajectory.append(
-            ToolCallRecord(
-                name=name,
-                arguments=arguments,
-                gym=gym,
-                latency_ms=latency,
-                is_error=True,
-                error=error,
-                cancelled=cancelled,
-                error_kind=error_kind,
-            )
+            failure_record(name, arguments, gym, latency, error, cancelled, error_kind)
         )
         self.last_activity = time.monotonic()
 
@@ -406,57 +386,26 @@ class TaskSession:
         tool_errors: ToolErrors = "raise",
         forward_any_tool: bool = False,
     ) -> TaskSession:
-        task = load_task(dict(handle.task))
         janitor = janitor or default_janitor()
-        timeouts = timeouts or DEFAULT_TIMEOUTS
-        missing = [
-            g.name
-            for g in task.gym_servers
-            if g.name not in handle.gym_urls or g.name not in handle.database_ids
-        ]
-        if missing:
-            raise SchemaError(
-                f"the handle names no replica or database for gym(s) {missing}", path="$.gym_urls"
-            )
-        database_ids = {g.name: handle.database_ids[g.name] for g in task.gym_servers}
-        seeded: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        seeded.set_result(None)  # nothing to wait for: the databases exist
-        keep = set() if handle.delete_on_close else set(database_ids)
-        teardown = Teardown(janitor=janitor, admin_timeout=timeouts.admin, keep=keep)
-        clients: dict[str, GymClient] = {}
-        try:
-            try:
-                connect_gyms(
-                    task,
-                    handle.gym_urls,
-                    transport=transport,
-                    timeouts=timeouts,
-                    header_mode=header_mode,
-                    into=clients,
-                )
-            finally:  # the gyms made before one that failed are cleaned up too
-                teardown.gyms = [
-                    GymState(
-                        Lease(gym=name, url=client.base_url), client, database_ids[name], seeded
-                    )
-                    for name, client in clients.items()
-                ]
-        except BaseException:
-            await teardown.run()
-            raise
-        specs = tuple(ToolSpec.from_mcp(t, gym=t.get("gym")) for t in handle.tools)
-        session = cls(
-            task=task,
-            tools=ToolSet(tools=specs),
-            database_ids=database_ids,
-            trajectory=[],
-            clients=clients,
-            teardown=teardown,
+        parts = await attach_gyms(
+            handle,
             janitor=janitor,
-            owners={t.name: t.gym or "" for t in specs},
+            transport=transport,
+            timeouts=timeouts or DEFAULT_TIMEOUTS,
+            header_mode=header_mode,
+        )
+        session = cls(
+            task=parts.task,
+            tools=ToolSet(tools=parts.tools),
+            database_ids=parts.database_ids,
+            trajectory=[],
+            clients=parts.clients,
+            teardown=parts.teardown,
+            janitor=janitor,
+            owners={t.name: t.gym or "" for t in parts.tools},
             forward_any_tool=forward_any_tool,
             tool_errors=tool_errors,
-            keep=keep,
+            keep=parts.keep,
         )
         janitor.register(session)
         return session

@@ -18,7 +18,15 @@ from eog_core.errors import (
 )
 from eog_core.gym._records import ToolResult
 
-__all__ = ["ToolCallRecord", "gym_error_kind", "local_error", "new_call_record", "read_arguments"]
+__all__ = [
+    "ToolCallRecord",
+    "failure_record",
+    "gym_error_kind",
+    "local_error",
+    "local_record",
+    "new_call_record",
+    "read_arguments",
+]
 
 
 @attrs.define(kw_only=True)
@@ -94,3 +102,38 @@ def read_arguments(arguments: Any) -> Mapping[str, Any] | str:
     if arguments is not None and not isinstance(arguments, Mapping):
         return "Error: arguments must be a JSON object"
     return arguments or {}
+
+
+def local_record(name: str, arguments: Mapping[str, Any], text: str) -> ToolCallRecord:
+    """A call the session answered itself with ``text`` (it reached no gym)."""
+    return ToolCallRecord(
+        name=name,
+        arguments=arguments,
+        gym=None,
+        latency_ms=0.0,
+        is_error=True,
+        error=text,
+        local=True,
+    )
+
+
+def failure_record(
+    name: str,
+    arguments: Mapping[str, Any],
+    gym: str,
+    latency_ms: float,
+    error: str,
+    cancelled: bool,
+    error_kind: str | None,
+) -> ToolCallRecord:
+    """A call to ``gym`` that failed (or was cancelled once sent: it may have run)."""
+    return ToolCallRecord(
+        name=name,
+        arguments=arguments,
+        gym=gym,
+        latency_ms=latency_ms,
+        is_error=True,
+        error=error,
+        cancelled=cancelled,
+        error_kind=error_kind,
+    )

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
-import re
 import sqlite3
 from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
@@ -23,11 +21,13 @@ from aiohttp import web
 
 from eog_core._sqlguard import READ_ONLY_HEADER
 from eog_core._version import __version__
+from eog_core.verify import GYM_IMPLICIT_LIMIT, apply_implicit_limit
 
 from ._databases import DatabaseExistsError, DatabaseStore, QueryInterrupted, run_sql
 from ._faults import Counters, DropMoment, FaultPlan, drop_connection
 from ._ledger import Ledger
 from ._mcp import McpEndpoint, ResponseMode
+from ._rest import detail_answer, dumps, json_object
 from ._thread import run_in_thread
 from ._tools import ToolFunction, ToolRegistry
 from .demo import DEMO_SERVER_NAME, DEMO_SERVER_PORT, build_demo_tools
@@ -40,7 +40,6 @@ _Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 SERVER_VERSION = __version__
 MAX_BODY_BYTES = 512 * 1024 * 1024
-_HAS_LIMIT = re.compile(r"\blimit\b", re.IGNORECASE)
 
 
 @attrs.define(kw_only=True)
@@ -56,8 +55,10 @@ class LocalGym:
     ``/api/sql-runner`` queries run off the event loop and are interrupted
     after ``sql_timeout`` seconds (HTTP 400), so a runaway query never stalls
     the gym; with the ``x-eog-read-only`` header they run under SQLite's
-    authorizer and cannot write. ``implicit_limit=100`` answers as a real gym does: a
-    query without a ``LIMIT`` of its own gets `` LIMIT 100`` appended.
+    authorizer and cannot write. As a real gym's, the SQL runner appends `` LIMIT
+    100`` to a query whose outermost SELECT has no LIMIT of its own
+    (:func:`eog_core.verify.apply_implicit_limit`) and echoes the query as run
+    (``{"data": [...], "query": ...}``); ``implicit_limit=None`` answers every row.
     """
 
     _name: str = "local-gym"
@@ -67,7 +68,7 @@ class LocalGym:
     _response_mode: ResponseMode = "json"
     _sse_noise: bool = True
     _sql_timeout: float | None = 30.0
-    _implicit_limit: int | None = None
+    _implicit_limit: int | None = GYM_IMPLICIT_LIMIT
     _tools: ToolRegistry = attrs.field(factory=ToolRegistry)
     _journal: str | os.PathLike[str] | None = None
     _ledger: Ledger = attrs.field(init=False)
@@ -86,6 +87,11 @@ class LocalGym:
         self._ledger = Ledger(self._journal)
         if self._sql_timeout is not None and not self._sql_timeout > 0:
             raise ValueError("sql_timeout must be a positive number of seconds or None")
+        limit = self._implicit_limit
+        if limit is not None and (type(limit) is not int or limit < 0):
+            raise ValueError(
+                f"implicit_limit must be a whole number of rows or None, not {limit!r}"
+            )
         self._endpoint = McpEndpoint(
             server_name=self._name,
             server_version=SERVER_VERSION,
@@ -300,7 +306,7 @@ class LocalGym:
             if decision.delay > 0:
                 await asyncio.sleep(decision.delay)
             if decision.fail_status is not None:
-                return _detail(decision.fail_detail, status=decision.fail_status)
+                return detail_answer(decision.fail_detail, status=decision.fail_status)
             if decision.drop:
                 return drop_connection(request)
             try:
@@ -334,87 +340,64 @@ class LocalGym:
         )
 
     async def _seed_database(self, request: web.Request) -> web.Response:
-        body = await _json_object(request)
+        body = await json_object(request)
         if isinstance(body, web.Response):
             return body
         database_id = body.get("database_id")
         sql_content = body.get("sql_content")
         if not isinstance(database_id, str) or not database_id.strip():
-            return _detail("Missing or invalid field: database_id", status=400)
+            return detail_answer("Missing or invalid field: database_id", status=400)
         if not isinstance(sql_content, str):
-            return _detail("Missing or invalid field: sql_content", status=400)
+            return detail_answer("Missing or invalid field: sql_content", status=400)
         try:
             await self._databases.seed(database_id, sql_content)
         except DatabaseExistsError:
-            return _detail(f"Database already exists: {database_id}", status=409)
+            return detail_answer(f"Database already exists: {database_id}", status=409)
         except (sqlite3.Error, ValueError) as exc:
-            return _detail(f"Failed to seed database: {exc}", status=400)
+            return detail_answer(f"Failed to seed database: {exc}", status=400)
         self._ledger.seeded(database_id)
         return web.json_response(
             {"success": True, "database_id": database_id, "message": "Database seeded"}
         )
 
     async def _sql_runner(self, request: web.Request) -> web.Response:
-        body = await _json_object(request)
+        body = await json_object(request)
         if isinstance(body, web.Response):
             return body
         query = body.get("query")
         if not isinstance(query, str) or not query.strip():
-            return _detail("Missing or invalid field: query", status=400)
+            return detail_answer("Missing or invalid field: query", status=400)
         database_id = body.get("database_id") or request.headers.get("x-database-id")
         if not isinstance(database_id, str) or not database_id:
-            return _detail("Missing database_id (body or x-database-id header)", status=400)
+            return detail_answer("Missing database_id (body or x-database-id header)", status=400)
         read_only = request.headers.get(READ_ONLY_HEADER, "").strip().lower() in ("1", "true")
-        if self._implicit_limit is not None and not _HAS_LIMIT.search(query):
-            query = f"{query.rstrip().rstrip(';')} LIMIT {self._implicit_limit}"
+        if self._implicit_limit is not None:
+            query = apply_implicit_limit(query, self._implicit_limit)
         try:
             rows = await self._databases.run_query(
                 database_id, query, read_only=read_only, deadline_s=self._sql_timeout
             )
         except KeyError:
-            return _detail(f"Database not found: {database_id}", status=404)
+            return detail_answer(f"Database not found: {database_id}", status=404)
         except QueryInterrupted as exc:
-            return _detail(str(exc), status=400)
+            return detail_answer(str(exc), status=400)
         except (sqlite3.Error, ValueError, OverflowError) as exc:
-            return _detail(str(exc), status=400)
-        return web.json_response({"data": rows}, dumps=_dumps)
+            return detail_answer(str(exc), status=400)
+        return web.json_response({"data": rows, "query": query}, dumps=dumps)
 
     async def _delete_database(self, request: web.Request) -> web.Response:
-        body = await _json_object(request, allow_empty=True)
+        body = await json_object(request, allow_empty=True)
         if isinstance(body, web.Response):
             return body
         database_id = body.get("database_id") or request.headers.get("x-database-id")
         if not isinstance(database_id, str) or not database_id:
-            return _detail("Missing database_id", status=400)
+            return detail_answer("Missing database_id", status=400)
         if not await self._databases.delete_when_idle(database_id):
-            return _detail(f"Database not found: {database_id}", status=404)
+            return detail_answer(f"Database not found: {database_id}", status=404)
         self._ledger.deleted(database_id)
         return web.json_response(
             {"success": True, "database_id": database_id, "message": "Database deleted"}
         )
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _detail(detail: str, *, status: int) -> web.Response:
-    return web.json_response({"detail": detail}, status=status)
-
-
-async def _json_object(
-    request: web.Request, *, allow_empty: bool = False
-) -> dict[str, Any] | web.Response:
-    raw = await request.read()
-    if allow_empty and not raw.strip():
-        return {}
-    try:
-        body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError, RecursionError):  # nested too deeply to parse
-        return _detail("Request body must be JSON", status=400)
-    if not isinstance(body, dict):
-        return _detail("Request body must be a JSON object", status=400)
-    return body
 
 
 def serve(

@@ -15,6 +15,9 @@
 * :func:`task_outcomes` / :func:`mean_flip_rate` / :func:`pass_hat_at` /
   :func:`task_bands` / :func:`rate_intervals`: task by task across repeats
   (flips, pass^k, RL bands, Wilson intervals).
+* :func:`task_trust` / :func:`trust_summary` / :func:`format_trust`: a run read with
+  the tasks' certificates (``eog-core certify``): certified, clean, flagged,
+  unchecked, and the score over the clean and the certified tasks.
 * :func:`damage_summary` / :func:`format_damage`: collateral-damage rates of rollout
   records with a ``damage`` field (PASS, FAIL_DAMAGE, success while damaging, dollars).
 * :class:`RolloutUsage` / :func:`usage_stats` / :class:`Price`: turns, tokens,
@@ -65,15 +68,29 @@ from eog_core.metrics._tasks import (
     task_outcomes,
     task_wins,
 )
+from eog_core.metrics._trust import (
+    TRUST_STATUSES,
+    CertificateLike,
+    TaskTrust,
+    TrustGroup,
+    TrustStatus,
+    TrustSummary,
+    format_trust,
+    task_digests,
+    task_trust,
+    trust_summary,
+)
 from eog_core.metrics._upstream import (
-    UpstreamGroup,
     UpstreamResultFile,
     UpstreamRun,
-    UpstreamSummary,
-    format_upstream,
     read_upstream_results,
     runs_from_upstream,
     upstream_groups,
+)
+from eog_core.metrics._upstream_table import (
+    UpstreamGroup,
+    UpstreamSummary,
+    format_upstream,
     upstream_summary,
     upstream_table,
 )
@@ -96,6 +113,8 @@ from eog_core.metrics._verdicts import (
 
 __all__ = [
     "DAMAGE_OUTCOMES",
+    "TRUST_STATUSES",
+    "CertificateLike",
     "CorrectedSummary",
     "DamageOutcome",
     "DamageStats",
@@ -118,7 +137,11 @@ __all__ = [
     "TaskDifference",
     "TaskKey",
     "TaskOutcome",
+    "TaskTrust",
     "TaskWins",
+    "TrustGroup",
+    "TrustStatus",
+    "TrustSummary",
     "UpstreamGroup",
     "UpstreamResultFile",
     "UpstreamRun",
@@ -134,6 +157,7 @@ __all__ = [
     "format_corrected",
     "format_damage",
     "format_damage_comparison",
+    "format_trust",
     "format_upstream",
     "histogram",
     "locate_run",
@@ -152,8 +176,11 @@ __all__ = [
     "runs_from_upstream",
     "runs_from_verdicts",
     "task_bands",
+    "task_digests",
     "task_outcomes",
+    "task_trust",
     "task_wins",
+    "trust_summary",
     "upstream_groups",
     "upstream_summary",
     "upstream_table",

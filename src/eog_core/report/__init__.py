@@ -36,8 +36,8 @@ from eog_core.report._render import (
 )
 from eog_core.report._transcript import DELTA_LIMIT, OBSERVATION_LIMIT
 
-if TYPE_CHECKING:  # an argument type, not a name the report exports
-    from eog_core.metrics import Price
+if TYPE_CHECKING:  # argument types, not names the report exports
+    from eog_core.metrics import CertificateLike, Price
 
 __all__ = [
     "BANDS_FORMAT",
@@ -72,11 +72,19 @@ def write_report(
     title: str = "EOG evaluation report",
     prices: Sequence[Price] = (),
     tasks: Mapping[str, Any] | None = None,
+    certificates: Mapping[str, CertificateLike] | None = None,
+    task_digests: Mapping[str, str] | None = None,
 ) -> ReportContent:
-    """Read the runs at ``paths`` and write the page to ``output`` (as ``eog-core report``)."""
+    """Read the runs at ``paths`` and write the page to ``output`` (as ``eog-core report``;
+    ``certificates``: task id -> certificate, as ``--certificates``)."""
     with paused_gc():
         content = build_content(
-            [load_run(path) for path in paths], title=title, prices=prices, tasks=tasks
+            [load_run(path) for path in paths],
+            title=title,
+            prices=prices,
+            tasks=tasks,
+            certificates=certificates,
+            task_digests=task_digests,
         )
         write_html(content, output)
         return content
@@ -88,10 +96,17 @@ def build_report(
     title: str = "EOG evaluation report",
     prices: Sequence[Price] = (),
     tasks: Mapping[str, Any] | None = None,
+    certificates: Mapping[str, CertificateLike] | None = None,
+    task_digests: Mapping[str, str] | None = None,
 ) -> tuple[str, ReportContent]:
     """Read the runs at ``paths`` and return the HTML page and the content it shows."""
     with paused_gc():
         content = build_content(
-            [load_run(path) for path in paths], title=title, prices=prices, tasks=tasks
+            [load_run(path) for path in paths],
+            title=title,
+            prices=prices,
+            tasks=tasks,
+            certificates=certificates,
+            task_digests=task_digests,
         )
         return render_html(content), content

@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 
 from eog_core.metrics import (
+    CertificateLike,
     CorrectedSummary,
     DamageSummary,
     PassAtK,
@@ -31,7 +32,9 @@ from eog_core.metrics import (
     RunRecord,
     TaskBand,
     TaskOutcome,
+    TaskTrust,
     TaskWins,
+    TrustSummary,
     UsageStats,
     as_run_records,
     compare_runs,
@@ -43,7 +46,9 @@ from eog_core.metrics import (
     rollout_cost,
     task_bands,
     task_outcomes,
+    task_trust,
     task_wins,
+    trust_summary,
     usage_stats,
 )
 from eog_core.report._load import ROLLOUTS_FILE, RunSource
@@ -94,6 +99,8 @@ class RunView:
     """The run's name in deep links (its folder's or file's name, unique in the report)."""
     damage: DamageSummary | None = None
     """Collateral-damage rates; ``None`` when no record of the run has a ``damage`` field."""
+    trust: TrustSummary | None = None
+    """The run split by its tasks' certificates; ``None`` without certificates."""
 
     def domain(self, name: str) -> Any:
         """The summary group of domain ``name``, or None when the run has no task in it."""
@@ -124,6 +131,10 @@ class ReportContent:
     """Whether task files were given (``--tasks``) to show prompts from."""
     without_prompts: int = 0
     """Rollouts whose transcript has no prompt (the records do not hold them)."""
+    trust: Mapping[str, TaskTrust] | None = None
+    """Each task id's trust from its certificate; ``None`` without certificates."""
+    replay: Mapping[str, Any] | None = None
+    """An ``eog-core replay`` result (``replay.json``), shown as the run's reproducibility."""
 
     @property
     def damage_shown(self) -> bool:
@@ -178,7 +189,11 @@ def _run_names(sources: Sequence[RunSource]) -> list[str]:
 
 
 def _run_view(
-    index: int, source: RunSource, prices: Mapping[str, Price], name: str = ""
+    index: int,
+    source: RunSource,
+    prices: Mapping[str, Price],
+    name: str = "",
+    trust: Mapping[str, TaskTrust] | None = None,
 ) -> RunView:
     runs, _ = as_run_records(source.inputs)  # once: every metric below takes the run records
     summary = corrected_summary(runs)
@@ -198,6 +213,7 @@ def _run_view(
         usages=tuple(usages),
         name=name,
         damage=damage_summary(runs),
+        trust=trust_summary(runs, trust) if trust is not None else None,
     )
 
 
@@ -296,11 +312,20 @@ def build_content(
     tasks: Mapping[str, Any] | None = None,
     n_boot: int = 10000,
     seed: int = 0,
+    certificates: Mapping[str, CertificateLike] | None = None,
+    task_digests: Mapping[str, str] | None = None,
+    replay: Mapping[str, Any] | None = None,
 ) -> ReportContent:
-    """Everything the page shows; comparisons pair every later run with the first one."""
+    """Everything the page shows; comparisons pair every later run with the first one.
+
+    With ``certificates`` (task id -> certificate) every task is marked by its trust, a
+    certificate whose ``task_sha256`` differs from ``task_digests`` being stale."""
     by_model = {price.model: price for price in prices}
     names = _run_names(sources)
-    runs = tuple(_run_view(i, source, by_model, names[i]) for i, source in enumerate(sources))
+    trust = _trust(sources, certificates, task_digests)
+    runs = tuple(
+        _run_view(i, source, by_model, names[i], trust) for i, source in enumerate(sources)
+    )
     comparisons = []
     for run in runs[1:]:
         for policy in POLICIES:
@@ -332,7 +357,20 @@ def build_content(
         prices=tuple(prices),
         tasks_given=tasks is not None,
         without_prompts=without_prompts,
+        trust=trust,
+        replay=replay,
     )
+
+
+def _trust(
+    sources: Sequence[RunSource],
+    certificates: Mapping[str, CertificateLike] | None,
+    digests: Mapping[str, str] | None,
+) -> dict[str, TaskTrust] | None:
+    if certificates is None:
+        return None
+    ids = {r.task_id for s in sources for r in as_run_records(s.inputs)[0]}
+    return task_trust(ids, certificates, digests)
 
 
 def _say_where_prompts_are(tasks_given: bool, without: int, rollouts: int) -> None:

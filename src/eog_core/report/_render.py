@@ -78,6 +78,25 @@ def _static(name: str) -> str:
     return resources.files("eog_core.report").joinpath("static", name).read_text(encoding="utf-8")
 
 
+def _script(trust: bool) -> str:
+    """``report.js``; without certificates, without its lines that mark tasks by them (those
+    ending in ``// trust``, and those from ``// <trust>`` to ``// </trust>``), so a report
+    without certificates is the page it was before they existed."""
+    js = _static("report.js")
+    if trust:
+        return js
+    kept, inside = [], False
+    for line in js.splitlines(keepends=True):
+        mark = line.strip()
+        if mark == "// <trust>":
+            inside = True
+        elif mark == "// </trust>":
+            inside = False
+        elif not inside and not mark.endswith("// trust"):
+            kept.append(line)
+    return "".join(kept)
+
+
 def script_json(data: Any) -> str:
     """JSON safe inside ``<script type="application/json">``: no ``<`` survives as itself."""
     return dumps_for_script(data)
@@ -290,6 +309,7 @@ def _render(
     environment.filters["pct"] = percent
     environment.filters["pct_sign"] = lambda value: "-" if value is None else f"{percent(value)}%"
     environment.filters["ci"] = _interval
+    environment.filters["pp"] = lambda value: "-" if value is None else f"{value:.2f}"
     template = environment.get_template("report.html.j2")
     rows_json, tasks_json = script_json(content.rows), script_json(content.tasks)
     bands_json = script_json(bands_document(content))
@@ -298,7 +318,7 @@ def _render(
     notes = size_notes(blocks, tables, data, large_page_bytes)
     for note in notes:
         log.warning("%s", note)
-    js = _static("report.js")
+    js = _script(content.trust is not None)
     meta: dict[str, Any] = {
         "title": content.title,
         "version": __version__,
@@ -316,6 +336,8 @@ def _render(
     }
     if content.damage_shown:  # no key without damage verdicts: the page is as before
         meta["damage"] = True
+    if content.trust is not None:  # no key without certificates: the page is as before
+        meta["trust"] = {task_id: t.to_dict() for task_id, t in content.trust.items()}
     return str(
         template.render(
             content=content,

@@ -10,6 +10,7 @@ is its command line.
 from eog_core import _plumbing
 from eog_core.run import _model
 from eog_core.run._actor import ActorBody
+from eog_core.run._answers import is_context_overflow, is_tool_call_parse_error
 from eog_core.run._apis import (
     ApiName,
     ChatConversation,
@@ -18,8 +19,6 @@ from eog_core.run._apis import (
     ResponsesConversation,
     ToolCall,
     Usage,
-    is_context_overflow,
-    is_tool_call_parse_error,
     new_conversation,
 )
 from eog_core.run._folder import FolderTrace

@@ -8,7 +8,6 @@ here does I/O; :mod:`eog_core.run._model` sends the bodies.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol
 
@@ -22,46 +21,10 @@ __all__ = [
     "ResponsesConversation",
     "ToolCall",
     "Usage",
-    "is_context_overflow",
-    "is_tool_call_parse_error",
     "new_conversation",
-    "tool_call_raw_text",
 ]
 
 ApiName = Literal["chat", "responses"]
-
-# How servers say the conversation no longer fits (docs/run.md lists each wording):
-# OpenAI "context_length_exceeded" / "This model's maximum context length is 8192 tokens";
-# llama.cpp "exceed_context_size_error" / "request (1673 tokens) exceeds the available context
-# size (1024 tokens)"; vLLM "This model's maximum context length is 2048 tokens. However, you
-# requested ..." and "The decoder prompt (length 5000) is longer than the maximum model length
-# of 4096"; SGLang "The input (5000 tokens) is longer than the model's context length (4096
-# tokens)" and "Requested token count exceeds the model's maximum context length"; Anthropic-
-# style gateways "prompt is too long".
-_OVERFLOW = re.compile(
-    r"context[_ ]length|context window|maximum context|prompt is too long|too many (input )?tokens"
-    r"|input is too long|exceeds the (model'?s? )?(maximum|max)\w* (context|input|prompt|sequence"
-    r"|model|number of tokens|tokens)|exceeds? (the )?available context"
-    r"|exceed_context_size|longer than the (maximum model length|model'?s context)"
-    r"|maximum model length",
-    re.IGNORECASE,
-)
-# llama.cpp's own overflow wording, also when an older build answers it with HTTP 500.
-_LLAMA_CPP_OVERFLOW = re.compile(r"exceed_context_size_error|exceeds the available context size")
-# vLLM's "'max_tokens' or 'max_completion_tokens' is too large: 4096. This model's maximum
-# context length is 8192 tokens and your request has 4200 input tokens" is an overflow too:
-# the prompt grew until prompt + output limit no longer fit.
-# The server could not parse the tool call the model wrote: llama.cpp "Failed to parse tool
-# call arguments as JSON" (HTTP 500) and its chat parser's "Failed to parse input at pos N: ...";
-# vLLM's tool parsers "Error in extracting tool call from response" / "Failed to parse tool
-# call"; SGLang "Failed to parse function call".
-_TOOL_CALL_PARSE = re.compile(
-    r"failed to parse (the )?(tool[_ ]call|function[_ ]call|input at pos)|error in extracting tool"
-    r"[_ ]call|invalid tool[_ ]call(?![_ ]?id)|tool[_ ]call (arguments )?(is |are )?not valid json"
-    r"|could not parse tool[_ ]call",
-    re.IGNORECASE,
-)
-_RAW_AFTER = re.compile(r"failed to parse input at pos \d+:\s*|as JSON:\s*", re.IGNORECASE)
 
 
 @attrs.frozen(kw_only=True)
@@ -134,32 +97,6 @@ class ModelTurn:
     token_data: Mapping[str, Any] | None = None
     """With ``token_ids`` asked for: the ``prompt_token_ids``, ``token_ids`` and ``logprobs``
     the server returned (vLLM, llama.cpp), as it returned them."""
-
-
-def is_context_overflow(status: int, detail: str) -> bool:
-    """Does an error answer say the request no longer fits the context window?"""
-    if status == 500:
-        return bool(_LLAMA_CPP_OVERFLOW.search(detail))
-    if status not in (400, 413, 422):
-        return False
-    return "context_length_exceeded" in detail or bool(_OVERFLOW.search(detail))
-
-
-def is_tool_call_parse_error(status: int, detail: str) -> bool:
-    """Does an error answer say the server could not parse the model's tool call?"""
-    return (status == 400 or status >= 500) and bool(_TOOL_CALL_PARSE.search(detail))
-
-
-def tool_call_raw_text(body: Any, detail: str) -> str | None:
-    """The model's own text in a tool-call parse error, where the server returned it."""
-    error = body.get("error") if isinstance(body, Mapping) else None
-    for source in (error, body):
-        if isinstance(source, Mapping):
-            for key in ("raw_output", "generated_text", "text", "content", "output"):
-                if isinstance(source.get(key), str) and source[key]:
-                    return str(source[key])
-    match = _RAW_AFTER.search(detail)
-    return detail[match.end() :] or None if match else None
 
 
 class Conversation(Protocol):

@@ -18,11 +18,11 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import attrs
 
+from eog_core._plumbing import atomic_write
 from eog_core.errors import UsageError
 
 if sys.platform != "win32":
@@ -125,17 +125,3 @@ class FolderTrace:
                 folder.rmdir()
             except OSError:
                 return
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``path`` whole or not at all: a ``.partial-*`` file beside it, renamed into place
-    (a kill leaves at most that file, which the next run's reader removes or ignores)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".partial-", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

@@ -44,17 +44,13 @@ from eog_core.run._answers import (
     Hung,
     backend_missing,
     error_detail,
-    json_or_none,
-    retry_after_seconds,
-)
-from eog_core.run._apis import (
-    Conversation,
-    ModelTurn,
     is_context_overflow,
     is_tool_call_parse_error,
-    new_conversation,
+    json_or_none,
+    retry_after_seconds,
     tool_call_raw_text,
 )
+from eog_core.run._apis import Conversation, ModelTurn, new_conversation
 from eog_core.run._preflight import check_endpoint
 from eog_core.run._settings import ModelSettings
 

@@ -37,7 +37,16 @@ from eog_core.run._records import IncompleteKind, evaluated_record, incomplete_r
 from eog_core.run._states import DEFAULT_MAX_STATE_BYTES, capture, capture_fields, damage_field
 from eog_core.state import DEFAULT_MAX_ROWS, DamageSpec
 from eog_core.tasks import GymServer, Task, ToolSnapshot
-from eog_core.verify import PARITY, STRICT, Judge, Policy, SqlOutcome, SqlRunner, TaskVerdict
+from eog_core.verify import (
+    PARITY,
+    STRICT,
+    Judge,
+    Policy,
+    SqlOutcome,
+    SqlRunner,
+    TaskVerdict,
+    implicit_limit_of,
+)
 
 __all__ = [
     "RolloutOptions",
@@ -180,6 +189,11 @@ class SharedQueries:
 class _PolicyQueries:
     shared: SharedQueries
     read_only: bool
+
+    @property
+    def implicit_limit(self) -> int | None:
+        """The gyms' row cap, as the shared runner declares it (strict flags cut answers)."""
+        return implicit_limit_of(self.shared.read_only)
 
     async def run_sql(
         self, gym_name: str, database_id: str | None, query: str, context: Mapping[str, str]

@@ -4,7 +4,8 @@
 seeded through the gyms' SQL runner (``docs/state.md``); :func:`canonical_bytes` and
 :func:`state_id` give a document's one byte form and its sha256. :func:`diff_states` is a
 row-level diff of two documents and :func:`damage_verdict` the collateral-damage verdict
-over a task's damage spec (agentrelbench's ``damage.json``). The package sits on ``gym``
+over a task's damage spec (agentrelbench's ``damage.json``); :func:`materialise` writes a
+document back into SQLite files (for re-scoring offline). The package sits on ``gym``
 (and below); nothing lower imports it.
 """
 
@@ -33,6 +34,7 @@ from eog_core.state._diff import (
     volatile_columns,
 )
 from eog_core.state._export import DEFAULT_MAX_ROWS, StateSnapshot, export_database, snapshot
+from eog_core.state._sqlite import materialise
 
 __all__ = [
     "DEFAULT_MAX_ROWS",
@@ -51,6 +53,7 @@ __all__ = [
     "diff_states",
     "export_database",
     "load_damage_specs",
+    "materialise",
     "primary_keys",
     "snapshot",
     "state_document",

@@ -16,6 +16,12 @@ from eog_core.verify._judge import (
     JudgeRequest,
     parse_judge_reply,
 )
+from eog_core.verify._limit import (
+    GYM_IMPLICIT_LIMIT,
+    TRUNCATED,
+    apply_implicit_limit,
+    implicit_limit_of,
+)
 from eog_core.verify._outcome import SqlOutcome, SqlRunner
 from eog_core.verify._policy import (
     PARITY,
@@ -31,9 +37,11 @@ from eog_core.verify._verdict import FailureKind, TaskVerdict, ToolLatency, Veri
 __all__ = [
     "COMPARISON_TYPES",
     "DEFAULT_JUDGE_PROMPT",
+    "GYM_IMPLICIT_LIMIT",
     "JUDGE_TEMPERATURE",
     "PARITY",
     "STRICT",
+    "TRUNCATED",
     "Comparison",
     "FailureKind",
     "Judge",
@@ -48,8 +56,10 @@ __all__ = [
     "TaskVerdict",
     "ToolLatency",
     "VerifierResult",
+    "apply_implicit_limit",
     "compare_values",
     "extract_value",
+    "implicit_limit_of",
     "parse_judge_reply",
     "read_only_problem",
     "score_database_state",

@@ -3,21 +3,18 @@
 ``score_database_state`` is the pure heart (one validation config + one SQL
 outcome -> upstream's result dict); ``verify_task`` runs every verifier of a
 task concurrently through a :class:`SqlRunner` and aggregates a
-:class:`TaskVerdict` under a policy.
+:class:`TaskVerdict` under a policy. What a call shares is ``_run.py``; awaiting the
+queries is ``_settle.py``; the verdict is made in ``_aggregate.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
-from collections.abc import Awaitable, Iterable, Mapping, Sequence
-from types import CoroutineType
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-import attrs
-
-from eog_core.errors import EogError, UsageError
+from eog_core.errors import UsageError
 from eog_core.tasks import (
     DatabaseStateCheck,
     DatabaseStateVerifier,
@@ -27,28 +24,18 @@ from eog_core.tasks import (
     ToolExecutionVerifier,
     Verifier,
 )
+from eog_core.verify._aggregate import MISSING_CONFIG_ERROR, aggregate
 from eog_core.verify._compare import Comparison
 from eog_core.verify._extract import extract_value
 from eog_core.verify._judge import DEFAULT_JUDGE_PROMPT, Judge, JudgePrompt
 from eog_core.verify._outcome import SqlOutcome, SqlRunner
 from eog_core.verify._policy import STRICT, Policy
 from eog_core.verify._response import judge_decision
+from eog_core.verify._run import Run, tool_names
+from eog_core.verify._settle import Pending, close_unstarted, settle
 from eog_core.verify._verdict import FailureKind, TaskVerdict, ToolLatency, VerifierResult
 
 __all__ = ["score_database_state", "verify_task"]
-
-#: Upstream's run error for a verifier without ``validation_config`` (its dataclass refuses it).
-MISSING_CONFIG_ERROR = (
-    "VerifierConfig.__init__() missing 1 required positional argument: 'validation_config'"
-)
-#: Upstream's run error when no verifier result was recorded (its log line divides by zero).
-NOTHING_COUNTED_ERROR = "division by zero"
-_FAILURE_PRIORITY: tuple[FailureKind, ...] = (
-    "config_error",
-    "gym_unreachable",
-    "verifier_error",
-    "judge_error",
-)
 
 
 def _score(
@@ -101,115 +88,14 @@ def _outcome_failure(outcome: SqlOutcome) -> FailureKind:
     return "gym_unreachable" if outcome.error_kind == "transport" else "verifier_error"
 
 
-def _tool_names(tool_calls: Iterable[Any]) -> list[str]:
-    names = []
-    for call in tool_calls:
-        if isinstance(call, str):
-            names.append(call)
-        elif isinstance(call, Mapping):
-            names.append(str(call.get("name") or call.get("tool_name")))
-        else:
-            names.append(str(call.name))
-    return names
-
-
-class _Run:
-    """What one verify_task call shares among its verifiers.
-
-    ``semaphore`` bounds the SQL queries only when the task has more of them
-    than ``max_concurrency`` (otherwise every query may run at once anyway).
-    """
-
-    __slots__ = (
-        "database_ids",
-        "final_response",
-        "judge",
-        "judge_prompt",
-        "policy",
-        "reports_failure_kinds",
-        "semaphore",
-        "sql",
-        "task",
-        "tool_names",
-    )
-
-    def __init__(
-        self,
-        task: Task,
-        sql: SqlRunner | None,
-        policy: Policy,
-        database_ids: Mapping[str, str],
-        final_response: str,
-        tool_names: list[str],
-        judge: Judge | None,
-        judge_prompt: JudgePrompt,
-    ) -> None:
-        self.task, self.sql, self.policy, self.database_ids = task, sql, policy, database_ids
-        self.final_response, self.tool_names = final_response, tool_names
-        self.judge, self.judge_prompt = judge, judge_prompt
-        self.reports_failure_kinds = policy.reports_failure_kinds
-        self.semaphore: asyncio.Semaphore | None = None
-
-    def target(
-        self, verifier: Verifier, gym: GymServer | None
-    ) -> tuple[GymServer | None, str | None, dict[str, Any]]:
-        """The gym, database id and context a verifier's query runs with (``gym``: its named gym)."""
-        if verifier.gym_name:
-            return gym, self.database_ids.get(verifier.gym_name), dict(gym.context) if gym else {}
-        gym = self.task.default_gym
-        legacy_context = self.task.legacy.get("context")
-        context = dict(gym.context) if gym else {}
-        if isinstance(legacy_context, Mapping):
-            context.update(legacy_context)
-        database_id = self.task.legacy.get("database_id") or (
-            self.database_ids.get(gym.name) if gym else None
-        )
-        return gym, database_id, context
-
-    def query(
-        self, verifier: Verifier, gym: GymServer | None, query: str
-    ) -> SqlOutcome | Awaitable[SqlOutcome]:
-        """The outcome when it is known without running (no runner, no gym), else the query to await.
-
-        Awaiting the query may raise EogError (a runner that raises instead of
-        answering): :func:`_settle` turns it into an unreachable gym's outcome.
-        """
-        gym, database_id, context = self.target(verifier, gym)
-        if self.sql is None:
-            return SqlOutcome.failed("no SQL runner was given to verify_task", kind="transport")
-        if gym is None:
-            return SqlOutcome.failed("the task has no gym to run the query on", kind="database")
-        if self.semaphore is None:
-            return self.sql.run_sql(gym.name, database_id, query, context)
-        return _bounded(self.semaphore, self.sql, gym.name, database_id, query, context)
-
-    async def run_query(self, verifier: Verifier, gym: GymServer | None, query: str) -> SqlOutcome:
-        answer = self.query(verifier, gym, query)
-        if isinstance(answer, SqlOutcome):
-            return answer
-        try:
-            return await answer
-        except EogError as exc:
-            return SqlOutcome.failed(str(exc), kind="transport")
-
-
-async def _bounded(
-    semaphore: asyncio.Semaphore,
-    sql: SqlRunner,
-    gym_name: str,
-    database_id: str | None,
-    query: str,
-    context: dict[str, Any],
-) -> SqlOutcome:
-    async with semaphore:
-        return await sql.run_sql(gym_name, database_id, query, context)
-
-
 def _scored(
-    run: _Run, index: int, verifier: DatabaseStateVerifier, outcome: SqlOutcome
+    run: Run, index: int, verifier: DatabaseStateVerifier, outcome: SqlOutcome
 ) -> VerifierResult:
     """A database_state verifier's result, given its SQL outcome."""
     config = verifier.validation_config
+    if problem := run.truncated(config.query, outcome):
+        result = {"passed": False, "error": problem, "details": problem, "query": config.query}
+        return _result(run, index, verifier, result, "verifier_error")
     result, comparison = _score(
         config.query, config.expected_value, config.comparison_type, outcome, run.policy
     )
@@ -234,7 +120,7 @@ def _scored(
 
 
 async def _response_check(
-    run: _Run, verifier: ResponseCheckVerifier, gym: GymServer | None, query: str
+    run: Run, verifier: ResponseCheckVerifier, gym: GymServer | None, query: str
 ) -> tuple[dict[str, Any], FailureKind | None]:
     config = verifier.validation_config
     outcome = await run.run_query(verifier, gym, query)
@@ -242,6 +128,8 @@ async def _response_check(
         return {"passed": False, "error": f"SQL query failed: {outcome.error}"}, _outcome_failure(
             outcome
         )
+    if problem := run.truncated(query, outcome):
+        return {"passed": False, "error": problem, "details": problem}, "verifier_error"
     sql_result = json.dumps(outcome.body, indent=2)
     minimum = config.minimum_comparison_value
     request = run.judge_prompt.render(
@@ -267,7 +155,7 @@ async def _response_check(
     }, None
 
 
-def _tool_execution(run: _Run, verifier: ToolExecutionVerifier) -> dict[str, Any]:
+def _tool_execution(run: Run, verifier: ToolExecutionVerifier) -> dict[str, Any]:
     config = verifier.validation_config
     missing = [tool for tool in config.selected_tools if tool not in run.tool_names]
     passed = not missing and len(run.tool_names) >= config.minimum_tool_calls
@@ -282,7 +170,7 @@ def _tool_execution(run: _Run, verifier: ToolExecutionVerifier) -> dict[str, Any
 
 
 def _result(
-    run: _Run, index: int, verifier: Verifier, result: dict[str, Any], failure: FailureKind | None
+    run: Run, index: int, verifier: Verifier, result: dict[str, Any], failure: FailureKind | None
 ) -> VerifierResult:
     get = result.get
     return VerifierResult(
@@ -329,11 +217,7 @@ def _unscored(
     )
 
 
-#: A verifier and what it waits for: its SQL outcome (database_state), its result (response_check).
-_Pending = tuple[int, Verifier, Awaitable[Any]]
-
-
-def _prepare(run: _Run, index: int, verifier: Verifier) -> VerifierResult | _Pending:
+def _prepare(run: Run, index: int, verifier: Verifier) -> VerifierResult | Pending:
     """A verifier's result when it needs nothing awaited, else what it waits for."""
     gym_name = verifier.gym_name
     gym = run.task.gym(gym_name) if gym_name else None
@@ -407,120 +291,6 @@ def _prepare(run: _Run, index: int, verifier: Verifier) -> VerifierResult | _Pen
     )
 
 
-async def _settle(pending: list[_Pending]) -> list[Any]:
-    """What every pending verifier waits for, awaited concurrently, in definition order.
-
-    The first wait runs in the calling task and the others in tasks started
-    with it, as ``gather`` would run them, without its per-child bookkeeping. A
-    SQL runner's EogError is an unreachable gym's outcome. Any other exception
-    (a programming error, seen once the waits defined before it are done) or
-    a cancellation cancels the rest, waits for them and propagates.
-    """
-    loop = asyncio.get_running_loop()
-    waits: list[Any] = [wait for _, _, wait in pending]
-    tasks: list[asyncio.Future[Any]] = []
-    try:
-        for position in range(1, len(waits)):
-            wait = waits[position]
-            waits[position] = task = (
-                loop.create_task(wait)
-                if type(wait) is CoroutineType
-                else asyncio.ensure_future(wait, loop=loop)
-            )
-            tasks.append(task)
-        answers: list[Any] = []
-        for (_, verifier, _), wait in zip(pending, waits, strict=True):
-            try:
-                answers.append(await wait)
-            except EogError as exc:
-                if not isinstance(verifier, DatabaseStateVerifier):
-                    raise
-                answers.append(SqlOutcome.failed(str(exc), kind="transport"))
-    except BaseException:
-        _close_unstarted(waits)
-        await _abandon(tasks)
-        raise
-    return answers
-
-
-def _close_unstarted(waits: Iterable[Any]) -> None:
-    """Close the coroutines that never ran, so none is reported as never awaited."""
-    for wait in waits:
-        if inspect.iscoroutine(wait) and inspect.getcoroutinestate(wait) == inspect.CORO_CREATED:
-            wait.close()
-
-
-async def _abandon(tasks: list[asyncio.Future[Any]]) -> None:
-    running = [task for task in tasks if not task.done()]
-    for task in running:
-        task.cancel()
-    if running:
-        await asyncio.wait(running)
-    for task in tasks:
-        if not task.cancelled():
-            task.exception()  # retrieved: the first failure is the one that propagates
-
-
-def _run_error(task: Task, policy: Policy, counted: Sequence[VerifierResult]) -> str | None:
-    """The error upstream's run records instead of results (parity only), or None."""
-    if not policy.records_run_errors:
-        return None
-    if any(not verifier.has_validation_config for verifier in task.verifiers):
-        return MISSING_CONFIG_ERROR
-    return None if counted else NOTHING_COUNTED_ERROR
-
-
-def _aggregate(
-    task: Task,
-    policy: Policy,
-    results: Sequence[VerifierResult],
-    tool_latencies_ms: tuple[ToolLatency, ...] = (),
-) -> TaskVerdict:
-    counted = [r for r in results if r.counted]
-    if policy.collapses_names:
-        last = {r.name: r.index for r in counted}
-        if len(last) < len(counted):  # a name repeats: the last of them counts
-            results = [
-                attrs.evolve(r, counted=False, overwritten=True)
-                if r.counted and last[r.name] != r.index
-                else r
-                for r in results
-            ]
-            counted = [r for r in results if r.counted]
-    num_passed = sum([r.passed for r in counted])
-    pass_rate = num_passed / len(counted) if counted else 0.0
-    failure_kind: FailureKind | None = None
-    if policy.reports_failure_kinds:
-        kinds = {r.failure_kind for r in counted}
-        kinds.discard(None)
-        if kinds:
-            failure_kind = next((k for k in _FAILURE_PRIORITY if k in kinds), None)
-        if failure_kind is None and not counted:
-            failure_kind = "no_verifiers"
-    run_error = _run_error(task, policy, counted)
-    if run_error is not None:
-        failure_kind, pass_rate = "run_error", 0.0
-    success = num_passed == len(counted) and bool(counted) and failure_kind is None
-    reward = pass_rate if policy.reward == "fractional" else float(success)
-    return TaskVerdict(
-        policy=policy.name,
-        task_id=task.task_id,
-        domain=task.domain,
-        mode=task.mode,
-        success=success,
-        reward=reward,
-        pass_rate=pass_rate,
-        num_defined=len(task.verifiers),
-        num_scored=len(counted),
-        num_passed=num_passed,
-        results=tuple(results),
-        evaluation_completed=failure_kind is None,
-        failure_kind=failure_kind,
-        run_error=run_error,
-        tool_latencies_ms=tool_latencies_ms,
-    )
-
-
 async def verify_task(
     task: Task,
     *,
@@ -546,13 +316,13 @@ async def verify_task(
     """
     if max_concurrency < 1:
         raise UsageError(f"max_concurrency must be at least 1, got {max_concurrency}")
-    run = _Run(
+    run = Run(
         task,
         sql,
         policy,
         database_ids or {},
         final_response or "",
-        _tool_names(tool_calls),
+        tool_names(tool_calls),
         judge,
         judge_prompt,
     )
@@ -564,13 +334,13 @@ async def verify_task(
         for index, verifier in enumerate(verifiers):
             results.append(_prepare(run, index, verifier))
     except BaseException:
-        _close_unstarted(item[2] for item in results if type(item) is tuple)
+        close_unstarted(item[2] for item in results if type(item) is tuple)
         raise
-    pending: list[_Pending] = [item for item in results if type(item) is tuple]
+    pending: list[Pending] = [item for item in results if type(item) is tuple]
     if pending:
-        for (index, verifier, _), answer in zip(pending, await _settle(pending), strict=True):
+        for (index, verifier, _), answer in zip(pending, await settle(pending), strict=True):
             if isinstance(verifier, DatabaseStateVerifier):
                 results[index] = _scored(run, index, verifier, answer)
             else:
                 results[index] = _result(run, index, verifier, *answer)
-    return _aggregate(task, policy, results, tuple(tool_latencies_ms))
+    return aggregate(task, policy, results, tuple(tool_latencies_ms))

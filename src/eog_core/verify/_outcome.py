@@ -60,7 +60,12 @@ class SqlRunner(Protocol):
 
     Implementations: :class:`eog_core.SqliteSqlRunner` (offline snapshots) and the
     HTTP runner of the gym client. A runner answers failures as a failed
-    :class:`SqlOutcome`; it raises only for programming errors.
+    :class:`SqlOutcome`; it raises only for programming errors. A runner whose
+    answers are capped (a real gym's sql-runner appends ``LIMIT 100`` to a query
+    without a LIMIT of its own) says so with an ``implicit_limit`` attribute, the
+    number of rows (read with :func:`eog_core.verify.implicit_limit_of`; absent
+    means every row is answered): strict scoring reports an answer of exactly
+    that many rows to such a query as possibly truncated.
     """
 
     async def run_sql(

@@ -13,6 +13,7 @@ from typing import Any, Literal
 import attrs
 
 from eog_core.verify._compare import Comparison, strict_compare, upstream_compare
+from eog_core.verify._limit import GYM_IMPLICIT_LIMIT
 from eog_core.verify._readonly import read_only_problem
 
 __all__ = ["PARITY", "STRICT", "ParityPolicy", "Policy", "StrictPolicy", "read_only_problem"]
@@ -61,6 +62,18 @@ class Policy(abc.ABC):
         """Whether evaluation problems mark the verdict incomplete with a failure kind."""
         return True
 
+    @property
+    def offline_implicit_limit(self) -> int | None:
+        """The row cap offline scoring applies (``SqliteSqlRunner(implicit_limit=...)``), as
+        the gym's sql-runner would have cut the answer; None: every row."""
+        return None
+
+    @property
+    def flags_truncation(self) -> bool:
+        """A LIMIT-less query answered with exactly the runner's ``implicit_limit`` rows
+        (the gym may have cut it) is a ``verifier_error``, not scored."""
+        return False
+
     def with_reward(self, reward: RewardMode) -> Policy:
         """The same policy with binary or fractional (pass rate) reward."""
         return attrs.evolve(self, reward=reward)
@@ -91,6 +104,10 @@ class ParityPolicy(Policy):
     def reports_failure_kinds(self) -> bool:
         return False
 
+    @property
+    def offline_implicit_limit(self) -> int | None:
+        return GYM_IMPLICIT_LIMIT  # upstream scored what the gym's sql-runner answered
+
 
 @attrs.frozen(kw_only=True)
 class StrictPolicy(Policy):
@@ -106,6 +123,10 @@ class StrictPolicy(Policy):
 
     @property
     def read_only_sql(self) -> bool:
+        return True
+
+    @property
+    def flags_truncation(self) -> bool:
         return True
 
 

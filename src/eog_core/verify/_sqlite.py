@@ -15,6 +15,7 @@ from typing import Any
 
 from eog_core._sqlguard import QueryInterrupted, execute_guarded
 from eog_core.errors import UsageError, VerificationError
+from eog_core.verify._limit import apply_implicit_limit
 from eog_core.verify._outcome import SqlOutcome
 
 __all__ = ["DEFAULT_SQL_TIMEOUT", "SqliteSqlRunner"]
@@ -108,7 +109,11 @@ class SqliteSqlRunner:
     connection made with ``check_same_thread=True`` runs on the caller's
     thread, still bounded by the deadline. ``now`` (ISO text or datetime) pins
     SQLite's ``'now'`` for reproducible scoring of verifiers that use
-    ``datetime('now')``.
+    ``datetime('now')``. ``implicit_limit=100`` answers as a real gym's
+    sql-runner does: a query without a LIMIT of its own runs with `` LIMIT 100``
+    appended (:func:`apply_implicit_limit`) and the answer echoes the query as run
+    (``{"data": [...], "query": ...}``); parity scoring offline uses it, to see
+    what upstream saw on the gym. None (the default) answers every row.
     """
 
     def __init__(
@@ -118,7 +123,13 @@ class SqliteSqlRunner:
         now: str | datetime | None = None,
         timeout: float | None = DEFAULT_SQL_TIMEOUT,
         read_only: bool = True,
+        implicit_limit: int | None = None,
     ) -> None:
+        if implicit_limit is not None and (type(implicit_limit) is not int or implicit_limit < 0):
+            raise UsageError(
+                f"implicit_limit must be a whole number of rows or None, got {implicit_limit!r}"
+            )
+        self._implicit_limit = implicit_limit
         if timeout is not None and not timeout > 0:
             raise UsageError(
                 f"timeout must be a positive number of seconds or None, got {timeout!r}"
@@ -186,6 +197,11 @@ class SqliteSqlRunner:
     def gyms(self) -> tuple[str, ...]:
         return tuple(self._connections)
 
+    @property
+    def implicit_limit(self) -> int | None:
+        """The row cap on a query without a LIMIT of its own (None: every row is answered)."""
+        return self._implicit_limit
+
     def query(self, gym_name: str, query: str) -> SqlOutcome:
         """Run ``query`` on the calling thread (the async method runs it in a worker thread)."""
         return self._query(gym_name, query, None)
@@ -194,11 +210,13 @@ class SqliteSqlRunner:
         connection = self._connections.get(gym_name)
         if connection is None:
             return SqlOutcome.failed(f"no database snapshot for gym '{gym_name}'")
+        limit = self._implicit_limit
+        as_run = query if limit is None else apply_implicit_limit(query, limit)
         try:
             with self._locks[id(connection)]:
                 columns, rows = execute_guarded(
                     connection,
-                    query,
+                    as_run,
                     read_only=self._read_only,
                     timeout=self._timeout,
                     cancelled=cancelled,
@@ -209,9 +227,8 @@ class SqliteSqlRunner:
             if isinstance(exc, sqlite3.ProgrammingError) and "thread" in str(exc):
                 raise  # a connection bound to another thread: _run_sql retries on the loop
             return SqlOutcome.failed(f"SQLite rejected the query: {exc}")
-        return SqlOutcome.ok(
-            {"data": [dict(zip(columns, map(_jsonable, row), strict=True)) for row in rows]}
-        )
+        data = [dict(zip(columns, map(_jsonable, row), strict=True)) for row in rows]
+        return SqlOutcome.ok({"data": data} if limit is None else {"data": data, "query": as_run})
 
     async def run_sql(
         self, gym_name: str, database_id: str | None, query: str, context: Mapping[str, str]

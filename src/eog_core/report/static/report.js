@@ -59,6 +59,18 @@
     var state = damageState(r), b = DAMAGE_BADGES[state] || [String(r.damage), "uncounted"];
     return el("span", { cls: "badge damage " + b[1], "data-damage": state, text: b[0] });
   }
+  // <trust>
+  // Each task's certificate (meta.trust, from --certificates): a badge in the task table and
+  // the transcripts; a task without a certificate is unchecked.
+  var TRUST_BADGES = { certified: "pass", clean: "uncounted", flagged: "fail", unchecked: "incomplete" };
+  function trustOf(taskId) {
+    return (meta.trust && meta.trust[taskId]) || { status: "unchecked", kinds: [], stale: false, label: "unchecked" };
+  }
+  function trustBadge(taskId) {
+    var t = trustOf(taskId);
+    return el("span", { cls: "badge trust " + (TRUST_BADGES[t.status] || "incomplete"), "data-trust": t.status, title: t.label, text: t.label });
+  }
+  // </trust>
   function label(run) { return meta.runs[run] ? meta.runs[run].label : String(run); }
   function runIndex(value) {  // a run's name (as deep links give it), or its index
     for (var i = 0; i < meta.runs.length; i++) if (meta.runs[i].name === value) return String(i);
@@ -193,10 +205,14 @@
     if (f.run !== "" && String(t.run) !== f.run) return false;
     if (f.domain && t.domain !== f.domain) return false;
     if (f.band && band(t) !== f.band) return false;
+    if (f.trust && trustOf(t.task_id).status !== f.trust) return false;  // trust
     return !f.q || t.task_id.toLowerCase().indexOf(f.q.toLowerCase()) >= 0;
   }, function (t) {
     var s = t.strict || {}, p = t.parity || {};
     var dots = el("td", { cls: "dots" }, (s.outcomes || []).map(function (o) { return el("span", { cls: "dot " + outcome(o), title: outcome(o) }); }));
+    if (meta.trust) return [runCell(t.run), el("td", { text: t.domain }), el("td", { cls: "tid", text: t.task_id }), el("td", { "data-trust": trustOf(t.task_id).status }, [trustBadge(t.task_id)]), dots,  // trust
+      el("td", { text: pct(s.rate) }), el("td", { text: pct(p.rate) }), el("td", { text: pct(s.flip) }),  // trust
+      el("td", { text: num(t.turns, 1) }), el("td", { text: num(t.calls, 1) }), el("td", { text: num(t.tokens) }), el("td", { text: money(t.cost) })];  // trust
     return [runCell(t.run), el("td", { text: t.domain }), el("td", { cls: "tid", text: t.task_id }), dots,
       el("td", { text: pct(s.rate) }), el("td", { text: pct(p.rate) }), el("td", { text: pct(s.flip) }),
       el("td", { text: num(t.turns, 1) }), el("td", { text: num(t.calls, 1) }), el("td", { text: num(t.tokens) }), el("td", { text: money(t.cost) })];
@@ -283,6 +299,7 @@
         meta.damage && row.damage !== undefined ? " damage " : "", meta.damage && row.damage !== undefined ? damageBadge(row) : "",
         row.stop_reason ? " · stop: " + row.stop_reason : "", row.failure_kind ? " · failure: " + row.failure_kind : "",
         " · ", el("a", { href: "#rollout=" + encodeURIComponent(row.id), text: "link to this rollout" })])];
+    if (meta.trust) parts.push(el("p", { cls: "sub trust" }, ["certificate of the task: ", trustBadge(row.task_id)]));  // trust
     if (found.problem) {
       parts.push(el("p", { cls: "failure", text: "This transcript cannot be shown: " + found.problem + ". Its record is in the run's rollouts.jsonl." }));
     } else if (!d) {
