@@ -55,7 +55,7 @@ def test_pipelined_requests_come_out_whole_in_order(drip: bool) -> None:
         (b"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400),  # two
         (b"GET / HTTP/2.0\r\nHost: a\r\n\r\n", 505),
         (HEAD + b"Transfer-Encoding: gzip\r\n\r\n", 501),
-        (HEAD + b"Content-Length: 2000000\r\n\r\n", 413),
+        (HEAD + b"Content-Length: 99000000\r\n\r\n", 413),  # over max_skipped_body
         (HEAD + b"X: y\r\n" * 101 + b"\r\n", 431),
         (HEAD + b"X: " + b"y" * 70000 + b"\r\n\r\n", 431),
     ],
@@ -122,13 +122,45 @@ def test_answers_read_by_the_client() -> None:
         ("localhost:8700", True),
         ("[::1]:8700", True),
         ("LOCALHOST:8700", True),
-        ("localhost:8701", False),
+        ("localhost:8701", True),
+        ("localhost", True),
+        ("127.0.0.2", True),
+        ("[::1]", True),
         ("evil.example:8700", False),
-        ("localhost", False),
+        ("localhost.evil.example", False),
+        ("[::1", False),
         ("", False),
-        (None, False),
+        (None, True),  # HTTP/1.0 without Host: no browser sends that
     ],
 )
 def test_the_host_rule(host: str | None, allowed: bool) -> None:
-    assert host_allowed(host, 8700, allow_remote=False) is allowed
-    assert host_allowed(host, 8700, allow_remote=True) is bool(host)
+    assert host_allowed(host, allow_remote=False) is allowed
+    assert host_allowed(host, allow_remote=True)
+
+
+def test_a_body_over_the_limit_but_skippable_is_read_and_dropped() -> None:
+    data = (
+        HEAD + b"Content-Length: 2000\r\n\r\n" + b"x" * 2000 + b"GET / HTTP/1.1\r\nHost: a\r\n\r\n"
+    )
+    big, after = _requests(data, Limits(max_request_body=1000))
+    assert (big.too_large, big.body, after.target) == (True, b"", "/")
+
+
+@pytest.mark.parametrize("drip", [False, True])
+def test_bytes_after_a_closing_request_are_ignored(drip: bool) -> None:
+    data = b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\nGET /x HTTP/1.1\r\n\r\n"
+    (only,) = _requests(data, drip=drip)
+    assert (only.target, only.keep_alive) == ("/", False)
+
+
+def test_an_upgrade_is_read_as_a_request_that_ends_the_connection() -> None:
+    data = b"GET / HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\nxx"
+    (only,) = _requests(data)
+    assert only.keep_alive is False
+
+
+def test_a_chunked_body_then_a_pipelined_request_in_one_piece() -> None:
+    data = CHUNKED + b"3\r\nabc\r\n0\r\nX-T: 1\r\n\r\n" + HEAD + b"Content-Length: 1\r\n\r\nz"
+    for limits in (Limits(), Limits(max_chunk_line=4)):
+        first, second = _requests(data, limits)
+        assert (first.body, second.body, first.header("x-t")) == (b"abc", b"z", None)

@@ -9,9 +9,11 @@ connections, the deadline to receive a whole head and the idle timeout.
 
 from __future__ import annotations
 
+import ipaddress
+
 import attrs
 
-__all__ = ["LOOPBACK_NAMES", "FramingError", "Limits", "host_allowed"]
+__all__ = ["LOOPBACK_NAMES", "FramingError", "Limits", "host_allowed", "llhttp_error"]
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "[::1]"})
 """The names a loopback server answers to (``Host``), with its port."""
@@ -42,7 +44,11 @@ class Limits:
     idle_timeout: float = 75.0
     """Seconds a keep-alive connection may sit idle before it is closed (aiohttp's default)."""
     max_buffered: int = 4 * 1024 * 1024
-    """Bytes of requests read ahead of the one being answered; then reading pauses."""
+    """Bytes of requests read ahead of the one being answered; then reading pauses (and
+    whenever the peer does not read its answers)."""
+    max_skipped_body: int = 64 * 1024 * 1024
+    """A request refused before its body (413, 401) whose ``Content-Length`` is at most this
+    has its body read and dropped, keeping the connection; a larger one closes it."""
 
     def body_limit(self, *, request: bool) -> int:
         return self.max_request_body if request else self.max_response_body
@@ -61,15 +67,57 @@ class FramingError(Exception):
         self.limit = limit
 
 
-def host_allowed(host: str | None, port: int, *, allow_remote: bool) -> bool:
-    """Whether a request's ``Host`` value names this loopback server: ``localhost``,
-    ``127.0.0.1`` or ``[::1]`` with ``port`` (DNS rebinding sends another name). With
-    ``allow_remote`` any non-empty host is accepted."""
-    if host is None or not host:
-        return False
-    if allow_remote:
+def host_allowed(host: str | None, *, allow_remote: bool) -> bool:
+    """Whether a request's ``Host`` value names a loopback server: ``localhost`` or a
+    loopback address (``127.0.0.1``, ``[::1]``), with any port or none (DNS rebinding sends
+    another name). With ``allow_remote`` any host is accepted; None (an HTTP/1.0 request
+    without one) is accepted too: no browser sends it."""
+    if host is None or allow_remote:
         return True
-    name, colon, given = host.lower().rpartition(":")
-    if not colon or name.endswith("["):  # no port (80), or a bare IPv6 address
-        name, given = host.lower(), "80"
-    return name in LOOPBACK_NAMES and given == str(port)
+    name = host.lower()
+    if name.startswith("["):  # [v6] or [v6]:port
+        name, bracket, _ = name[1:].partition("]")
+        if not bracket:
+            return False
+    else:
+        name = name.partition(":")[0]
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+_LLHTTP_WORDS = (
+    (
+        "Content-Length can't be present with Transfer-Encoding",
+        400,
+        "both Content-Length and Transfer-Encoding",
+    ),
+    ("Duplicate Content-Length", 400, "two different content-length headers (or two alike)"),
+    ("Content-Length", 400, "a malformed Content-Length"),
+    ("Transfer-Encoding", 400, "a malformed Transfer-Encoding"),
+    ("whitespace after header value", 400, "a malformed header line (folded)"),
+    ("after header value", 400, "a bare CR, LF or NUL in the head"),
+    ("header value char", 400, "a bare CR, LF or NUL (or another control character) in the head"),
+    ("header token", 400, "a malformed header line (a name not a token, or no colon)"),
+    ("url", 400, "a malformed request target (not a path)"),
+    ("chunk size", 400, "a malformed chunk size"),
+    ("chunk extension", 400, "a malformed chunk extension"),
+    ("after chunk data", 400, "a chunk without its CRLF"),
+    ("HTTP version", 505, "HTTP version not supported"),
+)
+"""llhttp's error texts (a fragment each, in the order tried) to the words this layer
+answers with: one phrase per kind of mistake, whatever llhttp's wording."""
+
+
+def llhttp_error(text: str, *, request: bool) -> FramingError:
+    """The FramingError for llhttp's error ``text``."""
+    for fragment, status, words in _LLHTTP_WORDS:
+        if fragment in text:
+            return FramingError(status, f"bad request: {words}" if status == 400 else words)
+    line = "request line" if request else "status line"
+    if "method" in text or "version" in text or "status" in text or "CRLF" in text:
+        return FramingError(400, f"bad request: a malformed {line} ({text})")
+    return FramingError(400, f"bad request: malformed HTTP/1.1 ({text})")

@@ -19,7 +19,7 @@ from typing import Any
 
 import httptools
 
-from eog_core._http1._limits import FramingError, Limits
+from eog_core._http1._limits import FramingError, Limits, llhttp_error
 
 __all__ = ["Message", "RequestReader", "ResponseReader"]
 
@@ -28,7 +28,9 @@ class Message:
     """One request or answer: ``method`` and ``target`` (a request's) or ``status`` (an
     answer's), ``version`` (``"1.1"`` or ``"1.0"``), ``headers`` as (lower-cased name, value)
     pairs in order, both as latin-1 text, ``body`` bytes, and ``keep_alive`` (llhttp's
-    reading of ``Connection`` and the version)."""
+    reading of ``Connection`` and the version). ``too_large``: a request's ``Content-Length``
+    is over the body limit (its body is read and dropped; the caller answers 413).
+    ``size``: its bytes on the wire (about). ``note``: the caller's, as it likes."""
 
     __slots__ = (
         "body",
@@ -37,8 +39,11 @@ class Message:
         "headers",
         "keep_alive",
         "method",
+        "note",
+        "size",
         "status",
         "target",
+        "too_large",
         "version",
     )
 
@@ -52,6 +57,9 @@ class Message:
         self.keep_alive = True
         self.chunked = False
         self.content_length: int | None = None
+        self.too_large = False
+        self.size = 0
+        self.note: Any = None
 
     def header(self, name: str) -> str | None:
         """The first value of header ``name`` (lower-case), or None."""
@@ -77,6 +85,7 @@ class _Reader:
         self.limits = limits
         self.body_limit = limits.body_limit(request=self._request)
         self.ready: deque[Message] = deque()
+        self.ready_bytes = 0  # the wire size of the messages in ``ready``
         self.current: Message | None = None
         self.head_done = False
         self.head_bytes = 0  # bytes fed while the current head was incomplete
@@ -86,8 +95,9 @@ class _Reader:
         self.line_bytes = 0  # bytes fed outside chunk data since the last chunk boundary
         self.pieces: list[bytes] = []
         self.url = b""
-        self.tail = b""  # the last bytes fed, where a head's blank line may have begun
+        self.tail = b""  # the last bytes fed while a head was incomplete (its end may span)
         self.drop_body = False
+        self.finished = False  # a message without keep-alive (or an upgrade) was read: stop
         self.failed: FramingError | None = None
         self.parser: Any = None
 
@@ -95,73 +105,95 @@ class _Reader:
 
     def feed(self, data: bytes) -> None:
         """Parse ``data``; whole messages go to :meth:`pop`. Raises FramingError (for good:
-        every later call raises it again)."""
+        every later call raises it again). Bytes after a message that ends the connection
+        (``Connection: close``, HTTP/1.0, an upgrade) are ignored."""
         if self.failed is not None:
             raise self.failed
         try:
-            while data:
+            while data and not self.finished:
                 data = self._feed_some(data)
         except FramingError as error:
             self.failed = error
             raise
+        except httptools.HttpParserUpgrade:  # answered as an ordinary request, then closed
+            self._finish()
         except httptools.HttpParserCallbackError as error:
-            self.failed = (
-                error.__context__
-                if isinstance(error.__context__, FramingError)
-                else FramingError(400, f"bad request: {error}")
-            )
-            raise self.failed from None
+            context = error.__context__
+            if not isinstance(context, FramingError):
+                raise  # a bug of ours, not the peer's bytes
+            self.failed = context
+            raise context from None
         except httptools.HttpParserError as error:
-            self.failed = FramingError(400, f"malformed HTTP/1.1: {error}")
+            if self.finished:  # "Data after `Connection: close`": ignored
+                return
+            self.failed = llhttp_error(str(error), request=self._request)
             raise self.failed from None
+
+    def _finish(self) -> None:
+        self.finished = True
+        if self.ready:
+            self.ready[-1].keep_alive = False
 
     def _feed_some(self, data: bytes) -> bytes:
-        """Feed ``data`` up to the end of a head (a body in the same piece is then fed on its
-        own, a chunked one in slices); the rest."""
+        """Feed ``data`` up to the end of a head or a body (what follows is fed on its own
+        turn, a chunked body in slices); the bytes not fed yet."""
         current = self.current
         if current is not None and self.head_done:
-            if current.chunked:
-                return self._feed_chunked(data)
-            self._feed(data)
-            return b""
+            return self._feed_body(current, data)
         tail = self.tail
-        end = (tail + data).find(b"\r\n\r\n")
-        self.tail = (tail + data[-3:])[-3:]
+        end = (tail + data[:3]).find(b"\r\n\r\n")
         if end < 0:
-            self._feed(data)
-            return b""
-        cut = end + 4 - len(tail)
-        self._feed(data[:cut])
-        return data[cut:]
+            end = data.find(b"\r\n\r\n")
+            cut = -1 if end < 0 else end + 4
+        else:
+            cut = end + 4 - len(tail)
+        piece, rest = (data, b"") if cut < 0 else (data[:cut], data[cut:])
+        self.head_bytes += len(piece)
+        if self.head_bytes > self.limits.max_head:
+            raise FramingError(431, "the head is too large", limit="max_head")
+        self.parser.feed_data(piece)
+        self._fed(piece)
+        return rest
 
-    def _feed(self, data: bytes) -> None:
-        in_body = self.current is not None and self.head_done
-        if not in_body:  # a head, or its end (``_feed_some`` cut the piece there)
-            self.head_bytes += len(data)
-            if self.head_bytes > self.limits.max_head:
-                raise FramingError(431, "the head is too large", limit="max_head")
-        self.parser.feed_data(data)
-        if in_body and self.current is not None:
-            self._count_wire(len(data))
+    def _fed(self, piece: bytes) -> None:
+        """Keep the last bytes fed while a head is incomplete (where its blank line begins)."""
+        if self.current is not None and self.head_done:
+            self.tail = b""
+        else:
+            self.tail = (self.tail + piece[-3:])[-3:]
+
+    def _feed_body(self, current: Message, data: bytes) -> bytes:
+        if current.chunked:
+            return self._feed_chunked(data)
+        if current.content_length is None:  # an answer delimited by the close
+            piece, rest = data, b""
+        else:
+            left = current.content_length - self.wire_bytes
+            piece, rest = data[:left], data[left:]
+        self.wire_bytes += len(piece)
+        self.parser.feed_data(piece)
+        return rest
 
     def _feed_chunked(self, data: bytes) -> bytes:
         """Feed a chunked body in slices no longer than a chunk line, so a size line or its
-        extensions cannot grow past ``max_chunk_line`` unseen; the bytes after its end."""
+        extensions cannot grow past ``max_chunk_line`` unseen; the bytes after its end (what
+        of them was in the last slice, at most a chunk line, is fed already and counted
+        against the next head)."""
         step = self.limits.max_chunk_line
         for at in range(0, len(data), step):
-            if self.current is None:  # the body ended: the next message's bytes
-                self.tail = b""
-                return data[at:]
             piece = data[at : at + step]
             self.parser.feed_data(piece)
-            if self.current is not None and self.head_done:
-                self._count_wire(len(piece))
-                if not self.in_chunk:
-                    self.line_bytes += len(piece)
-                    if self.line_bytes > 2 * step:
-                        raise FramingError(
-                            400, "bad request: a chunk line is too long", limit="max_chunk_line"
-                        )
+            if self.current is None or not self.head_done:  # the body ended in this slice
+                self.head_bytes += len(piece)
+                self._fed(piece)
+                return data[at + step :]
+            self._count_wire(len(piece))
+            if not self.in_chunk:
+                self.line_bytes += len(piece)
+                if self.line_bytes > 2 * step:
+                    raise FramingError(
+                        400, "bad request: a chunk line is too long", limit="max_chunk_line"
+                    )
         return b""
 
     def _count_wire(self, size: int) -> None:
@@ -178,12 +210,21 @@ class _Reader:
 
     def pop(self) -> Message | None:
         """The next whole message, or None."""
-        return self.ready.popleft() if self.ready else None
+        if not self.ready:
+            return None
+        message = self.ready.popleft()
+        self.ready_bytes -= message.size
+        return message
 
     @property
     def mid_message(self) -> bool:
         """Whether a message has started and is not whole yet."""
         return self.current is not None
+
+    @property
+    def head_only(self) -> Message | None:
+        """The message whose head is read and whose body is still to come, if any."""
+        return self.current if self.head_done else None
 
     # -- llhttp's callbacks ------------------------------------------------------------------
 
@@ -202,8 +243,13 @@ class _Reader:
         assert current is not None
         if len(current.headers) >= self.limits.max_headers:
             raise FramingError(
-                431, f"more than {self.limits.max_headers} headers", limit="max_headers"
+                431,
+                f"more than {self.limits.max_headers} {'request ' if self._request else ''}headers",
+                limit="max_headers",
             )
+        if self.head_done:  # a trailer: counted, not kept
+            current.headers.append(("", ""))
+            return
         current.headers.append((name.decode("latin-1").lower(), value.decode("latin-1")))
 
     def on_headers_complete(self) -> None:
@@ -221,9 +267,11 @@ class _Reader:
         if coding is not None and coding.strip().lower() != "chunked":
             raise FramingError(501, f"transfer coding not supported: {coding[:40]}")
         if (current.content_length or 0) > self.body_limit:
-            raise FramingError(
-                413, f"the body is over {self.body_limit} bytes", limit=self._body_field()
-            )
+            if not self._request or current.content_length > self.limits.max_skipped_body:  # type: ignore[operator]
+                raise FramingError(
+                    413, f"the body is over {self.body_limit} bytes", limit=self._body_field()
+                )
+            current.too_large = self.drop_body = True
         self._head(current)
         self.head_done = True
 
@@ -239,22 +287,28 @@ class _Reader:
         self.line_bytes = 0
 
     def on_body(self, body: bytes) -> None:
+        if self.drop_body:
+            return
         self.body_size += len(body)
         if self.body_size > self.body_limit:
             raise FramingError(
                 413, f"the body is over {self.body_limit} bytes", limit=self._body_field()
             )
-        if not self.drop_body:
-            self.pieces.append(body)
+        self.pieces.append(body)
 
     def on_message_complete(self) -> None:
         current = self.current
         assert current is not None
         current.body = b"".join(self.pieces)
+        current.size = self.head_bytes + self.wire_bytes
+        current.headers = [pair for pair in current.headers if pair[0]]
         self.pieces = []
         self.current = None
-        self.head_bytes = 0
+        self.head_bytes = self.wire_bytes = 0
         self.ready.append(current)
+        self.ready_bytes += current.size
+        if not current.keep_alive:
+            self.finished = True
 
 
 class RequestReader(_Reader):
@@ -273,8 +327,8 @@ class RequestReader(_Reader):
         hosts = sum(1 for key, _ in current.headers if key == "host")
         if hosts != 1 and current.version == "1.1":
             raise FramingError(400, "bad request: a request needs exactly one Host header")
-        if self.on_head is not None:
-            self.drop_body = self.on_head(current)
+        if self.on_head is not None and self.on_head(current):
+            self.drop_body = True
 
 
 class ResponseReader(_Reader):
