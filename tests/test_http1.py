@@ -20,6 +20,11 @@ def _requests(data: bytes, limits: Limits | None = None, *, drip: bool = False) 
     return found
 
 
+def _feed_many(reader: RequestReader, piece: bytes, times: int) -> None:
+    for _ in range(times):
+        reader.feed(piece)
+
+
 def _refused(data: bytes, limits: Limits | None = None) -> FramingError:
     with pytest.raises(FramingError) as caught:
         _requests(data, limits)
@@ -68,9 +73,8 @@ def test_chunk_extensions_do_not_get_around_the_body_limit() -> None:
     limits = Limits(max_request_body=1000, max_chunk_line=1024)
     reader = RequestReader(limits)
     reader.feed(CHUNKED)
-    with pytest.raises(FramingError) as caught:
-        for _ in range(10_000):  # one byte of data, 1000 bytes of extension, each chunk
-            reader.feed(b"1;" + b"e" * 1000 + b"\r\nx\r\n")
+    with pytest.raises(FramingError) as caught:  # one byte of data, 1000 of extension, each
+        _feed_many(reader, b"1;" + b"e" * 1000 + b"\r\nx\r\n", 10_000)
     assert (caught.value.status, caught.value.limit) == (413, "max_request_body")
 
 
@@ -78,8 +82,7 @@ def test_a_dripped_head_is_bounded() -> None:
     reader = RequestReader(Limits(max_head=4096))
     reader.feed(HEAD)
     with pytest.raises(FramingError) as caught:
-        for _ in range(5000):
-            reader.feed(b"X")
+        _feed_many(reader, b"X", 5000)
     assert caught.value.limit == "max_head"
     with pytest.raises(FramingError):  # for good
         reader.feed(b"\r\n")
