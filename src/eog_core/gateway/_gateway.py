@@ -23,6 +23,7 @@ from typing import Any
 
 import attrs
 
+from eog_core._http1 import Limits
 from eog_core.errors import EogError, UsageError
 from eog_core.gateway._access import Admission, http_error, is_loopback
 from eog_core.gateway._control import ControlApi
@@ -55,6 +56,7 @@ log = logging.getLogger("eog_core.gateway")
 
 DEFAULT_MODEL_LABEL = "mcp-gateway"
 MAX_REQUEST_BYTES = 1 << 20
+MAX_CONNECTIONS = Limits().max_connections
 ENDED_KEPT = 65536  # ended rollout ids remembered, to answer late requests with 410
 SHUTDOWN_SECONDS = 10.0  # how long closing waits for requests in flight (a finish verifying)
 
@@ -93,6 +95,9 @@ class Gateway:
     """The ``model`` field of every record (the run's label: ``score`` and resume key on it)."""
     allow_remote: bool = False
     max_request_bytes: int = MAX_REQUEST_BYTES
+    max_connections: int = MAX_CONNECTIONS
+    """Client connections held at once; beyond, the one idle longest is closed, or, none
+    being idle, the newcomer is answered 503 (docs/gateway.md, "Wire limits")."""
     on_record: Callable[[Mapping[str, Any]], None] | None = None
     capture_state: StateCapture | None = None
     """Snapshot each rollout's databases after seeding and before deletion (docs/state.md)."""
@@ -414,5 +419,7 @@ class Gateway:
                 token=self.token, control_token=self.control_token, allow_remote=self.allow_remote
             ),
             error=http_error,
-            max_body=self.max_request_bytes,
+            limits=Limits(
+                max_request_body=self.max_request_bytes, max_connections=self.max_connections
+            ),
         )
