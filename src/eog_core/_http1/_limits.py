@@ -46,6 +46,10 @@ class Limits:
     max_buffered: int = 4 * 1024 * 1024
     """Bytes of requests read ahead of the one being answered; then reading pauses (and
     whenever the peer does not read its answers)."""
+    linger: float = 2.0
+    """Seconds a server that closes a connection mid-request (after refusing it) keeps
+    reading and dropping what the peer still sends (up to ``max_skipped_body`` bytes), so
+    the peer reads the answer instead of a reset."""
     max_skipped_body: int = 64 * 1024 * 1024
     """A request refused before its body (413, 401) whose ``Content-Length`` is at most this
     has its body read and dropped, keeping the connection; a larger one closes it."""

@@ -94,8 +94,9 @@ class _Reader:
         self.in_chunk = False
         self.line_bytes = 0  # bytes fed outside chunk data since the last chunk boundary
         self.pieces: list[bytes] = []
-        self.url = b""
-        self.tail = b""  # the last bytes fed while a head was incomplete (its end may span)
+        self.url: list[bytes] = []
+        self.tail = b""  # the last bytes read while a head was incomplete (its end may span)
+        self.held = bytearray()  # a head's last line, not whole yet (llhttp is fed whole lines)
         self.drop_body = False
         self.finished = False  # a message without keep-alive (or an upgrade) was read: stop
         self.failed: FramingError | None = None
@@ -147,12 +148,28 @@ class _Reader:
             cut = -1 if end < 0 else end + 4
         else:
             cut = end + 4 - len(tail)
-        piece, rest = (data, b"") if cut < 0 else (data[:cut], data[cut:])
-        self.head_bytes += len(piece)
+        if cut < 0:  # the head goes on: feed whole lines only (llhttp's caller joins the
+            line_end = data.rfind(b"\n") + 1  # pieces of a line by copying: quadratic)
+            held = self.held
+            held += data[:line_end] if line_end else data
+            piece = b""
+            if line_end:
+                piece = bytes(held)
+                held.clear()
+                held += data[line_end:]
+            rest = b""
+            self.tail = (tail + data[-3:])[-3:]
+        else:
+            piece, rest = bytes(self.held) + data[:cut], data[cut:]
+            self.held.clear()
+            self.tail = b""
+        self.head_bytes += len(data) - len(rest)
         if self.head_bytes > self.limits.max_head:
             raise FramingError(431, "the head is too large", limit="max_head")
-        self.parser.feed_data(piece)
-        self._fed(piece)
+        if piece:
+            self.parser.feed_data(piece)
+            if cut >= 0:
+                self._fed(piece)
         return rest
 
     def _fed(self, piece: bytes) -> None:
@@ -233,10 +250,10 @@ class _Reader:
         self.head_done = self.in_chunk = self.drop_body = False
         self.wire_bytes = self.body_size = self.line_bytes = 0
         self.pieces = []
-        self.url = b""
+        self.url = []
 
     def on_url(self, url: bytes) -> None:
-        self.url += url
+        self.url.append(url)
 
     def on_header(self, name: bytes, value: bytes) -> None:
         current = self.current
@@ -323,7 +340,7 @@ class RequestReader(_Reader):
 
     def _head(self, current: Message) -> None:
         current.method = self.parser.get_method().decode("ascii")
-        current.target = self.url.decode("latin-1")
+        current.target = b"".join(self.url).decode("latin-1")
         hosts = sum(1 for key, _ in current.headers if key == "host")
         if hosts != 1 and current.version == "1.1":
             raise FramingError(400, "bad request: a request needs exactly one Host header")

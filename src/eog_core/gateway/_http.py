@@ -152,6 +152,7 @@ class _Connection(asyncio.Protocol):
         self.reading_paused = False
         self.writing_paused = False
         self.eof = False
+        self.lingering = -1  # bytes dropped since a refusal closed our side (-1: not closing)
         self.last = self.started = loop.time()
         self.local_host = ""
 
@@ -180,6 +181,11 @@ class _Connection(asyncio.Protocol):
         self.server.connections.add(self)
 
     def data_received(self, data: bytes) -> None:
+        if self.lingering >= 0:
+            self.lingering += len(data)
+            if self.lingering > self.server.limits.max_skipped_body:
+                self.close()
+            return
         now = self.loop.time()
         self.last = now
         reader = self.reader
@@ -193,7 +199,7 @@ class _Connection(asyncio.Protocol):
         """The client closed its side: the whole requests it sent are still answered (then
         the connection closes); with none, the connection closes now."""
         self.eof = True
-        return self.busy or bool(self.reader.ready)
+        return self.lingering < 0 and (self.busy or bool(self.reader.ready))
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.transport = None
@@ -219,7 +225,7 @@ class _Connection(asyncio.Protocol):
         """Stop reading while the peer does not read its answers or has sent more than
         ``max_buffered`` ahead; read again once it has caught up."""
         transport = self.transport
-        if transport is None:
+        if transport is None or self.lingering >= 0:
             return
         reader = self.reader
         queued = reader.ready_bytes + _MESSAGE_COST * len(reader.ready)
@@ -291,7 +297,8 @@ class _Connection(asyncio.Protocol):
         if failed is not None:
             if self.early is None:
                 self._answer(self.server.error(failed.status, failed.message), None)
-            self.close()
+            else:
+                self._linger()
             return False
         if self.eof:
             self.close()
@@ -340,7 +347,26 @@ class _Connection(asyncio.Protocol):
         head_only = request is not None and request.method == "HEAD"
         transport.write(answer.encode(head_only=head_only, keep_alive=not close))
         if close:
+            self._linger()
+
+    def _linger(self) -> None:
+        """Close; first, when the peer may still be sending (a refused request's body, bytes
+        after a framing error), close only our side and drop what comes for a while, so the
+        peer reads the answer rather than a reset."""
+        transport = self.transport
+        if transport is None:
+            return
+        reader = self.reader
+        sending = reader.mid_message or reader.failed is not None
+        if not sending or self.eof or not transport.can_write_eof():
             self.close()
+            return
+        self.lingering = 0
+        transport.write_eof()
+        if self.reading_paused:
+            self.reading_paused = False
+            transport.resume_reading()
+        self.loop.call_later(self.server.limits.linger, self.close)
 
 
 def _skippable(message: Message) -> bool:
