@@ -167,3 +167,34 @@ def test_a_chunked_body_then_a_pipelined_request_in_one_piece() -> None:
     for limits in (Limits(), Limits(max_chunk_line=4)):
         first, second = _requests(data, limits)
         assert (first.body, second.body, first.header("x-t")) == (b"abc", b"z", None)
+
+
+class _Counting:
+    """The real llhttp parser, with what it is fed counted."""
+
+    def __init__(self, parser: object) -> None:
+        self.parser, self.calls, self.fed = parser, 0, 0
+
+    def feed_data(self, data: bytes) -> None:
+        self.calls += 1
+        self.fed += len(data)
+        self.parser.feed_data(data)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.parser, name)
+
+
+def test_a_dripped_head_is_fed_to_llhttp_once_in_whole_lines() -> None:
+    """A head dripped a byte at a time was scanned again per byte (64 KiB: seconds); llhttp's
+    caller joins a line's pieces by copying, so it is fed whole lines, each byte once."""
+    lines = [b"X-%d: %s\r\n" % (n, b"v" * 500) for n in range(60)]
+    data = HEAD + b"".join(lines) + b"\r\n"
+    reader = RequestReader(Limits())
+    counting = _Counting(reader.parser)
+    reader.parser = counting
+    for at in range(len(data)):
+        reader.feed(data[at : at + 1])
+    message = reader.pop()
+    assert message is not None and len(message.headers) == 61
+    assert counting.fed == len(data)
+    assert counting.calls <= len(lines) + 3
