@@ -167,6 +167,8 @@ class _Reader:
         if self.head_bytes > self.limits.max_head:
             raise FramingError(431, "the head is too large", limit="max_head")
         if piece:
+            if self.current is None:
+                self._starts(piece)
             self.parser.feed_data(piece)
             if cut >= 0:
                 self._fed(piece)
@@ -295,6 +297,9 @@ class _Reader:
     def _head(self, current: Message) -> None:
         """A head is read: the side's own checks."""
 
+    def _starts(self, piece: bytes) -> None:
+        """``piece``, whole lines, begins a message: the side's own checks of its first line."""
+
     def on_chunk_header(self) -> None:
         self.in_chunk = True
         self.line_bytes = 0
@@ -337,6 +342,13 @@ class RequestReader(_Reader):
         super().__init__(limits)
         self.on_head = on_head
         self.parser = httptools.HttpRequestParser(self)
+
+    def _starts(self, piece: bytes) -> None:
+        if piece[:1] in (b"\r", b"\n"):  # llhttp skips empty lines there; h11 refuses them
+            raise FramingError(400, "bad request: an empty line before the request line")
+        line = piece.partition(b"\n")[0]
+        if line.rstrip(b"\r").count(b" ") != 2:  # llhttp takes "GET  / HTTP/1.1"
+            raise FramingError(400, "bad request: a malformed request line (its spaces)")
 
     def _head(self, current: Message) -> None:
         current.method = self.parser.get_method().decode("ascii")
