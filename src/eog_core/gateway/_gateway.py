@@ -140,6 +140,8 @@ class Gateway:
                 f"host {self.host!r} is not a loopback address; pass allow_remote=True "
                 "(--allow-remote) to expose the gateway, and set a token"
             )
+        if self.max_connections < 1:
+            raise UsageError(f"max_connections must be at least 1, got {self.max_connections}")
         if self.rollout_ttl is not None and not self.rollout_ttl > 0:
             raise UsageError(f"rollout_ttl must be positive, got {self.rollout_ttl}")
         if self.token == "" or self.control_token == "":
