@@ -13,7 +13,7 @@ API (everything here is the whole of it)::
     reader.feed(data)                 # raises FramingError(status, message, limit=...)
     while (request := reader.pop()) is not None:
         request.method, request.target, request.version, request.headers, request.body
-        request.keep_alive, request.too_large, request.header("host"), request.header_map()
+        request.keep_alive, request.too_large, request.header("host")
     reader.mid_message, reader.head_only  # a request has started; its head is read, not its body
     reader.ready_bytes                # the wire size of what is read and not popped
     # a client, per connection:
@@ -22,8 +22,8 @@ API (everything here is the whole of it)::
     answer = reader.pop()             # .status, .version, .headers, .body, .keep_alive
     host_allowed(request.header("host"), allow_remote=False)  # the loopback Host rule
 
-``Message.headers`` are ``(name, value)`` pairs, names lower-cased, both latin-1 text, in
-order (trailers are checked and dropped). ``FramingError.status`` is the answer a server
+``Message.headers`` maps lower-cased names to values, both latin-1 text, a repeated name's
+values joined with ``", "`` (trailers are checked and dropped). ``FramingError.status`` is the answer a server
 gives (400 syntax, 413 body, 431 head or header count, 501 transfer coding, 505 version),
 ``.limit`` the ``Limits`` field exceeded (None for a syntax error); after it the reader
 refuses everything and the connection must close. A request whose ``Content-Length`` is

@@ -26,8 +26,8 @@ __all__ = ["Message", "RequestReader", "ResponseReader"]
 
 class Message:
     """One request or answer: ``method`` and ``target`` (a request's) or ``status`` (an
-    answer's), ``version`` (``"1.1"`` or ``"1.0"``), ``headers`` as (lower-cased name, value)
-    pairs in order, both as latin-1 text, ``body`` bytes, and ``keep_alive`` (llhttp's
+    answer's), ``version`` (``"1.1"`` or ``"1.0"``), ``headers`` a mapping of lower-cased
+    names to values, both as latin-1 text (a repeated name's values joined with ``", "``), ``body`` bytes, and ``keep_alive`` (llhttp's
     reading of ``Connection`` and the version). ``too_large``: a request's ``Content-Length``
     is over the body limit (its body is read and dropped; the caller answers 413).
     ``size``: its bytes on the wire (about). ``note``: the caller's, as it likes."""
@@ -52,7 +52,7 @@ class Message:
         self.target = ""
         self.status = 0
         self.version = ""
-        self.headers: list[tuple[str, str]] = []
+        self.headers: dict[str, str] = {}
         self.body = b""
         self.keep_alive = True
         self.chunked = False
@@ -62,18 +62,14 @@ class Message:
         self.note: Any = None
 
     def header(self, name: str) -> str | None:
-        """The first value of header ``name`` (lower-case), or None."""
-        for key, value in self.headers:
-            if key == name:
-                return value
-        return None
+        """The value of header ``name`` (lower-case), or None."""
+        return self.headers.get(name)
 
-    def header_map(self) -> dict[str, str]:
-        """Headers as a mapping: a repeated name's values joined with ``", "``."""
-        found: dict[str, str] = {}
-        for key, value in self.headers:
-            found[key] = f"{found[key]}, {value}" if key in found else value
-        return found
+
+_NAMES: dict[bytes, str] = {}
+"""Header names as sent -> their lower-cased text (the few a peer sends: a lookup a header
+instead of a decode and a ``lower()``); bounded by ``_NAMES_KEPT``."""
+_NAMES_KEPT = 1024
 
 
 class _Reader:
@@ -101,6 +97,11 @@ class _Reader:
         self.finished = False  # a message without keep-alive (or an upgrade) was read: stop
         self.failed: FramingError | None = None
         self.parser: Any = None
+        self.max_head = limits.max_head
+        self.max_headers = limits.max_headers
+        self.fields: dict[str, str] = {}  # the current message's headers
+        self.header_lines = 0  # header lines of the current message, trailers counted
+        self.two_hosts = False  # the current head has two Host lines
 
     # -- feeding -----------------------------------------------------------------------------
 
@@ -142,15 +143,15 @@ class _Reader:
         if current is not None and self.head_done:
             return self._feed_body(current, data)
         tail = self.tail
-        end = (tail + data[:3]).find(b"\r\n\r\n")
+        end = (tail + data[:3]).find(b"\r\n\r\n") if tail else -1
         if end < 0:
             end = data.find(b"\r\n\r\n")
             cut = -1 if end < 0 else end + 4
         else:
             cut = end + 4 - len(tail)
+        held = self.held
         if cut < 0:  # the head goes on: feed whole lines only (llhttp's caller joins the
             line_end = data.rfind(b"\n") + 1  # pieces of a line by copying: quadratic)
-            held = self.held
             held += data[:line_end] if line_end else data
             piece = b""
             if line_end:
@@ -160,18 +161,33 @@ class _Reader:
             rest = b""
             self.tail = (tail + data[-3:])[-3:]
         else:
-            piece, rest = bytes(self.held) + data[:cut], data[cut:]
-            self.held.clear()
+            if held:
+                piece = bytes(held) + data[:cut]
+                held.clear()
+            else:
+                piece = data[:cut]
+            rest = data[cut:]
             self.tail = b""
         self.head_bytes += len(data) - len(rest)
-        if self.head_bytes > self.limits.max_head:
+        if self.head_bytes > self.max_head:
             raise FramingError(431, "the head is too large", limit="max_head")
         if piece:
-            if self.current is None:
-                self._starts(piece)
+            if self.current is None and self._request:  # a request line: our own rules
+                first = piece[0]
+                if first == 13 or first == 10:  # CR, LF: llhttp skips them, h11 refuses
+                    raise FramingError(400, "bad request: an empty line before the request line")
+                if piece.count(b" ", 0, piece.find(b"\n")) != 2:  # llhttp takes "GET  / ..."
+                    raise FramingError(400, "bad request: a malformed request line (its spaces)")
             self.parser.feed_data(piece)
             if cut >= 0:
-                self._fed(piece)
+                current = self.current
+                if current is None or not self.head_done:
+                    self.tail = (self.tail + piece[-3:])[-3:]
+                elif rest and not current.chunked and current.content_length is not None:
+                    left = current.content_length  # most bodies: fed now, saving a turn
+                    body, rest = rest[:left], rest[left:]
+                    self.wire_bytes = len(body)
+                    self.parser.feed_data(body)
         return rest
 
     def _fed(self, piece: bytes) -> None:
@@ -248,7 +264,10 @@ class _Reader:
     # -- llhttp's callbacks ------------------------------------------------------------------
 
     def on_message_begin(self) -> None:
-        self.current = Message()
+        self.current = current = Message()
+        self.fields = current.headers
+        self.header_lines = 0
+        self.two_hosts = False
         self.head_done = self.in_chunk = self.drop_body = False
         self.wire_bytes = self.body_size = self.line_bytes = 0
         self.pieces = []
@@ -258,18 +277,26 @@ class _Reader:
         self.url.append(url)
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        current = self.current
-        assert current is not None
-        if len(current.headers) >= self.limits.max_headers:
+        self.header_lines += 1
+        if self.header_lines > self.max_headers:
             raise FramingError(
                 431,
                 f"more than {self.limits.max_headers} {'request ' if self._request else ''}headers",
                 limit="max_headers",
             )
         if self.head_done:  # a trailer: counted, not kept
-            current.headers.append(("", ""))
             return
-        current.headers.append((name.decode("latin-1").lower(), value.decode("latin-1")))
+        key = _NAMES.get(name)
+        if key is None:
+            key = name.decode("latin-1").lower()
+            if len(_NAMES) < _NAMES_KEPT:
+                _NAMES[name] = key
+        fields = self.fields
+        if key in fields:
+            self.two_hosts = self.two_hosts or key == "host"
+            fields[key] = f"{fields[key]}, {value.decode('latin-1')}"
+        else:
+            fields[key] = value.decode("latin-1")
 
     def on_headers_complete(self) -> None:
         current = self.current
@@ -279,9 +306,9 @@ class _Reader:
         if current.version not in ("1.1", "1.0"):
             raise FramingError(505, f"HTTP version not supported: {current.version[:20]}")
         current.keep_alive = parser.should_keep_alive()
-        length = current.header("content-length")
+        length = current.headers.get("content-length")
         current.content_length = None if length is None else int(length)
-        coding = current.header("transfer-encoding")
+        coding = current.headers.get("transfer-encoding")
         current.chunked = coding is not None
         if coding is not None and coding.strip().lower() != "chunked":
             raise FramingError(501, f"transfer coding not supported: {coding[:40]}")
@@ -296,9 +323,6 @@ class _Reader:
 
     def _head(self, current: Message) -> None:
         """A head is read: the side's own checks."""
-
-    def _starts(self, piece: bytes) -> None:
-        """``piece``, whole lines, begins a message: the side's own checks of its first line."""
 
     def on_chunk_header(self) -> None:
         self.in_chunk = True
@@ -323,7 +347,6 @@ class _Reader:
         assert current is not None
         current.body = b"".join(self.pieces)
         current.size = self.head_bytes + self.wire_bytes
-        current.headers = [pair for pair in current.headers if pair[0]]
         self.pieces = []
         self.current = None
         self.head_bytes = self.wire_bytes = 0
@@ -343,18 +366,10 @@ class RequestReader(_Reader):
         self.on_head = on_head
         self.parser = httptools.HttpRequestParser(self)
 
-    def _starts(self, piece: bytes) -> None:
-        if piece[:1] in (b"\r", b"\n"):  # llhttp skips empty lines there; h11 refuses them
-            raise FramingError(400, "bad request: an empty line before the request line")
-        line = piece.partition(b"\n")[0]
-        if line.rstrip(b"\r").count(b" ") != 2:  # llhttp takes "GET  / HTTP/1.1"
-            raise FramingError(400, "bad request: a malformed request line (its spaces)")
-
     def _head(self, current: Message) -> None:
         current.method = self.parser.get_method().decode("ascii")
         current.target = b"".join(self.url).decode("latin-1")
-        hosts = sum(1 for key, _ in current.headers if key == "host")
-        if hosts != 1 and current.version == "1.1":
+        if current.version == "1.1" and ("host" not in current.headers or self.two_hosts):
             raise FramingError(400, "bad request: a request needs exactly one Host header")
         if self.on_head is not None and self.on_head(current):
             self.drop_body = True

@@ -191,8 +191,10 @@ class _Connection(asyncio.Protocol):
         reader = self.reader
         if not reader.mid_message:
             self.started = now
-        with contextlib.suppress(FramingError):  # kept by the reader: answered in turn
+        try:  # noqa: SIM105 (not contextlib.suppress: a context manager a request costs)
             reader.feed(data)
+        except FramingError:  # kept by the reader: answered in its turn
+            pass
         self._next()
 
     def eof_received(self) -> bool:
@@ -328,7 +330,9 @@ class _Connection(asyncio.Protocol):
                 self.server.handling.discard(self.task)
         self.busy = False
         self._answer(answer, request)
-        self._next()
+        reader = self.reader
+        if reader.ready or reader.current is not None or reader.failed or self.reading_paused:
+            self._next()  # (most often there is nothing: one call fewer a request)
 
     def _answer(self, answer: Answer, request: Request | None, *, close: bool = False) -> None:
         """Write ``answer``; close the connection after it when it or the request asks, or

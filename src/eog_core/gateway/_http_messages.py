@@ -132,7 +132,7 @@ def request_of(message: Message, local_host: str) -> Request | None:
     path = target.partition("?")[0]
     if "%" in path:
         path = unquote(path)
-    headers = message.header_map()
+    headers = message.headers
     host = headers.get("host") or local_host
     version = f"HTTP/{message.version}"
     return Request(message.method, path, version, headers, host, keep_alive=message.keep_alive)
