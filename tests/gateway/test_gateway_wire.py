@@ -224,16 +224,30 @@ async def test_a_head_that_keeps_dripping_still_has_a_deadline() -> None:
 
     server = await _serve(hello, head_deadline=0.5, idle_timeout=60.0)
     try:
-        wire = await Wire.open(_url(server))
-        wire.send(b"GET / HTTP/1.1\r\nHost: x\r\n")
-        closed = asyncio.create_task(wire.closed())
-        for _ in range(100):  # up to 5 s of a byte each 50 ms; the deadline is 0.5 s
-            if closed.done():
-                break
-            wire.send(b"X-A: 1\r\n")
-            await asyncio.sleep(0.05)
-        assert await closed
+        for first, drip in [(b"GET / HTTP/1.1\r\nHost: x\r\n", b"X-A: 1\r\n"), (b"G", b"E")]:
+            wire = await Wire.open(_url(server))
+            wire.send(first)
+            closed = asyncio.create_task(wire.closed())
+            for _ in range(100):  # up to 5 s of a piece each 50 ms; the deadline is 0.5 s
+                if closed.done():
+                    break
+                wire.send(drip)  # whole header lines, or a request line that never ends
+                await asyncio.sleep(0.05)
+            assert await closed
+            await wire.aclose()
         assert not server.connections
-        await wire.aclose()
     finally:
         await server.aclose(1.0)
+
+
+async def test_an_upgrade_is_answered_and_the_connection_closed(gateway: Gateway) -> None:
+    """llhttp stops at an upgrade: nothing after it is read, so the connection must end."""
+    wire = await Wire.open(gateway.url)
+    wire.send(
+        request("GET", "/rollouts", b"", "Upgrade: websocket", "Connection: upgrade")
+        + request("GET", "/rollouts")
+    )
+    status, headers, _ = await wire.reply()
+    assert (status, headers["connection"]) == (200, "close")
+    assert await wire.closed()
+    await wire.aclose()

@@ -100,6 +100,7 @@ class _Reader:
         self.max_head = limits.max_head
         self.max_headers = limits.max_headers
         self.fields: dict[str, str] = {}  # the current message's headers
+        self.begun = 0  # messages begun so far (a caller notes when one starts)
         self.header_lines = 0  # header lines of the current message, trailers counted
         self.two_hosts = False  # the current head has two Host lines
 
@@ -253,8 +254,8 @@ class _Reader:
 
     @property
     def mid_message(self) -> bool:
-        """Whether a message has started and is not whole yet."""
-        return self.current is not None
+        """Whether a message has started (a byte of it read) and is not whole yet."""
+        return self.current is not None or bool(self.held)
 
     @property
     def head_only(self) -> Message | None:
@@ -264,6 +265,7 @@ class _Reader:
     # -- llhttp's callbacks ------------------------------------------------------------------
 
     def on_message_begin(self) -> None:
+        self.begun += 1
         self.current = current = Message()
         self.fields = current.headers
         self.header_lines = 0

@@ -189,12 +189,13 @@ class _Connection(asyncio.Protocol):
         now = self.loop.time()
         self.last = now
         reader = self.reader
-        if not reader.mid_message:
-            self.started = now
+        fresh, begun = not reader.mid_message, reader.begun
         try:  # noqa: SIM105 (not contextlib.suppress: a context manager a request costs)
             reader.feed(data)
         except FramingError:  # kept by the reader: answered in its turn
             pass
+        if fresh or reader.begun != begun:  # a request began in these bytes: its clock starts
+            self.started = now
         self._next()
 
     def eof_received(self) -> bool:
@@ -284,6 +285,7 @@ class _Connection(asyncio.Protocol):
                 continue
             assert isinstance(request, Request)
             request.body = message.body
+            request.keep_alive = request.keep_alive and message.keep_alive  # (an upgrade)
             self.busy = True
             self.task = self.loop.create_task(self._handle(request))
             self.server.handling.add(self.task)
