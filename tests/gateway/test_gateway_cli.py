@@ -146,6 +146,7 @@ async def test_cli_bad_input_is_one_line(gym: LocalGym, tmp_path: Path) -> None:
         (["--host", "0.0.0.0"], 2, "not a loopback address"),
         (["--repeats", "0"], 2, "--repeats must be at least 1"),
         (["--max-calls-per-rollout", "0"], 2, "--max-calls-per-rollout must be at least 1"),
+        (["--max-connections", "0"], 2, "--max-connections: expected 1 to"),
         (["--capture-state", "--max-state-bytes", "0"], 2, "--max-state-bytes must be at"),
         (["--gym", "no-equals-sign"], 2, "--gym takes NAME=URL"),
         (

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from eog_core._http1 import Limits
 from eog_core.gateway import Gateway
 from eog_core.gateway._http import Answer, HttpServer, Request, json_answer
 from eog_core.local import LocalGym
@@ -185,7 +186,7 @@ async def test_a_chunked_body_is_read(gateway: Gateway, wire: Wire) -> None:
         (request("GET", "/rollouts", b"", "X-A: a\0b"), 400, "bare CR, LF or NUL"),
         (request("GET", "/rollouts", b"", "X-A: 1", " folded"), 400, "malformed header line"),
         (request("GET", "/rollouts", b"", "X-A : 1"), 400, "malformed header line"),
-        (request("GET", "/rollouts", b"", "NoColon"), 400, "(no colon)"),
+        (request("GET", "/rollouts", b"", "NoColon"), 400, "no colon"),
         (b"GET /rollouts HTTP/1.1 extra\r\n\r\n", 400, "malformed request line"),
         (b"get /rollouts HTTP/1.1\r\n\r\n", 400, "malformed request line"),
         (b"GET rollouts HTTP/1.1\r\n\r\n", 400, "not a path"),
@@ -310,8 +311,7 @@ async def _serve(handler: Any, **options: Any) -> HttpServer:
         handler,
         admit=lambda request: None,
         error=lambda status, message: json_answer({"error": message}, status),
-        max_body=1 << 16,
-        **options,
+        limits=Limits(max_request_body=1 << 16, **options),
     )
     await server.start("127.0.0.1", 0)
     return server
@@ -326,7 +326,7 @@ async def test_idle_and_stalled_connections_are_closed() -> None:
     async def hello(request: Request) -> Answer:
         return Answer(200, b"hi")
 
-    server = await _serve(hello, idle_timeout=0.3, read_timeout=0.3)
+    server = await _serve(hello, idle_timeout=0.3, head_deadline=0.3)
     try:
         idle, stalled = await Wire.open(_url(server)), await Wire.open(_url(server))
         idle.send(request("GET", "/"))
@@ -428,7 +428,7 @@ async def test_many_pipelined_refusals_do_not_recurse() -> None:
         hello,
         admit=lambda request: Answer(401, b"no"),
         error=lambda status, message: Answer(status, message.encode()),
-        max_body=1024,
+        limits=Limits(max_request_body=1024),
     )
     await server.start("127.0.0.1", 0)
     try:

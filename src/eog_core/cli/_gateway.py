@@ -24,6 +24,7 @@ from eog_core.cli._common import (
     emit_json,
     port_number,
     positive_seconds,
+    whole_number,
 )
 from eog_core.cli._run import EXIT_INTERRUPTED
 from eog_core.cli._shared import (
@@ -83,6 +84,14 @@ def add_parser(commands: Any) -> None:
         "--allow-remote",
         action="store_true",
         help="allow a --host that is not loopback (set --token-env too)",
+    )
+    parser.add_argument(
+        "--max-connections",
+        type=whole_number(1, 1 << 20),
+        default=512,
+        metavar="N",
+        help="client connections held at once (beyond: the one idle longest is closed, or "
+        "503; default 512)",
     )
     parser.add_argument("--repeats", type=int, default=1, metavar="K", help="rollouts of each task")
     parser.add_argument(
@@ -211,6 +220,7 @@ async def _serve(args: argparse.Namespace, token: str | None, environ: Mapping[s
             timeouts=gym_timeouts(args.timeout),
             model=args.model,
             allow_remote=args.allow_remote,
+            max_connections=args.max_connections,
             capture_state=StateCapture(
                 max_rows=args.max_state_rows,
                 max_bytes=args.max_state_bytes,

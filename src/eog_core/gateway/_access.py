@@ -1,4 +1,5 @@
-"""Who may reach the gateway: loopback hosts, and the bearer tokens read from the environment."""
+"""Who may reach the gateway: loopback hosts (the listening address, and a request's ``Host``
+and ``Origin``), and the bearer tokens read from the environment."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
+from eog_core._http1 import host_allowed
 from eog_core.errors import UsageError
 from eog_core.gateway._control import json_error
 from eog_core.gateway._http import Answer, Request
@@ -43,7 +45,10 @@ def token_from_env(
 @attrs.frozen
 class Admission:
     """The check a request passes before its body is read: its bearer token (when one is
-    set; the control API's own when given) and a loopback ``Origin`` (DNS rebinding)."""
+    set; the control API's own when given), then, unless ``allow_remote``, a loopback
+    ``Host`` (a page whose name was rebound to 127.0.0.1 sends its own name: 403
+    ``forbidden_host``) and a loopback ``Origin`` (403 ``forbidden_origin``; one that does
+    not parse, 400)."""
 
     expected: Mapping[str, bytes]
     allow_remote: bool
@@ -66,9 +71,18 @@ class Admission:
                     "this gateway needs 'Authorization: Bearer <token>'",
                     headers={"WWW-Authenticate": "Bearer"},
                 )
+        if self.allow_remote:
+            return None
+        if not host_allowed(headers.get("host"), allow_remote=False):
+            return json_error(
+                403, "forbidden_host", "this gateway answers to localhost and loopback addresses"
+            )
         origin = headers.get("origin")
-        if origin is not None and not self.allow_remote:
-            host = urlsplit(origin).hostname or ""
+        if origin is not None:
+            try:
+                host = urlsplit(origin).hostname or ""
+            except ValueError:
+                return json_error(400, "bad_request", "bad request: an Origin that does not parse")
             if not is_loopback(host):
                 return json_error(
                     403, "forbidden_origin", "requests from web pages of other hosts are refused"

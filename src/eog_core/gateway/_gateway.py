@@ -23,6 +23,7 @@ from typing import Any
 
 import attrs
 
+from eog_core._http1 import Limits
 from eog_core.errors import EogError, UsageError
 from eog_core.gateway._access import Admission, http_error, is_loopback
 from eog_core.gateway._control import ControlApi
@@ -55,6 +56,7 @@ log = logging.getLogger("eog_core.gateway")
 
 DEFAULT_MODEL_LABEL = "mcp-gateway"
 MAX_REQUEST_BYTES = 1 << 20
+MAX_CONNECTIONS = Limits().max_connections
 ENDED_KEPT = 65536  # ended rollout ids remembered, to answer late requests with 410
 SHUTDOWN_SECONDS = 10.0  # how long closing waits for requests in flight (a finish verifying)
 
@@ -95,6 +97,9 @@ class Gateway:
     max_request_bytes: int = MAX_REQUEST_BYTES
     max_calls_per_rollout: int = MAX_CALLS_PER_ROLLOUT
     """A rollout's tool calls running on the gym at once; more queue (docs/gateway.md)."""
+    max_connections: int = MAX_CONNECTIONS
+    """Client connections held at once; beyond, the one idle longest is closed, or, none
+    being idle, the newcomer is answered 503 (docs/gateway.md, "Wire limits")."""
     on_record: Callable[[Mapping[str, Any]], None] | None = None
     capture_state: StateCapture | None = None
     """Snapshot each rollout's databases after seeding and before deletion (docs/state.md)."""
@@ -137,6 +142,8 @@ class Gateway:
                 f"host {self.host!r} is not a loopback address; pass allow_remote=True "
                 "(--allow-remote) to expose the gateway, and set a token"
             )
+        if self.max_connections < 1:
+            raise UsageError(f"max_connections must be at least 1, got {self.max_connections}")
         if self.rollout_ttl is not None and not self.rollout_ttl > 0:
             raise UsageError(f"rollout_ttl must be positive, got {self.rollout_ttl}")
         if self.max_calls_per_rollout < 1:
@@ -423,5 +430,7 @@ class Gateway:
                 token=self.token, control_token=self.control_token, allow_remote=self.allow_remote
             ),
             error=http_error,
-            max_body=self.max_request_bytes,
+            limits=Limits(
+                max_request_body=self.max_request_bytes, max_connections=self.max_connections
+            ),
         )

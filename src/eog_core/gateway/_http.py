@@ -1,21 +1,26 @@
 """The gateway's HTTP/1.1 server: an asyncio protocol with one handler, nothing else.
 
-Every tool call of every agent crosses this server, so it does only what the
-gateway's routes need: the head parsed strictly (``_http_messages.py``), a ``Content-Length`` or chunked body read whole (bounded), keep-alive,
-``Expect: 100-continue``, HEAD, and one answer written with a single
-``transport.write``. aiohttp's server did the same work in about 230k
-instructions a request; this one in a fraction (docs/performance.md).
+Every tool call of every agent crosses this server, so it does only what the gateway's
+routes need, over the one wire layer (:mod:`eog_core._http1`, llhttp): keep-alive,
+pipelining, ``Content-Length`` and chunked bodies read whole (bounded), ``Expect:
+100-continue``, HEAD, and one answer written with a single ``transport.write``.
 
-Strict where a lenient parser is an attack surface: a request with both
-``Content-Length`` and ``Transfer-Encoding``, two different lengths, a
-transfer coding other than ``chunked``, folded header lines, bare CR or LF, NUL
-bytes, or a head over :data:`MAX_HEAD_BYTES` is refused (400, 431, 501, 505) and
-its connection closed. A body over the limit is answered 413 before it is read
-(its ``Content-Length`` bytes are then skipped, so the connection stays usable).
-An idle keep-alive connection is closed after ``idle_timeout`` seconds, a
-request whose head or body stops arriving after ``read_timeout`` seconds. A
-client that goes away does not cancel its request's handler (a finish that is
-verifying completes and is recorded); its answer is dropped.
+Every limit comes from one :class:`~eog_core._http1.Limits`: a request the wire layer
+refuses (malformed, a head or body too large) is answered with its status and one line,
+and the connection closed. A request refused by ``admit`` (a wrong token, a foreign
+``Host`` or ``Origin``) or with a ``Content-Length`` over the body limit is answered as
+soon as its head is read; its body is then read and dropped so the connection stays
+usable (closed instead for a chunked body or a client waiting for ``100 Continue``).
+
+A hostile or careless peer cannot make the server hold much: requests read ahead of the
+one being answered are bounded (``max_buffered``), and reading stops while the peer does
+not read its answers; at ``max_connections`` the connection idle longest is closed to make
+room, or, none being idle, the newcomer is answered 503 and closed; a head must arrive
+whole within ``head_deadline`` seconds of its first byte, a body must not stall longer, and
+an idle keep-alive connection is closed after ``idle_timeout``. A client that closes its
+side (``nc -N``) still gets the answers to every whole request it sent. A client that goes
+away does not cancel its request's handler (a finish that is verifying completes and is
+recorded); its answer is dropped.
 """
 
 from __future__ import annotations
@@ -25,26 +30,15 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
-from eog_core.gateway._http_messages import (
-    MAX_HEAD_BYTES,
-    Answer,
-    ChunkedBody,
-    Refused,
-    Request,
-    content_length,
-    json_answer,
-    parse_head,
-)
+from eog_core._http1 import FramingError, Limits, Message, RequestReader
+from eog_core.gateway._http_messages import Answer, Request, json_answer, request_of
 
 __all__ = ["Answer", "HttpServer", "Request", "json_answer"]
 
 log = logging.getLogger("eog_core.gateway")
 
-IDLE_TIMEOUT = 75.0  # seconds a keep-alive connection may sit idle (aiohttp's default)
-READ_TIMEOUT = 30.0  # seconds a started request may take to arrive whole
-_BUFFERED_MAX = 4 * 1024 * 1024  # bytes read ahead while a request is handled, then reading pauses
-_SKIP_MAX = 64 * 1024 * 1024  # a refused body up to this is read and dropped; a larger one closes
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+_MESSAGE_COST = 512  # bytes a queued request costs beyond its wire size (its objects)
 
 Handler = Callable[[Request], Awaitable[Answer]]
 Admit = Callable[[Request], Answer | None]
@@ -56,24 +50,16 @@ class HttpServer:
 
     ``admit`` sees each request once its head is read, before its body (a wrong token is
     refused before a byte of body is buffered); ``error`` builds the answer to a request
-    the server refuses itself (its status and one line naming why)."""
+    the server refuses itself (its status and one line naming why); ``limits`` bound
+    everything a peer sends."""
 
     def __init__(
-        self,
-        handler: Handler,
-        *,
-        admit: Admit,
-        error: ErrorAnswer,
-        max_body: int,
-        idle_timeout: float = IDLE_TIMEOUT,
-        read_timeout: float = READ_TIMEOUT,
+        self, handler: Handler, *, admit: Admit, error: ErrorAnswer, limits: Limits | None = None
     ) -> None:
         self.handler = handler
         self.admit = admit
         self.error = error
-        self.max_body = max_body
-        self.idle_timeout = idle_timeout
-        self.read_timeout = read_timeout
+        self.limits = limits or Limits()
         self.connections: set[_Connection] = set()
         self.handling: set[asyncio.Task[None]] = set()
         self.closing = False
@@ -116,19 +102,38 @@ class HttpServer:
                     await self._server.wait_closed()
             self._server = None
 
+    def admit_connection(self) -> bool:
+        """Room for one more connection: under ``max_connections``, or once the connection
+        idle longest is closed. False: none is idle (the newcomer is refused)."""
+        if len(self.connections) < self.limits.max_connections:
+            return True
+        idle = [connection for connection in self.connections if connection.idle]
+        if not idle:
+            return False
+        min(idle, key=lambda connection: connection.last).close()
+        return True
+
     async def _sweep(self) -> None:
-        """Close connections idle past ``idle_timeout`` or stalled mid-request past
-        ``read_timeout`` (a slow client cannot hold a connection open for ever)."""
+        """Close connections idle past ``idle_timeout``, or whose head has not arrived whole
+        ``head_deadline`` seconds after its first byte, or whose body has stalled as long
+        (a slow client cannot hold a connection open for ever)."""
         loop = asyncio.get_running_loop()
-        period = max(0.05, min(self.idle_timeout, self.read_timeout) / 4)
+        limits = self.limits
+        period = max(0.05, min(limits.idle_timeout, limits.head_deadline) / 4)
         while True:
             await asyncio.sleep(period)
             now = loop.time()
             for connection in list(self.connections):
                 if connection.busy:
                     continue
-                limit = self.read_timeout if connection.buffer else self.idle_timeout
-                if now - connection.last > limit:
+                reader = connection.reader
+                if reader.mid_message and reader.head_only is None:
+                    late = now - connection.started > limits.head_deadline
+                elif reader.mid_message:
+                    late = now - connection.last > limits.head_deadline
+                else:
+                    late = now - connection.last > limits.idle_timeout
+                if late:
                     connection.close()
 
 
@@ -139,51 +144,65 @@ class _Connection(asyncio.Protocol):
         self.server = server
         self.loop = loop
         self.transport: asyncio.Transport | None = None
-        self.buffer = bytearray()
+        self.reader = RequestReader(server.limits, on_head=self._on_head)
         self.busy = False
-        self.discard = 0  # body bytes of a refused request still to skip
-        self.pending: Request | None = None  # a request whose head is read, its body not yet
-        self.pending_end = 0  # where its head ends in the buffer
-        self.chunked: ChunkedBody | None = None  # its chunked body as decoded so far
         self.task: asyncio.Task[None] | None = None  # the request being handled
+        self.early: Message | None = None  # a refused request answered before its body came
+        self.continued: Message | None = None  # the request told ``100 Continue``
         self.reading_paused = False
         self.writing_paused = False
         self.eof = False
-        self.last = loop.time()
+        self.lingering = -1  # bytes dropped since a refusal closed our side (-1: not closing)
+        self.last = self.started = loop.time()
         self.local_host = ""
+
+    @property
+    def idle(self) -> bool:
+        """Nothing in flight, nothing read and unanswered: free to close."""
+        return not (self.busy or self.reader.mid_message or self.reader.ready)
 
     # -- asyncio.Protocol --------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
+        if self.server.closing:
+            self.close()
+            return
+        if not self.server.admit_connection():
+            limit = self.server.limits.max_connections
+            answer = self.server.error(503, f"over {limit} connections at once; try again")
+            transport.write(answer.encode(head_only=False, keep_alive=False))
+            self.close()
+            return
         address = transport.get_extra_info("sockname")
         host, port = str(address[0]), int(address[1])
         self.local_host = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         self.server.connections.add(self)
-        if self.server.closing:
-            self.close()
 
     def data_received(self, data: bytes) -> None:
-        self.last = self.loop.time()
-        if self.discard:
-            skipped = min(self.discard, len(data))
-            self.discard -= skipped
-            data = data[skipped:]
-            if not data:
-                return
-        self.buffer += data
-        if not self.busy:
-            self._next()
-        elif len(self.buffer) > _BUFFERED_MAX and self.transport is not None:
-            self.transport.pause_reading()
-            self.reading_paused = True
+        if self.lingering >= 0:
+            self.lingering += len(data)
+            if self.lingering > self.server.limits.max_skipped_body:
+                self.close()
+            return
+        now = self.loop.time()
+        self.last = now
+        reader = self.reader
+        fresh, begun = not reader.mid_message, reader.begun
+        try:  # noqa: SIM105 (not contextlib.suppress: a context manager a request costs)
+            reader.feed(data)
+        except FramingError:  # kept by the reader: answered in its turn
+            pass
+        if fresh or reader.begun != begun:  # a request began in these bytes: its clock starts
+            self.started = now
+        self._next()
 
     def eof_received(self) -> bool:
-        """The client closed its side: a request being handled is still answered (then the
-        connection closes); otherwise the connection closes now."""
+        """The client closed its side: the whole requests it sent are still answered (then
+        the connection closes); with none, the connection closes now."""
         self.eof = True
-        return self.busy
+        return self.lingering < 0 and (self.busy or bool(self.reader.ready))
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.transport = None
@@ -191,37 +210,116 @@ class _Connection(asyncio.Protocol):
 
     def pause_writing(self) -> None:
         self.writing_paused = True
+        self._flow()
 
     def resume_writing(self) -> None:
         self.writing_paused = False
-        if not self.busy:
-            self._next()
+        self._next()
 
     # -- requests ----------------------------------------------------------------------------
 
     def close(self) -> None:
         if self.transport is not None:
             self.transport.close()
+            self.transport = None
+        self.server.connections.discard(self)
+
+    def _flow(self) -> None:
+        """Stop reading while the peer does not read its answers or has sent more than
+        ``max_buffered`` ahead; read again once it has caught up."""
+        transport = self.transport
+        if transport is None or self.lingering >= 0:
+            return
+        reader = self.reader
+        queued = reader.ready_bytes + _MESSAGE_COST * len(reader.ready)
+        pause = self.writing_paused or queued > self.server.limits.max_buffered
+        if pause != self.reading_paused:
+            self.reading_paused = pause
+            if pause:
+                transport.pause_reading()
+            else:
+                transport.resume_reading()
+
+    def _on_head(self, message: Message) -> bool:
+        """A request's head is read: refuse it now (True: its body is dropped) or let its
+        body come. The refusal is answered in its turn."""
+        request = request_of(message, self.local_host)
+        refusal: Answer | None
+        if request is None:
+            refusal = self.server.error(400, "bad request: the request target is not a path")
+        elif message.too_large:
+            limit = self.server.limits.max_request_body
+            refusal = self.server.error(413, f"the request body is over {limit} bytes")
+        else:
+            expect = request.headers.get("expect")
+            if expect is not None and message.version == "1.1" and expect.lower() != "100-continue":
+                refusal = self.server.error(417, f"unknown Expect: {expect[:40]}")
+            else:
+                try:
+                    refusal = self.server.admit(request)
+                except Exception:  # a bug of ours: answered, never a hang
+                    log.exception("gateway: admitting %s %s failed", message.method, request.path)
+                    refusal = self.server.error(500, "the gateway failed on this request")
+        message.note = (request, refusal)
+        return refusal is not None
 
     def _next(self) -> None:
-        """Start the next whole request in the buffer, if there is one and none is running
-        (requests the server refuses itself are answered here, in a loop, not by recursion)."""
-        while self.transport is not None and not self.writing_paused and not self.server.closing:
-            try:
-                request = self._read()
-            except Refused as refused:
-                answer = refused.answer or self.server.error(refused.status, refused.message)
-                self._answer(answer, refused.request, close=refused.close)
-                continue
-            if request is None:
-                if self.reading_paused and self.transport is not None:
-                    self.reading_paused = False
-                    self.transport.resume_reading()
+        """Answer what is read, in order: start the next whole request (one at a time),
+        answer refusals (in a loop, not by recursion), tell a client waiting to send a body
+        ``100 Continue``, answer a framing error and close."""
+        reader = self.reader
+        while self.transport is not None and not self.busy and not self.writing_paused:
+            if self.server.closing:
                 return
+            message = reader.pop()
+            if message is None:
+                if not self._head_only():
+                    break
+                continue
+            if message is self.early:
+                self.early = None
+                continue
+            request, refusal = message.note
+            if refusal is not None:
+                self._answer(refusal, request, close=not _skippable(message))
+                continue
+            assert isinstance(request, Request)
+            request.body = message.body
+            request.keep_alive = request.keep_alive and message.keep_alive  # (an upgrade)
             self.busy = True
             self.task = self.loop.create_task(self._handle(request))
             self.server.handling.add(self.task)
             return
+        self._flow()
+
+    def _head_only(self) -> bool:
+        """Nothing whole is left to answer: act on a head whose body is still to come, or on
+        the reader's failure, or on the client's half-close. True: answered, look again."""
+        reader = self.reader
+        failed = reader.failed
+        head = reader.head_only
+        if failed is not None:
+            if self.early is None:
+                self._answer(self.server.error(failed.status, failed.message), None)
+            else:
+                self._linger()
+            return False
+        if self.eof:
+            self.close()
+            return False
+        if head is None or head is self.early:
+            return False
+        request, refusal = head.note
+        if refusal is not None:
+            self.early = head
+            self._answer(refusal, request, close=not _skippable(head))
+            return True
+        expect = (request.headers.get("expect") or "").lower()
+        if self.continued is not head and head.version == "1.1" and expect == "100-continue":
+            self.continued = head
+            if self.transport is not None:
+                self.transport.write(_CONTINUE)
+        return False
 
     async def _handle(self, request: Request) -> None:
         try:
@@ -234,122 +332,54 @@ class _Connection(asyncio.Protocol):
                 self.server.handling.discard(self.task)
         self.busy = False
         self._answer(answer, request)
-        if self.buffer or self.reading_paused:
-            self._next()
+        reader = self.reader
+        if reader.ready or reader.current is not None or reader.failed or self.reading_paused:
+            self._next()  # (most often there is nothing: one call fewer a request)
 
     def _answer(self, answer: Answer, request: Request | None, *, close: bool = False) -> None:
-        """Write ``answer``; close the connection after it when it or the request asks."""
+        """Write ``answer``; close the connection after it when it or the request asks, or
+        when it is the last answer owed to a client that closed its side."""
         transport = self.transport
         if transport is None:  # the client went away: its answer is dropped
             return
         close = (
-            close or request is None or not request.keep_alive or self.server.closing or self.eof
+            close
+            or request is None
+            or not request.keep_alive
+            or self.server.closing
+            or (self.eof and not self.reader.ready)
         )
         self.last = self.loop.time()  # idle from now, not from when the request arrived
-        transport.write(
-            answer.encode(
-                head_only=request is not None and request.method == "HEAD", keep_alive=not close
-            )
-        )
+        head_only = request is not None and request.method == "HEAD"
+        transport.write(answer.encode(head_only=head_only, keep_alive=not close))
         if close:
-            transport.close()
-            self.transport = None
+            self._linger()
 
-    def _read(self) -> Request | None:
-        """The next request if it is whole in the buffer (its body removed from it), else None
-        (a head read is kept in ``pending``). Raises Refused."""
-        request = self.pending
-        if request is None:
-            request = self._head()
-            if request is None:
-                return None
-            expect = request.headers.get("expect")
-            if (
-                expect is not None
-                and request.version == "HTTP/1.1"
-                and expect.lower() != "100-continue"
-            ):
-                refusal: Answer | None = self.server.error(417, f"unknown Expect: {expect[:40]}")
-            else:
-                refusal = self.server.admit(request)
-            if refusal is not None:
-                kept = self._skip_body(request)
-                raise Refused(refusal.status, "", close=not kept, answer=refusal, request=request)
-        return self._body(request)
+    def _linger(self) -> None:
+        """Close; first, when the peer may still be sending (a refused request's body, bytes
+        after a framing error), close only our side and drop what comes for a while, so the
+        peer reads the answer rather than a reset."""
+        transport = self.transport
+        if transport is None:
+            return
+        reader = self.reader
+        sending = reader.mid_message or reader.failed is not None
+        if not sending or self.eof or not transport.can_write_eof():
+            self.close()
+            return
+        self.lingering = 0
+        transport.write_eof()
+        if self.reading_paused:
+            self.reading_paused = False
+            transport.resume_reading()
+        self.loop.call_later(self.server.limits.linger, self.close)
 
-    def _head(self) -> Request | None:
-        buffer = self.buffer
-        while buffer[:2] == b"\r\n":  # empty lines before a request line are ignored
-            del buffer[:2]
-        end = buffer.find(b"\r\n\r\n")
-        if end < 0:
-            if len(buffer) > MAX_HEAD_BYTES:
-                raise Refused(431, "the request's head is too large")
-            return None
-        if end > MAX_HEAD_BYTES:
-            raise Refused(431, "the request's head is too large")
-        request = parse_head(buffer[:end].decode("latin-1"), self.local_host)
-        self.pending_end = end + 4
-        return request
 
-    def _body(self, request: Request) -> Request | None:
-        headers, buffer, start = request.headers, self.buffer, self.pending_end
-        coding = headers.get("transfer-encoding")
-        if coding is not None:
-            if "content-length" in headers:
-                raise Refused(400, "bad request: both Content-Length and Transfer-Encoding")
-            if coding.lower() != "chunked":
-                raise Refused(501, f"transfer coding not supported: {coding[:40]}")
-            if self.chunked is None:
-                self.chunked = ChunkedBody(start, self.server.max_body)
-            decoded = self.chunked.feed(buffer)
-            if decoded is None:
-                self._wait(request)
-                return None
-            body, end = decoded
-        else:
-            length = content_length(headers.get("content-length"))
-            if length > self.server.max_body:
-                kept = self._skip_body(request)
-                raise Refused(
-                    413,
-                    f"the request body is over {self.server.max_body} bytes",
-                    close=not kept,
-                    request=request,
-                )
-            end = start + length
-            if len(buffer) < end:
-                self._wait(request)
-                return None
-            body = bytes(buffer[start:end])
-        del buffer[:end]
-        self.pending = self.chunked = None
-        request.body = body
-        return request
-
-    def _wait(self, request: Request) -> None:
-        """The body is not all here yet: keep the head, and answer ``100 Continue`` once."""
-        if self.pending is None:
-            self.pending = request
-            if (
-                request.version == "HTTP/1.1"
-                and self.transport is not None
-                and request.headers.get("expect", "").lower() == "100-continue"
-            ):
-                self.transport.write(_CONTINUE)
-
-    def _skip_body(self, request: Request) -> bool:
-        """Drop a refused request's body (what is read, and what is still to come) so the next
-        request on the connection parses; False when the connection must close instead (a
-        chunked body, a client waiting for ``100 Continue``, a body too large to skip)."""
-        start, self.pending, self.chunked = self.pending_end, None, None
-        headers = request.headers
-        if "transfer-encoding" in headers or headers.get("expect", "").lower() == "100-continue":
-            return False
-        length = content_length(headers.get("content-length"))
-        if length > _SKIP_MAX:
-            return False
-        have = len(self.buffer) - start
-        del self.buffer[: start + min(have, length)]
-        self.discard = max(0, length - have)
-        return True
+def _skippable(message: Message) -> bool:
+    """Whether a refused request's body can be read and dropped, keeping the connection: not
+    when it is chunked, or its client waits for ``100 Continue`` (it will never come), or its
+    target was not understood."""
+    request, _ = message.note
+    if request is None or message.chunked:
+        return False
+    return (request.headers.get("expect") or "").lower() != "100-continue"
