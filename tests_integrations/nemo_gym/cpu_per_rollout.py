@@ -324,9 +324,11 @@ def main() -> None:
     parser.add_argument("--serve-model", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        return serve_nemo(args.serve, args.profile)
+        serve_nemo(args.serve, args.profile)
+        return
     if args.serve_model is not None:
-        return serve_model(args.serve_model, args.service_time)
+        serve_model(args.serve_model, args.service_time)
+        return
 
     n, c = args.rollouts, args.concurrency
     with (
