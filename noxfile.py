@@ -116,9 +116,13 @@ def demo(session: nox.Session) -> None:
 @nox.session(name="nemo_gym", python=interpreter("3.13"))
 def nemo_gym(session: nox.Session) -> None:
     """EogResourcesServer under NeMo Gym's SimpleAgent (nemo-gym wants Python >= 3.13.14 on
-    paper; it runs on 3.13.0, so pip is told to ignore Requires-Python)."""
+    paper; it runs on 3.13.0, so pip is told to ignore Requires-Python), then the CPU per
+    rollout benchmark (``tests_integrations/nemo_gym/cpu_per_rollout.py``, about a minute)."""
     session.install("--ignore-requires-python", "-e", ".[nemo-gym,test]")
     adapter_tests(session, "nemo_gym")
+    # Reported, never gated (docs/performance.md): CPU per rollout of each process, ours beside
+    # NeMo Gym's framework alone and `eog-core run` on the same work.
+    session.run("python", "-m", "tests_integrations.nemo_gym.cpu_per_rollout", "--rollouts", "48")
 
 
 @nox.session(python=interpreter("3.12"))

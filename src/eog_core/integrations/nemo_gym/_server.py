@@ -285,8 +285,8 @@ class EogResourcesServer(SimpleResourcesServer):
         elif chosen.failure_kind is not None:
             reason = next((r.error for r in chosen.results if r.error), chosen.failure_kind)
         reward = chosen.pass_rate if self.config.fractional_reward else chosen.reward
-        return EogVerifyResponse(
-            **body.model_dump(),
+        return EogVerifyResponse(  # the body's fields as they are: no dump and re-validation
+            **dict(body),
             reward=float(reward),
             mask_sample=bool(faults) or not chosen.evaluation_completed,
             failure_kind=validate_failure_kind(nemo_gym_failure_kind(kind)),
