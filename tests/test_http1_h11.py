@@ -13,7 +13,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from eog_core._http1 import FramingError, Limits, RequestReader
+from eog_core._http1 import FramingError, Limits, RequestReader, ResponseReader
 
 pytestmark = pytest.mark.property
 
@@ -172,3 +172,97 @@ CORPUS = [
 def test_the_hand_corpus(data: bytes) -> None:
     check(data)
     assert we_refuse(data) or not h11_refuses(data)
+
+
+# -- answers (the gym client's reader) ---------------------------------------------------------
+
+
+def h11_refuses_answer(data: bytes) -> bool:
+    """Whether h11, as the client of one POST, refuses the first final answer in ``data``
+    (fed whole, then the end)."""
+    connection = h11.Connection(h11.CLIENT, max_incomplete_event_size=LIMITS.max_head)
+    connection.send(
+        h11.Request(method="POST", target="/", headers=[("Host", "a"), ("Content-Length", "0")])
+    )
+    connection.send(h11.EndOfMessage())
+    connection.receive_data(data)
+    try:
+        while True:
+            event = connection.next_event()
+            if isinstance(event, h11.EndOfMessage):
+                return False
+            if event is h11.NEED_DATA:
+                connection.receive_data(b"")
+            if isinstance(event, h11.ConnectionClosed) or event is h11.PAUSED:
+                return False
+    except h11.RemoteProtocolError:
+        return True
+
+
+def we_refuse_answer(data: bytes) -> bool:
+    """Whether our client's reader refuses the first final answer in ``data`` (then the end)."""
+    reader = ResponseReader(LIMITS)
+    try:
+        reader.feed(data)
+        reader.eof()
+    except FramingError:
+        pass
+    while (answer := reader.pop()) is not None:
+        if answer.status >= 200:
+            return False
+    return True
+
+
+def check_answer(data: bytes) -> None:
+    if h11_refuses_answer(data):
+        assert we_refuse_answer(data), data
+
+
+_statuses = _mostly(b"200", b"404", b"20", b"2000", b"2x0", b"", b"-200")
+_reasons = _mostly(b" OK", b"", b" ", b" O\x00K", b" \x7f", b"  OK")
+
+
+@st.composite
+def _answer_heads(draw: st.DrawFn) -> bytes:
+    line = draw(_versions) + draw(_spaces) + draw(_statuses) + draw(_reasons)
+    fields: list[bytes] = []
+    for _ in range(draw(st.integers(0, 3))):
+        fields.append(draw(_names) + draw(_colons) + draw(_values))
+    if draw(st.integers(0, 5)) == 0:
+        fields.insert(draw(st.integers(0, len(fields))), draw(_odd) + b"folded")
+    if draw(st.integers(0, 2)) == 0:
+        fields.append(b"Content-Length: " + draw(_mostly(b"3", b"03", b"3 ", b"", b"3, 3", b"-3")))
+    return (
+        line
+        + draw(_eols)
+        + b"".join(field + draw(_eols) for field in fields)
+        + draw(_eols)
+        + b"abc"
+    )
+
+
+@st.composite
+def _chunked_answers(draw: st.DrawFn) -> bytes:
+    coding = draw(_mostly(b"chunked", b"Chunked", b" chunked", b"chunked ", b"chunked, chunked"))
+    head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: " + coding + b"\r\n\r\n"
+    body = b""
+    for _ in range(draw(st.integers(1, 3))):
+        body += draw(_chunk_sizes) + draw(_extensions) + draw(_eols) + b"abc" + draw(_eols)
+    last = draw(_mostly(b"0", b"00", b" 0", b"0 "))
+    return head + body + last + draw(_extensions) + draw(_eols) + draw(_trailers) + draw(_eols)
+
+
+@settings(max_examples=max(300, settings.default.max_examples))
+@given(_answer_heads())
+@example(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nabc")
+def test_an_answer_head_h11_refuses_we_refuse(data: bytes) -> None:
+    check_answer(data)
+
+
+@settings(max_examples=max(300, settings.default.max_examples))
+@given(_chunked_answers())
+@example(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3;x\nabc\r\n0\r\n\r\n")
+@example(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n 3\r\nabc\r\n0\r\n\r\n")
+@example(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nno field\r\n\r\n")
+def test_a_chunked_answer_h11_refuses_we_refuse(data: bytes) -> None:
+    check_answer(data)

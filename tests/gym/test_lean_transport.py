@@ -308,6 +308,13 @@ async def test_an_error_status_is_typed_and_transient_ones_retried(
         (b"HTTP/1.1 2\xb20 OK\r\nContent-Length: 2\r\n\r\n{}", "status line"),
         (b"HTTP/1.1 200 OK\r\nContent-Length: \xb2\r\n\r\n{}", "Content-Length"),
         (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n", "Switching Protocols"),
+        # chunk framings h11 refuses, which the hand-written parser took (issue 29)
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;x\n{}\r\n0\r\n\r\n", "HTTP"),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n 2\r\n{}\r\n0\r\n\r\n", "HTTP"),
+        (
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\nno field\r\n\r\n",
+            "HTTP",
+        ),
     ],
     ids=[
         "version",
@@ -325,6 +332,9 @@ async def test_an_error_status_is_typed_and_transient_ones_retried(
         "superscript-code",
         "superscript-length",
         "upgrade",
+        "lf-in-extension",
+        "space-before-size",
+        "trailer-not-a-field",
     ],
 )
 async def test_malformed_answers_are_protocol_errors_and_not_resent(

@@ -102,6 +102,12 @@ _LLHTTP_WORDS = (
         400,
         "both Content-Length and Transfer-Encoding",
     ),
+    (
+        "Transfer-Encoding can't be present with Content-Length",  # llhttp's words in answers
+        400,
+        "both Content-Length and Transfer-Encoding",
+    ),
+    ("CONNECT/Upgrade", 400, "an upgrade (101 Switching Protocols) that was not asked for"),
     ("Duplicate Content-Length", 400, "two different content-length headers (or two alike)"),
     ("Content-Length", 400, "a malformed Content-Length"),
     ("Transfer-Encoding", 400, "a malformed Transfer-Encoding"),
@@ -125,6 +131,6 @@ def llhttp_error(text: str, *, request: bool) -> FramingError:
         if fragment in text:
             return FramingError(status, f"bad request: {words}" if status == 400 else words)
     line = "request line" if request else "status line"
-    if "method" in text or "version" in text or "status" in text or "CRLF" in text:
+    if any(word in text for word in ("method", "version", "status", "CRLF", "Expected")):
         return FramingError(400, f"bad request: a malformed {line} ({text})")
     return FramingError(400, f"bad request: malformed HTTP/1.1 ({text})")

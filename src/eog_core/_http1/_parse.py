@@ -182,6 +182,8 @@ class _Reader:
             self.parser.feed_data(piece)
             if cut >= 0:
                 current = self.current
+                if current is not None and self.head_done and self._bodiless(current):
+                    return rest
                 if current is None or not self.head_done:
                     self.tail = (self.tail + piece[-3:])[-3:]
                 elif rest and not current.chunked and current.content_length is not None:
@@ -243,6 +245,21 @@ class _Reader:
 
     def _body_field(self) -> str:
         return "max_request_body" if self._request else "max_response_body"
+
+    def _bodiless(self, current: Message) -> bool:
+        """Whether ``current``, its head just read, ends here though its head announces a
+        body (the side's rule: an answer to HEAD)."""
+        return False
+
+    def take_body(self) -> bytes:
+        """The body bytes read so far of the message whose head is read (:attr:`head_only`),
+        and not taken yet: for a caller reading a body as it arrives (an event stream); what
+        is left comes with the message from :meth:`pop`. The body limit counts the whole."""
+        pieces = self.pieces
+        if not pieces or self.current is None:
+            return b""
+        self.pieces = []
+        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
     def pop(self) -> Message | None:
         """The next whole message, or None."""
@@ -380,8 +397,9 @@ class RequestReader(_Reader):
 class ResponseReader(_Reader):
     """A client's reader of answers (keep-alive: one reader per connection, answers in
     order). Call :meth:`eof` when the peer closes (an answer delimited by the close is whole
-    then). llhttp cannot be told an answer has no body, so do not send HEAD through it;
-    1xx, 204 and 304 answers have none by their status."""
+    then). Set ``head_request`` before the answer to a HEAD request is read: its head is the
+    whole answer, whatever length it announces (llhttp cannot be told so: the reader starts
+    a fresh parser after it). 1xx, 204 and 304 answers have no body by their status."""
 
     _request = False
 
@@ -389,12 +407,25 @@ class ResponseReader(_Reader):
         super().__init__(limits)
         self.parser = httptools.HttpResponseParser(self)
         self.reason = b""
+        self.head_request = False
+        self.cut = False  # the answer whose head is read answers HEAD: it ends with its head
+
+    def _bodiless(self, current: Message) -> bool:
+        if not self.cut:
+            return False
+        self.cut = False
+        self.on_message_complete()
+        self.parser = httptools.HttpResponseParser(self)
+        return True
 
     def on_status(self, reason: bytes) -> None:
         self.reason += reason
 
     def _head(self, current: Message) -> None:
-        current.status = self.parser.get_status_code()
+        current.status = status = self.parser.get_status_code()
+        self.cut = self.head_request and status >= 200
+        if self.cut:
+            self.head_request = False
 
     def eof(self) -> None:
         """The peer closed: an answer without length or chunking is whole now; any other

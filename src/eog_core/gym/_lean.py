@@ -33,6 +33,7 @@ from collections.abc import AsyncGenerator
 
 import attrs
 
+from eog_core._http1 import Limits
 from eog_core.errors import (
     ClosedError,
     GymProtocolError,
@@ -71,6 +72,8 @@ class LeanTransport:
     max_body: int = attrs.field(default=MAX_BODY, validator=attrs.validators.gt(0))
     """The most bytes an answer's body may bring (an event stream's included); a gym
     answering more gets :class:`~eog_core.errors.GymProtocolError`, not retried."""
+    _limits: Limits = attrs.field(init=False, repr=False)
+    """The wire layer's bounds on answers (:mod:`eog_core._http1`), ``max_body`` among them."""
     _idle: dict[tuple[str, str, int], list[Connection]] = attrs.field(
         factory=dict, init=False, repr=False
     )
@@ -79,6 +82,9 @@ class LeanTransport:
     _loop: asyncio.AbstractEventLoop | None = attrs.field(default=None, init=False, repr=False)
     _closed: bool = attrs.field(default=False, init=False, repr=False)
     _keeper: AsyncGenerator[None, None] | None = attrs.field(default=None, init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._limits = Limits(max_response_body=self.max_body)
 
     async def send(self, request: HttpRequest) -> HttpResponse:
         if self._closed:
@@ -194,7 +200,7 @@ class LeanTransport:
                 transport.write(head)
                 if body is not None:
                     transport.write(body)
-                response, kept = await read_answer(conn, request, self.max_body)
+                response, kept = await read_answer(conn, request)
                 return response
             except Lost as exc:
                 if self._closed:
@@ -241,14 +247,14 @@ class LeanTransport:
         stack = self._idle.get(key)
         while stack:
             conn = stack.pop()
-            if conn.usable() and not conn.buffer and now - conn.idle_since < self.keepalive:
+            if conn.usable() and now - conn.idle_since < self.keepalive:
                 return conn
             conn.close()
             self._open.discard(conn)
         return None
 
     def _park(self, key: tuple[str, str, int], conn: Connection) -> None:
-        if not conn.usable() or conn.buffer:  # closed by the gym, or it sent more than asked
+        if not conn.usable():  # closed by the gym, or it sent more than asked
             conn.close()
             self._open.discard(conn)
             return
@@ -270,8 +276,9 @@ class LeanTransport:
             context = self.ssl_context
         try:
             async with asyncio.timeout(max(limit, 0.0)):
+                limits = self._limits
                 _, conn = await loop.create_connection(
-                    Connection,
+                    lambda: Connection(limits),
                     target.host,
                     target.port,
                     ssl=context,

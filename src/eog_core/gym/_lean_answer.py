@@ -1,15 +1,15 @@
-"""Reading an answer off a :class:`~eog_core.gym._lean_connection.Connection`: the head
-(status line and headers, checked strictly), how the body is framed (length, chunks
-or the connection's end), the body whole or as it arrives (event streams), and
-whether the connection may carry another request.
+"""Reading an answer off a :class:`~eog_core.gym._lean_connection.Connection`: the
+framing is the wire layer's (:mod:`eog_core._http1`, llhttp, bounded by its
+:class:`~eog_core._http1.Limits`); here are what a gym client adds: interim answers
+skipped, no upgrade and no compression taken, the body whole or as it arrives (event
+streams), and whether the connection may carry another request.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import attrs
-
+from eog_core._http1 import Message
 from eog_core.gym._http import (
     HttpRequest,
     HttpResponse,
@@ -20,18 +20,12 @@ from eog_core.gym._http import (
     status_failure,
 )
 from eog_core.gym._lean_connection import Connection, Lost, Malformed
-from eog_core.gym._lean_request import TOKEN
 
-__all__ = ["HEAD_MAX", "MAX_BODY", "Headers", "read_answer"]
+__all__ = ["MAX_BODY", "Headers", "read_answer"]
 
 MAX_BODY = 256 * 1024 * 1024
 """The default bound on an answer's body: 256 MiB (a big SQL result fits; one
 streaming gym grew an unbounded reader to 295 MiB, issue 29)."""
-
-HEAD_MAX = 64 * 1024
-"""The most bytes an answer's status line and headers may take."""
-_NO_BODY_STATUSES = frozenset({204, 304})
-_HEX = frozenset(b"0123456789abcdefABCDEF")
 
 
 class Headers(dict[str, str]):
@@ -49,228 +43,97 @@ class Headers(dict[str, str]):
         return isinstance(key, str) and dict.__contains__(self, key.lower())
 
 
-@attrs.define(eq=False)
-class Framing:
-    """How an answer's body ends: after ``length`` bytes, with the last chunk, or at EOF."""
-
-    chunked: bool
-    length: int | None  # None and not chunked: read until the connection ends
-
-
 class Body:
-    """An answer's body as an async iterator of the chunks as they arrive (for event streams)."""
+    """The body of ``answer`` (its head read) as an async iterator of what arrives."""
 
-    __slots__ = ("allowed", "conn", "done", "framing", "left", "max_body")
+    __slots__ = ("answer", "conn", "done")
 
-    def __init__(self, conn: Connection, framing: Framing, max_body: int) -> None:
-        self.conn, self.framing, self.done = conn, framing, False
-        self.left = framing.length
-        self.max_body = max_body
-        self.allowed = max_body
-        """Bytes the body may still bring (:func:`too_large` past it)."""
+    def __init__(self, conn: Connection, answer: Message) -> None:
+        self.conn, self.answer, self.done = conn, answer, False
 
     def __aiter__(self) -> Body:
         return self
 
     async def __anext__(self) -> bytes:
-        if self.done:
-            raise StopAsyncIteration
-        conn, buffer = self.conn, self.conn.buffer
-        if self.framing.chunked:
-            chunk = await next_chunk(conn, self.allowed, self.max_body)
-            if not chunk:
+        conn, reader = self.conn, self.conn.reader
+        while not self.done:
+            piece = reader.take_body()
+            if piece:
+                return piece
+            if reader.ready and reader.ready[0] is self.answer:
                 self.done = True
-                raise StopAsyncIteration
-            self.allowed -= len(chunk)
-            return chunk
-        if self.left is not None:  # Content-Length
-            if self.left == 0:
-                self.done = True
-                raise StopAsyncIteration
-            while not buffer:
-                await conn.more()
-            piece = bytes(buffer[: self.left])
-            del buffer[: len(piece)]
-            self.left -= len(piece)
-            return self._counted(piece)
-        while not buffer:  # until the connection ends
-            try:
-                await conn.more()
-            except Lost:
-                if conn.expired or conn.dropped or conn.error is not None:
-                    raise  # timed out, closed by us, or reset: not the body's end
-                self.done = True
-                raise StopAsyncIteration from None
-        piece = bytes(buffer)
-        buffer.clear()
-        return self._counted(piece)
-
-    def _counted(self, piece: bytes) -> bytes:
-        self.allowed -= len(piece)
-        if self.allowed < 0:
-            raise too_large(self.max_body)
-        return piece
-
-
-def too_large(max_body: int) -> Malformed:
-    """The answer's body is over the transport's bound (``LeanTransport.max_body``)."""
-    return Malformed(f"an answer body over {max_body} bytes (the transport's max_body)")
-
-
-async def next_chunk(conn: Connection, allowed: int, max_body: int) -> bytes:
-    """One chunk of a chunked body (``b""`` for the last, its trailers read and dropped);
-    a chunk larger than ``allowed`` is refused before it is buffered."""
-    buffer = conn.buffer
-    while (line_end := buffer.find(b"\r\n")) < 0:
-        if len(buffer) > 4096:
-            raise Malformed("a chunk-size line longer than 4096 bytes")
-        await conn.more()
-    size_text = bytes(buffer[:line_end]).partition(b";")[0].strip(b" \t")
-    if not size_text or not set(size_text) <= _HEX or len(size_text) > 16:
-        raise Malformed(f"a malformed chunk size {size_text[:40]!r}")
-    size = int(size_text, 16)
-    if size > allowed:
-        raise too_large(max_body)
-    del buffer[: line_end + 2]
-    if size == 0:
-        while True:  # trailers, up to the blank line
-            while (line_end := buffer.find(b"\r\n")) < 0:
-                if len(buffer) > HEAD_MAX:
-                    raise Malformed("chunked trailers larger than 64 KiB")
-                await conn.more()
-            del buffer[: line_end + 2]
-            if line_end == 0:
-                return b""
-    while len(buffer) < size + 2:
-        await conn.more()
-    if buffer[size : size + 2] != b"\r\n":
-        raise Malformed("a chunk not followed by CRLF")
-    chunk = bytes(buffer[:size])
-    del buffer[: size + 2]
-    return chunk
-
-
-_NAMES: dict[str, str] = {}
-"""Header names seen in answers -> their lower-cased form (checked once: a token)."""
-
-
-def parse_head(head: bytes) -> tuple[int, bool, Headers]:
-    """Status, whether HTTP/1.1, and the headers of an answer's head (without the blank line)."""
-    text = head.decode("latin-1")  # every byte decodes: the checks below are on the text
-    status_line, _, rest = text.partition("\r\n")
-    version = status_line[:9]
-    code = status_line[9:12]
-    if (
-        version not in ("HTTP/1.1 ", "HTTP/1.0 ")
-        or not (code.isascii() and code.isdigit())
-        or len(code) != 3
-        or status_line[12:13] not in ("", " ")
-    ):
-        raise Malformed(f"a malformed status line {status_line[:80]!r}")
-    fields: dict[str, str] = {}
-    if rest:
-        lines = rest.count("\r\n")  # no bare CR or LF, no NUL: every line ends in CRLF
-        if rest.count("\r") != lines or rest.count("\n") != lines or "\x00" in rest:
-            raise Malformed("a bare CR, LF or NUL in the answer's headers")
-        for line in rest.split("\r\n"):
-            name, colon, value = line.partition(":")
-            key = _NAMES.get(name)
-            if key is None or not colon:
-                if not colon or not name or not set(name) <= TOKEN:  # also folded lines
-                    raise Malformed(f"a malformed header line {line[:80]!r}")
-                key = name.lower()
-                if len(_NAMES) < 1024:
-                    _NAMES[name] = key
-            value = value.strip(" \t")
-            if key in fields:
-                if key == "content-length":
-                    if fields[key] != value:
-                        raise Malformed("two different Content-Length headers")
-                    continue
-                value = f"{fields[key]}, {value}"
-            fields[key] = value
-    return int(code), version == "HTTP/1.1 ", Headers(fields)
-
-
-def framing_of(status: int, method: str, headers: Headers) -> Framing:
-    if method == "HEAD" or status in _NO_BODY_STATUSES:
-        return Framing(chunked=False, length=0)
-    coding = dict.get(headers, "transfer-encoding")
-    length = dict.get(headers, "content-length")
-    if coding is not None:
-        if length is not None:
-            raise Malformed("both Content-Length and Transfer-Encoding")
-        if coding.strip().lower() != "chunked":
-            raise Malformed(f"the transfer coding {coding!r} (only chunked is read)")
-        return Framing(chunked=True, length=None)
-    if length is not None:
-        if not (length.isascii() and length.isdigit()) or len(length) > 18:
-            raise Malformed(f"a malformed Content-Length {length[:40]!r}")
-        return Framing(chunked=False, length=int(length))
-    return Framing(chunked=False, length=None)
-
-
-def keeps_alive(http11: bool, headers: Headers) -> bool:
-    connection = dict.get(headers, "connection")
-    if connection is None:
-        return http11
-    tokens = {token.strip().lower() for token in connection.split(",")}
-    return "keep-alive" in tokens if not http11 else "close" not in tokens
-
-
-async def read_answer(
-    conn: Connection, request: HttpRequest, max_body: int
-) -> tuple[HttpResponse, bool]:
-    """The answer on ``conn`` and whether the connection may carry another request."""
-    buffer = conn.buffer
-    while True:
-        while (end := buffer.find(b"\r\n\r\n")) < 0:
-            if len(buffer) > HEAD_MAX:
-                raise Malformed("an answer head larger than 64 KiB")
+                reader.pop()
+                if self.answer.body:
+                    return self.answer.body
+                break
             await conn.more()
-        if end > HEAD_MAX:
-            raise Malformed("an answer head larger than 64 KiB")
-        status, http11, headers = parse_head(bytes(buffer[:end]))
-        del buffer[: end + 4]
-        if status == 101:
+        raise StopAsyncIteration
+
+
+async def _head(conn: Connection) -> Message:
+    """The final answer's head (interim 1xx answers skipped); its body may be to come."""
+    reader = conn.reader
+    while True:
+        answer = reader.ready[0] if reader.ready else reader.head_only
+        if answer is None:
+            await conn.more()
+            continue
+        if answer.status == 101:
             raise Malformed("101 Switching Protocols, though no upgrade was asked for")
-        if not 100 <= status < 200:
-            break  # interim answers (100 Continue, 103 Early Hints) are skipped
-    encoding = dict.get(headers, "content-encoding")
+        if answer.status >= 200:
+            return answer
+        if reader.ready:  # 100 Continue, 103 Early Hints: whole with their head
+            reader.pop()
+        else:
+            await conn.more()
+
+
+async def _whole(conn: Connection, answer: Message) -> bytes:
+    reader = conn.reader
+    while not reader.ready:
+        await conn.more()
+    reader.pop()
+    return answer.body
+
+
+async def read_answer(conn: Connection, request: HttpRequest) -> tuple[HttpResponse, bool]:
+    """The answer on ``conn`` and whether the connection may carry another request."""
+    reader = conn.reader
+    reader.head_request = request.method == "HEAD"
+    try:
+        answer = await _head(conn)
+    except Lost:
+        if conn.failure is not None:  # the last bytes before the end broke the framing
+            raise conn.failure from None
+        raise
+    headers = Headers(answer.headers)
+    encoding = answer.headers.get("content-encoding")
     if encoding is not None and encoding.strip().lower() != "identity":
         raise Malformed(
             f"a compressed answer (Content-Encoding: {encoding[:40]}), though none was asked for"
         )
-    framing = framing_of(status, request.method, headers)
-    reusable = keeps_alive(http11, headers) and (framing.chunked or framing.length is not None)
+    status = answer.status
     if 200 <= status < 300 and not request.raw_body:
-        content_type = media_type(dict.get(headers, "content-type"))
+        content_type = media_type(answer.headers.get("content-type"))
         if content_type == "text/event-stream":
-            body = Body(conn, framing, max_body)
+            body = Body(conn, answer)
             messages = await read_event_stream(body, request)
             response = HttpResponse(
                 status=status, headers=headers, messages=messages, is_event_stream=True
             )
-            return response, reusable and body.done  # stopped early: the rest is unread
-        raw = await whole(conn, framing, max_body)
+            return response, body.done and _reusable(conn, answer)  # stopped early: unread
+        raw = await _whole(conn, answer)
         return new_response(
             status, headers, decoded_body(raw, content_type, request), b""
-        ), reusable
-    raw = await whole(conn, framing, max_body)
+        ), _reusable(conn, answer)
+    raw = await _whole(conn, answer)
     if 200 <= status < 300:
-        return new_response(status, headers, None, raw), reusable
+        return new_response(status, headers, None, raw), _reusable(conn, answer)
     raise status_failure(status, raw, request)  # the connection is closed: errors are rare
 
 
-async def whole(conn: Connection, framing: Framing, max_body: int) -> bytes:
-    """A whole body (at most ``max_body`` bytes)."""
-    length, buffer = framing.length, conn.buffer
-    if length is not None:
-        if length > max_body:
-            raise too_large(max_body)
-        while len(buffer) < length:
-            await conn.more()
-        raw = bytes(buffer[:length])
-        del buffer[:length]
-        return raw
-    return b"".join([piece async for piece in Body(conn, framing, max_body)])
+def _reusable(conn: Connection, answer: Message) -> bool:
+    """Kept alive (llhttp's reading: version, ``Connection``, a body not ended by the close)
+    and nothing more arrived than was asked for."""
+    reader = conn.reader
+    return answer.keep_alive and not reader.ready and not reader.mid_message

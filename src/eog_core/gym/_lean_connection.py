@@ -1,12 +1,17 @@
 """One keep-alive connection of :class:`~eog_core.gym.LeanTransport` as an asyncio
-protocol: what arrives waits in its buffer until the answer's reader takes it, and
-a reader waiting for more wakes to :class:`Lost` when the connection ends or its
-attempt's time is up.
+protocol: what arrives is read at once by the connection's
+:class:`~eog_core._http1.ResponseReader` (llhttp, bounded by the transport's
+:class:`~eog_core._http1.Limits`), and a reader of the answer waiting for more wakes to
+:class:`Lost` when the connection ends or its attempt's time is up, or to
+:class:`Malformed` when the bytes break HTTP/1.1.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+
+from eog_core._http1 import FramingError, Limits, ResponseReader
 
 __all__ = ["Connection", "Lost", "Malformed"]
 
@@ -16,31 +21,42 @@ class Lost(Exception):
 
 
 class Malformed(Exception):
-    """Internal: the answer breaks HTTP/1.1 framing; the message says how."""
+    """Internal: the answer breaks HTTP/1.1 framing (or a bound); the message says how."""
+
+
+def malformed(error: FramingError) -> Malformed:
+    """The framing layer's error in a client's words (its texts are a server's)."""
+    if error.limit == "max_response_body":
+        return Malformed(f"{error.message} (the transport's max_body)")
+    if error.limit == "max_head":
+        return Malformed("an answer head larger than 64 KiB")
+    return Malformed(error.message.removeprefix("bad request: "))
 
 
 class Connection(asyncio.Protocol):
-    """One keep-alive connection: what arrived waits in ``buffer`` until read."""
+    """One keep-alive connection: what arrives is parsed into ``reader`` as it comes."""
 
     __slots__ = (
-        "buffer",
         "dropped",
         "ended",
         "error",
         "expired",
+        "failure",
         "idle_since",
+        "reader",
         "transport",
         "waiter",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, limits: Limits) -> None:
         self.transport: asyncio.Transport | None = None
-        self.buffer = bytearray()
+        self.reader = ResponseReader(limits)
         self.waiter: asyncio.Future[None] | None = None
         self.ended = False
         self.expired = False
         self.dropped = False
         self.error: BaseException | None = None
+        self.failure: Malformed | None = None
         self.idle_since = 0.0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -48,18 +64,31 @@ class Connection(asyncio.Protocol):
         self.transport = transport
 
     def data_received(self, data: bytes) -> None:
-        self.buffer += data
+        if self.failure is None:
+            try:
+                self.reader.feed(data)
+            except FramingError as error:
+                self.failure = malformed(error)
         self._wake()
 
     def eof_received(self) -> bool:
-        self.ended = True
-        self._wake()
+        self._end()
         return False  # close our side too
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.ended = True
         self.error = exc
+        if exc is None:
+            self._end()
+        self.ended = True
         self.transport = None
+        self._wake()
+
+    def _end(self) -> None:
+        """The gym closed: an answer delimited by the close is whole now."""
+        if not self.ended and not self.dropped and self.failure is None:
+            with contextlib.suppress(FramingError):  # cut short: the reader sees it lost
+                self.reader.eof()
+        self.ended = True
         self._wake()
 
     def expire(self) -> None:
@@ -79,8 +108,18 @@ class Connection(asyncio.Protocol):
             self._wake()
 
     def usable(self) -> bool:
+        """Open, and nothing arrived unasked (an idle connection's reader is empty)."""
         transport = self.transport
-        return transport is not None and not self.ended and not transport.is_closing()
+        reader = self.reader
+        return (
+            transport is not None
+            and not self.ended
+            and not transport.is_closing()
+            and self.failure is None
+            and not reader.ready
+            and not reader.mid_message
+            and not reader.finished
+        )
 
     def _wake(self) -> None:
         waiter = self.waiter
@@ -90,7 +129,10 @@ class Connection(asyncio.Protocol):
                 waiter.set_result(None)
 
     async def more(self) -> None:
-        """Wait for more bytes; :class:`Lost` when the connection ended or timed out."""
+        """Wait for more of the answer: :class:`Malformed` when what arrived breaks HTTP/1.1,
+        :class:`Lost` when the connection ended or timed out."""
+        if self.failure is not None:
+            raise self.failure
         if self.expired or self.ended:
             raise Lost("timed out" if self.expired else self._why())
         waiter = self.waiter = asyncio.get_running_loop().create_future()
@@ -100,6 +142,8 @@ class Connection(asyncio.Protocol):
             self.waiter = None
         if self.expired:
             raise Lost("timed out")
+        if self.failure is not None:
+            raise self.failure
 
     def _why(self) -> str:
         return f"{self.error!r}" if self.error is not None else "the gym closed the connection"
