@@ -114,6 +114,27 @@ async def test_cli_serves_a_whole_run_and_exits_when_done(gym: LocalGym, tmp_pat
     assert code == 0, err
 
 
+async def test_cli_max_request_bytes_bounds_a_body(gym: LocalGym, tmp_path: Path) -> None:
+    process = await spawn(command(gym, tmp_path / "out", "--max-request-bytes", "2048"))
+    try:
+        info = await announced(process)
+        async with aiohttp.ClientSession() as http:
+            for size, status in ((1500, 400), (4096, 413)):  # read and refused, or not read
+                body = {"pad": "x" * size}
+                async with http.post(f"{info['rollouts_url']}", json=body) as response:
+                    assert response.status == status, size
+                    text = await response.text()
+                    assert ("2048" in text) == (status == 413), text
+        process.send_signal(signal.SIGTERM)
+        code, _, err = await ended(process)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert code == 130, err
+    assert gym.database_ids() == []
+
+
 async def test_cli_sigterm_abandons_and_exits_130(gym: LocalGym, tmp_path: Path) -> None:
     process = await spawn(command(gym, tmp_path / "out", "--repeats", "2"))
     try:
@@ -147,6 +168,7 @@ async def test_cli_bad_input_is_one_line(gym: LocalGym, tmp_path: Path) -> None:
         (["--repeats", "0"], 2, "--repeats must be at least 1"),
         (["--max-calls-per-rollout", "0"], 2, "--max-calls-per-rollout must be at least 1"),
         (["--max-connections", "0"], 2, "--max-connections: expected 1 to"),
+        (["--max-request-bytes", "10"], 2, "--max-request-bytes: expected 1024 to"),
         (["--capture-state", "--max-state-bytes", "0"], 2, "--max-state-bytes must be at"),
         (["--gym", "no-equals-sign"], 2, "--gym takes NAME=URL"),
         (

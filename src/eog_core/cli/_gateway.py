@@ -93,6 +93,14 @@ def add_parser(commands: Any) -> None:
         help="client connections held at once (beyond: the one idle longest is closed, or "
         "503; default 512)",
     )
+    parser.add_argument(
+        "--max-request-bytes",
+        type=whole_number(1024, 1 << 30),
+        default=1 << 20,
+        metavar="N",
+        help="the largest request body taken (beyond: 413, answered before it is read; "
+        "default 1048576, 1 MiB)",
+    )
     parser.add_argument("--repeats", type=int, default=1, metavar="K", help="rollouts of each task")
     parser.add_argument(
         "--token-env",
@@ -221,6 +229,7 @@ async def _serve(args: argparse.Namespace, token: str | None, environ: Mapping[s
             model=args.model,
             allow_remote=args.allow_remote,
             max_connections=args.max_connections,
+            max_request_bytes=args.max_request_bytes,
             capture_state=StateCapture(
                 max_rows=args.max_state_rows,
                 max_bytes=args.max_state_bytes,
