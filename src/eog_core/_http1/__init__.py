@@ -34,15 +34,16 @@ Timeouts (``head_deadline``, ``idle_timeout``, ``linger``), the connection cap
 readers do no I/O.
 
 Where llhttp is laxer than h11, this layer refuses what h11 refuses
-(``tests/test_http1_h11.py`` checks it over generated framings): a request without ``Host``
-or with two (HTTP/1.1), an empty line before the request line, doubled spaces in it, a
+(``tests/test_http1_h11.py`` checks it over generated framings): a request with two ``Host``
+lines or, in HTTP/1.1, none; a status line's reason with a control character; an empty line before the request line, doubled spaces in it, a
 chunk line over ``max_chunk_line``, chunk framing that grows the wire size past twice the
 body limit. llhttp is fed whole lines of a head (httptools joins a line's pieces by
 copying), so a head dripped a byte at a time costs linear time.
 """
 
 from eog_core._http1._limits import LOOPBACK_NAMES, FramingError, Limits, host_allowed
-from eog_core._http1._parse import Message, RequestReader, ResponseReader
+from eog_core._http1._parse import Message, RequestReader
+from eog_core._http1._response import ResponseReader
 
 __all__ = [
     "LOOPBACK_NAMES",

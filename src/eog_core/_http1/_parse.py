@@ -1,6 +1,6 @@
 """HTTP/1.1 messages read off a byte stream with llhttp (httptools), bounded by
-:class:`~eog_core._http1.Limits`: :class:`RequestReader` for a server, :class:`ResponseReader`
-for a client.
+:class:`~eog_core._http1.Limits`: :class:`RequestReader` for a server, and what it shares
+with :class:`~eog_core._http1._response.ResponseReader`, a client's.
 
 A reader is fed what the socket gives (:meth:`~_Reader.feed`) and hands out whole messages
 in order (:meth:`~_Reader.pop`): a :class:`Message` with its head, its body and, for a
@@ -21,7 +21,7 @@ import httptools
 
 from eog_core._http1._limits import FramingError, Limits, llhttp_error
 
-__all__ = ["Message", "RequestReader", "ResponseReader"]
+__all__ = ["Message", "RequestReader"]
 
 
 class Message:
@@ -388,52 +388,7 @@ class RequestReader(_Reader):
     def _head(self, current: Message) -> None:
         current.method = self.parser.get_method().decode("ascii")
         current.target = b"".join(self.url).decode("latin-1")
-        if current.version == "1.1" and ("host" not in current.headers or self.two_hosts):
+        if self.two_hosts or (current.version == "1.1" and "host" not in current.headers):
             raise FramingError(400, "bad request: a request needs exactly one Host header")
         if self.on_head is not None and self.on_head(current):
             self.drop_body = True
-
-
-class ResponseReader(_Reader):
-    """A client's reader of answers (keep-alive: one reader per connection, answers in
-    order). Call :meth:`eof` when the peer closes (an answer delimited by the close is whole
-    then). Set ``head_request`` before the answer to a HEAD request is read: its head is the
-    whole answer, whatever length it announces (llhttp cannot be told so: the reader starts
-    a fresh parser after it). 1xx, 204 and 304 answers have no body by their status."""
-
-    _request = False
-
-    def __init__(self, limits: Limits) -> None:
-        super().__init__(limits)
-        self.parser = httptools.HttpResponseParser(self)
-        self.reason = b""
-        self.head_request = False
-        self.cut = False  # the answer whose head is read answers HEAD: it ends with its head
-
-    def _bodiless(self, current: Message) -> bool:
-        if not self.cut:
-            return False
-        self.cut = False
-        self.on_message_complete()
-        self.parser = httptools.HttpResponseParser(self)
-        return True
-
-    def on_status(self, reason: bytes) -> None:
-        self.reason += reason
-
-    def _head(self, current: Message) -> None:
-        current.status = status = self.parser.get_status_code()
-        self.cut = self.head_request and status >= 200
-        if self.cut:
-            self.head_request = False
-
-    def eof(self) -> None:
-        """The peer closed: an answer without length or chunking is whole now; any other
-        unfinished answer raises FramingError (cut short)."""
-        current = self.current
-        if current is None:
-            return
-        if self.head_done and not current.chunked and current.content_length is None:
-            self.on_message_complete()
-            return
-        raise FramingError(400, "the answer was cut short")
