@@ -35,6 +35,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 
@@ -45,6 +46,7 @@ from tests.gym.lifecycle_task import QUERIES, TOOL, five_verifier_task  # noqa: 
 
 from bench_gym_client import wait_for_port  # noqa: E402
 from eog_core import STRICT, Task  # noqa: E402
+from eog_core._http1 import Limits, Message, ResponseReader  # noqa: E402
 from eog_core.gym import GymClient, GymDirectory, Janitor, TaskSession, new_database_id  # noqa: E402
 from eog_core.local import DEMO_SERVER_NAME, read_demo_seed  # noqa: E402
 
@@ -176,6 +178,129 @@ class Floor:
         await self.tool_call(database_id)
         await asyncio.gather(*(self.query(database_id, q) for q in QUERIES))
         await self.delete_database(database_id)
+
+
+class _FloorConnection(asyncio.Protocol):
+    """One keep-alive connection of :class:`LeanFloor`: answers framed by ``_http1``."""
+
+    def __init__(self) -> None:
+        self.reader = ResponseReader(Limits())
+        self.transport: asyncio.Transport | None = None
+        self.waiter: asyncio.Future[None] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.reader.feed(data)
+        if self.reader.ready and self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_exception(ConnectionError("the gym closed the connection"))
+
+    async def exchange(self, data: bytes) -> Message:
+        assert self.transport is not None
+        self.transport.write(data)
+        while (answer := self.reader.pop()) is None:
+            self.waiter = asyncio.get_running_loop().create_future()
+            await self.waiter
+        return answer
+
+
+class LeanFloor(Floor):
+    """The floor on the new framing: keep-alive connections on asyncio protocols, answers
+    read by ``eog_core._http1`` (llhttp), one MCP session, the same 8 requests, no checks
+    beyond decoding the answers. What ``LeanTransport`` costs at the least."""
+
+    def __init__(self, url: str, task: Task, seed: str, *, keepalive: float = 15.0) -> None:
+        super().__init__(url, task, seed, keepalive=keepalive)
+        parts = urlsplit(url)
+        self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
+        self.authority = f"{self.host}:{self.port}"
+        self.idle: list[_FloorConnection] = []
+
+    async def _send(
+        self, method: str, path: str, body: Any, headers: dict[str, str] | None = None
+    ) -> Message:
+        conn = self.idle.pop() if self.idle else None
+        if conn is None:
+            _, conn = await asyncio.get_running_loop().create_connection(
+                _FloorConnection, self.host, self.port
+            )
+        data = b"" if body is None else json.dumps(body).encode()
+        lines = "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
+        head = (
+            f"{method} {path} HTTP/1.1\r\nHost: {self.authority}\r\n{lines}"
+            f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+        )
+        answer = await conn.exchange(head.encode() + data)
+        self.idle.append(conn)
+        return answer
+
+    async def open(self) -> None:
+        init = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "floor", "version": "0"},
+            },
+        }
+        answer = await self._send("POST", "/mcp", init, {"Accept": ACCEPT})
+        self.mcp = {
+            "Accept": ACCEPT,
+            "mcp-session-id": answer.headers["mcp-session-id"],
+            "MCP-Protocol-Version": "2025-06-18",
+        }
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        await self._send("POST", "/mcp", note, self.mcp)
+
+    async def close(self) -> None:
+        await self._send("DELETE", "/mcp", None, self.mcp)
+        for conn in self.idle:
+            assert conn.transport is not None
+            conn.transport.close()
+        await self.session.close()
+
+    async def tool_call(self, database_id: str) -> None:
+        self.ids += 1
+        body = {
+            "jsonrpc": "2.0",
+            "id": self.ids,
+            "method": "tools/call",
+            "params": {"name": TOOL[0], "arguments": TOOL[1]},
+        }
+        headers = {**self.mcp, **self.context, "x-database-id": database_id}
+        answer = json.loads((await self._send("POST", "/mcp", body, headers)).body)
+        assert not answer["result"].get("isError"), answer
+
+    async def query(self, database_id: str, query: str) -> Any:
+        headers = {**self.context, "x-database-id": database_id}
+        body = {"query": query, "database_id": database_id}
+        answer = await self._send("POST", "/api/sql-runner", body, headers)
+        assert answer.status == 200, answer.status
+        return json.loads(answer.body)
+
+    async def seed_database(self, database_id: str) -> None:
+        seed = {
+            "database_id": database_id,
+            "name": "floor",
+            "description": "floor",
+            "sql_content": self.seed,
+        }
+        answer = await self._send("POST", "/api/seed-database", seed)
+        assert answer.status < 300, answer.status
+        json.loads(answer.body)
+
+    async def delete_database(self, database_id: str) -> None:
+        answer = await self._send("DELETE", "/api/delete-database", {"database_id": database_id})
+        assert answer.status < 300, answer.status
+        json.loads(answer.body)
 
 
 class Ours:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
+from typing import Any
 
 import attrs
 import pytest
@@ -254,14 +255,19 @@ async def test_transport_is_swappable_and_stays_the_callers(gym: FakeGym) -> Non
     await transport.aclose()
 
 
-async def test_connection_pool_outlives_clients(gym: FakeGym) -> None:
-    sessions = []
+@pytest.mark.parametrize("kind", ["default", "aiohttp"])
+async def test_connection_pool_outlives_clients(gym: FakeGym, kind: str) -> None:
+    connections: list[Any] = []
     async with connection_pool():
         for _ in range(2):
-            async with GymClient(gym.url) as client:
+            transport = AiohttpTransport() if kind == "aiohttp" else None
+            async with GymClient(gym.url, transport=transport) as client:
                 await client.list_tools()
-                sessions.append(client._transport.http_session)  # type: ignore[attr-defined]
-        first, second = sessions
+                used = client._transport
+                connections.append(used.http_session if kind == "aiohttp" else used.lean)  # type: ignore[attr-defined]
+            if transport is not None:
+                await transport.aclose()
+        first, second = connections
         assert first is second
         assert first is not None
         assert not first.closed

@@ -398,13 +398,24 @@ async def test_a_dead_port_is_unreachable_and_a_bad_url_refused(lean: LeanTransp
     assert (caught.value.gym, caught.value.url) == ("scripted", url)
     for bad in (
         "ftp://127.0.0.1/x",
-        "http://user:pw@127.0.0.1:1/x",
         "http:///nohost",
         "http://127.0.0.1:1/a b",
         f"http://{'a' * 64}.example/x",
     ):
         with pytest.raises(GymUnreachableError, match="invalid URL"):
             await lean.send(post(bad))
+
+
+async def test_url_credentials_are_sent_as_basic_auth_as_aiohttp_does(
+    server: Scripted, lean: LeanTransport
+) -> None:
+    url = server.url().replace("http://", "http://us%40er:p%3Aw@")
+    assert (await lean.send(post(url))).body == {"ok": True}
+    assert b"\r\nAuthorization: Basic dXNAZXI6cDp3\r\n" in server.requests[0]  # us@er:p:w
+    both = HttpRequest(method="GET", url=url, headers={"Authorization": "Bearer t"})
+    with pytest.raises(RequestError, match="both credentials in the URL"):
+        await lean.send(both)
+    assert len(server.requests) == 1
 
 
 @pytest.mark.parametrize(

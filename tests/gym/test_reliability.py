@@ -20,7 +20,15 @@ from eog_core.errors import (
     GymUnreachableError,
     SeedError,
 )
-from eog_core.gym import GymClient, GymDirectory, Janitor, Lease, TaskSession, Timeouts
+from eog_core.gym import (
+    AiohttpTransport,
+    GymClient,
+    GymDirectory,
+    Janitor,
+    Lease,
+    TaskSession,
+    Timeouts,
+)
 from eog_core.local import LocalGym, ToolContext, demo_paths
 
 from .conftest import UvicornThread, free_port
@@ -323,8 +331,14 @@ async def test_acquire_gives_up_after_bounded_reprobes() -> None:
 # -- 11. session ids ---------------------------------------------------------------------
 
 
-async def test_a_session_id_with_a_control_byte_is_a_protocol_error() -> None:
-    """aiohttp's server refuses to send such a header, so this peer writes raw HTTP."""
+@pytest.mark.parametrize(
+    ("kind", "why"),
+    [("default", r"control character\) in the head"), ("aiohttp", "mcp-session-id")],
+)
+async def test_a_session_id_with_a_control_byte_is_a_protocol_error(kind: str, why: str) -> None:
+    """aiohttp's server refuses to send such a header, so this peer writes raw HTTP. The
+    default transport's framing (llhttp) refuses the head; aiohttp takes it and the MCP
+    layer refuses the session id."""
     seen: list[bytes] = []
 
     async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -354,9 +368,12 @@ async def test_a_session_id_with_a_control_byte_is_a_protocol_error() -> None:
     server = await asyncio.start_server(answer, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     try:
-        async with GymClient(f"http://127.0.0.1:{port}") as client:
-            with pytest.raises(GymProtocolError, match="mcp-session-id"):
+        transport = AiohttpTransport() if kind == "aiohttp" else None
+        async with GymClient(f"http://127.0.0.1:{port}", transport=transport) as client:
+            with pytest.raises(GymProtocolError, match=why):
                 await client.call_tool("add", {}, database_id="db_1")
+        if transport is not None:
+            await transport.aclose()
     finally:
         server.close()
         await server.wait_closed()

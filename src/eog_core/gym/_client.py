@@ -36,10 +36,10 @@ from eog_core.gym._sql_answer import sql_answer, sql_failure
 from eog_core.gym._state import State, warn_unclosed
 from eog_core.gym._tool_cache import every_page
 from eog_core.gym._transport import (
-    AiohttpTransport,
     HttpRequest,
     HttpResponse,
     Pool,
+    PooledTransport,
     Transport,
     lease_pool,
     release_pool,
@@ -106,7 +106,7 @@ class GymClient:
                 stacklevel=3,
             )
             self.share_mcp, self._shared_session = self._shared_session, None
-        self._transport = self.transport if self.transport is not None else AiohttpTransport()
+        self._transport = self.transport if self.transport is not None else PooledTransport()
         if not self.share_mcp:
             self._mcp = self._new_session(self._transport)
 
@@ -229,7 +229,7 @@ class GymClient:
             mcp = found
         else:
             mcp = self._new_session(
-                self.transport if self.transport is not None else AiohttpTransport.on_pool(pool)
+                self.transport if self.transport is not None else PooledTransport.on_pool(pool)
             )
             pool.shared[key] = mcp
         self._mcp = mcp

@@ -6,7 +6,7 @@ answering it. :class:`LeanTransport` sends the same requests with one write and
 reads the answer straight from the socket's buffer; the MCP gateway sends every
 agent's tool call on to its gym with it. Same contract as
 :class:`~eog_core.gym.AiohttpTransport`: typed errors only, the same retries
-(:func:`~eog_core.gym._transport.next_attempt`), per-attempt timeouts and
+(:func:`~eog_core.gym._retry.next_attempt`), per-attempt timeouts and
 deadlines, event streams read as they arrive.
 
 What it is not: a general HTTP client. It speaks HTTP/1.1 to the gyms named in
@@ -44,7 +44,7 @@ from eog_core.gym._http import Failed, HttpRequest, HttpResponse, encode_json
 from eog_core.gym._lean_answer import MAX_BODY, read_answer
 from eog_core.gym._lean_connection import Connection, Lost, Malformed
 from eog_core.gym._lean_request import Target, encode_head, target_of
-from eog_core.gym._transport import _DEFAULT_RETRY, _KEEPALIVE_SECONDS, RetryPolicy, next_attempt
+from eog_core.gym._retry import DEFAULT_RETRY, KEEPALIVE_SECONDS, RetryPolicy, next_attempt
 
 __all__ = ["LeanTransport"]
 
@@ -65,9 +65,9 @@ class LeanTransport:
     is used for ``https`` gyms (the system's default trust when None).
     """
 
-    retry: RetryPolicy = attrs.field(factory=lambda: _DEFAULT_RETRY)
+    retry: RetryPolicy = attrs.field(factory=lambda: DEFAULT_RETRY)
     ssl_context: ssl.SSLContext | None = attrs.field(default=None, repr=False)
-    keepalive: float = _KEEPALIVE_SECONDS
+    keepalive: float = KEEPALIVE_SECONDS
     """Seconds an idle connection is reused (below the gym server's own keep-alive)."""
     max_body: int = attrs.field(default=MAX_BODY, validator=attrs.validators.gt(0))
     """The most bytes an answer's body may bring (an event stream's included); a gym
@@ -86,7 +86,13 @@ class LeanTransport:
     def __attrs_post_init__(self) -> None:
         self._limits = Limits(max_response_body=self.max_body)
 
-    async def send(self, request: HttpRequest) -> HttpResponse:
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`aclose` was called (a closed transport refuses to send)."""
+        return self._closed
+
+    async def send(self, request: HttpRequest, *, retry: RetryPolicy | None = None) -> HttpResponse:
+        """Send ``request`` with this transport's retries (or ``retry``'s)."""
         if self._closed:
             raise ClosedError(f"the transport was closed ({request.method} {request.url})")
         try:
@@ -110,7 +116,7 @@ class LeanTransport:
                 return await self._attempt(loop, target, head, body, request, budget)
             except Failed as exc:
                 failure = exc
-            delay, left = next_attempt(failure, request, attempt, self.retry)
+            delay, left = next_attempt(failure, request, attempt, retry or self.retry)
             if left is not None:
                 budget = left
             await asyncio.sleep(delay)
@@ -247,7 +253,7 @@ class LeanTransport:
         stack = self._idle.get(key)
         while stack:
             conn = stack.pop()
-            if conn.usable() and now - conn.idle_since < self.keepalive:
+            if conn.usable() and now - conn.idle_since < self.keepalive and not conn.stale():
                 return conn
             conn.close()
             self._open.discard(conn)

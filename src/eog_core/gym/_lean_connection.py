@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import select
 
 from eog_core._http1 import FramingError, Limits, ResponseReader
 
 __all__ = ["Connection", "Lost", "Malformed"]
+
+
+_poll = getattr(select, "poll", None)  # select.select elsewhere (its fds are bounded)
 
 
 class Lost(Exception):
@@ -42,6 +46,7 @@ class Connection(asyncio.Protocol):
         "error",
         "expired",
         "failure",
+        "fd",
         "idle_since",
         "reader",
         "transport",
@@ -58,10 +63,13 @@ class Connection(asyncio.Protocol):
         self.error: BaseException | None = None
         self.failure: Malformed | None = None
         self.idle_since = 0.0
+        self.fd = -1
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
+        sock = transport.get_extra_info("socket")
+        self.fd = -1 if sock is None else sock.fileno()
 
     def data_received(self, data: bytes) -> None:
         if self.failure is None:
@@ -120,6 +128,23 @@ class Connection(asyncio.Protocol):
             and not reader.mid_message
             and not reader.finished
         )
+
+    def stale(self) -> bool:
+        """Whether the idle connection has something to read: the gym's close (or bytes it
+        was not asked for) arrived and the event loop has not run its callback yet. A
+        request written on it would be lost (a ``tools/call`` is never re-sent); checked
+        with a zero-timeout poll of the socket before the connection is reused."""
+        fd = self.fd
+        if fd < 0:
+            return False
+        try:
+            if _poll is None:
+                return bool(select.select([fd], [], [], 0)[0])
+            poller = _poll()
+            poller.register(fd, select.POLLIN)
+            return bool(poller.poll(0))
+        except (OSError, ValueError):
+            return True
 
     def _wake(self) -> None:
         waiter = self.waiter

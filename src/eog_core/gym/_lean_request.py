@@ -5,11 +5,13 @@
 
 from __future__ import annotations
 
+import base64
 import functools
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import attrs
 
+from eog_core._redact import redact_url
 from eog_core._version import __version__
 from eog_core.errors import RequestError
 from eog_core.gym._http import JSON_TYPE, HttpRequest
@@ -30,29 +32,34 @@ class Target:
     tls: bool
     path: str
     host_header: str
+    authorization: str | None = None
+    """``Basic ...`` from the URL's ``user:password@`` (as aiohttp sends it), else None."""
 
 
 @functools.lru_cache(maxsize=512)
 def target_of(url: str) -> Target:
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
+    shown_url = repr(redact_url(url))
     if scheme not in ("http", "https"):
-        raise ValueError(f"{url!r}: only http and https URLs are supported")
+        raise ValueError(f"{shown_url}: only http and https URLs are supported")
+    authorization = None
     if parts.username is not None or parts.password is not None:
-        raise ValueError(f"{url!r}: credentials in a gym URL are not supported (use headers)")
+        pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+        authorization = "Basic " + base64.b64encode(pair.encode("latin-1", "replace")).decode()
     host = parts.hostname
     if not host:
-        raise ValueError(f"{url!r}: no host")
+        raise ValueError(f"{shown_url}: no host")
     try:
         host.encode("idna")
     except UnicodeError as exc:
-        raise ValueError(f"{url!r}: the host cannot be encoded ({exc})") from None
+        raise ValueError(f"{shown_url}: the host cannot be encoded ({exc})") from None
     port = parts.port or (443 if scheme == "https" else 80)
     default = port == (443 if scheme == "https" else 80)
     shown = f"[{host}]" if ":" in host else host
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     if any(c in path for c in " \r\n\t\x00"):
-        raise ValueError(f"{url!r}: the path holds whitespace or control characters")
+        raise ValueError(f"{shown_url}: the path holds whitespace or control characters")
     return Target(
         key=(scheme, host, port),
         host=host,
@@ -60,6 +67,7 @@ def target_of(url: str) -> Target:
         tls=scheme == "https",
         path=path,
         host_header=shown if default else f"{shown}:{port}",
+        authorization=authorization,
     )
 
 
@@ -106,6 +114,13 @@ def encode_head(request: HttpRequest, target: Target, body: bytes | None) -> byt
     else:
         framing = ""
     agent = "" if _AGENT_NAMES and not _AGENT_NAMES.isdisjoint(headers) else _AGENT_LINE
+    if target.authorization is not None:
+        if any(name.lower() == "authorization" for name in headers):
+            raise RequestError(
+                "the request could not be built: both credentials in the URL and an "
+                "Authorization header (as aiohttp, we send one or the other)"
+            )
+        agent += f"Authorization: {target.authorization}\r\n"
     return (
         f"{method} {target.path} HTTP/1.1\r\nHost: {target.host_header}\r\n"
         f"{agent}{block}{framing}\r\n"

@@ -1,15 +1,14 @@
-"""Sending HTTP requests to gyms: the connection pool, retries, the default transport.
+"""Sending HTTP requests to gyms: the connection pool and the default transport.
 
-Reading answers and turning aiohttp's errors into ours is :mod:`eog_core.gym._http`.
-
-Every client shares one pooled :class:`aiohttp.ClientSession` per event loop
-(leased while a transport is open, closed with the last lease or, at the
-latest, when ``asyncio.run`` shuts its loop down); the pool also holds the MCP
-sessions that task sessions share, ended when it closes. A transport used from
-a second event loop leases that loop's pool. The transport
-retries idempotent requests with jittered exponential backoff; a request that
-is not idempotent (``tools/call``, seeding) is re-sent only when it provably
-never left this process (the connection could not be opened).
+Every client shares one pool per event loop (leased while a transport is open, closed with
+the last lease or, at the latest, when ``asyncio.run`` shuts its loop down). The pool holds
+one :class:`~eog_core.gym.LeanTransport` (HTTP/1.1 on asyncio protocols, the framing
+:mod:`eog_core._http1`): the default transport, :class:`PooledTransport`, sends on it. It
+also holds an aiohttp session, made only when an :class:`AiohttpTransport` (the former
+default, still there for whoever asks) first sends, and the MCP sessions that task sessions
+share, ended when it closes. A transport used from a second event loop leases that loop's
+pool. Retries: :mod:`eog_core.gym._retry`; reading aiohttp's answers and turning its errors
+into ours: :mod:`eog_core.gym._http`.
 """
 
 from __future__ import annotations
@@ -21,15 +20,13 @@ import warnings
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Hashable
 from contextlib import asynccontextmanager
-from typing import Protocol
+from typing import Protocol, Self
 
 import aiohttp
 import attrs
 from aiohttp.payload import BytesPayload
 
-from eog_core._backoff import backoff_delay
-from eog_core._redact import redact_url
-from eog_core.errors import ClosedError, GymTimeoutError
+from eog_core.errors import ClosedError
 from eog_core.gym._http import (
     JSON_TYPE,
     Failed,
@@ -42,6 +39,8 @@ from eog_core.gym._http import (
     new_response,
     read,
 )
+from eog_core.gym._lean import LeanTransport
+from eog_core.gym._retry import DEFAULT_RETRY, KEEPALIVE_SECONDS, RetryPolicy, next_attempt
 
 __all__ = [
     "AiohttpTransport",
@@ -49,6 +48,7 @@ __all__ = [
     "HttpResponse",
     "Pool",
     "PoolResource",
+    "PooledTransport",
     "RetryPolicy",
     "Transport",
     "connection_pool",
@@ -58,55 +58,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("eog_core.gym")
-
-# Below uvicorn's 5 s keep-alive: never reuse a connection the server is closing.
-_KEEPALIVE_SECONDS = 4.0
-
-
-@attrs.frozen(kw_only=True)
-class RetryPolicy:
-    """Bounded, fully jittered exponential backoff."""
-
-    attempts: int = 3
-    initial_delay: float = 0.05
-    max_delay: float = 1.0
-
-    def delay(self, attempt: int) -> float:
-        """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
-        return backoff_delay(
-            attempt, initial=self.initial_delay, maximum=self.max_delay, jitter="full"
-        )
-
-
-_DEFAULT_RETRY = RetryPolicy()  # frozen: one shared by every default transport
-
-
-def next_attempt(
-    failure: Failed, request: HttpRequest, attempt: int, retry: RetryPolicy
-) -> tuple[float, float | None]:
-    """After failed attempt number ``attempt``: the delay before the next one and, with a
-    ``deadline``, the seconds left for it (else None: the request's own ``timeout``).
-
-    Raises the failure's error when there is no next attempt: the failure is not
-    transient, the request may have left and is not idempotent (``tools/call`` is never
-    sent twice), the attempts are spent, or the deadline would pass first.
-    """
-    may_resend = request.idempotent or not failure.sent
-    if not (failure.transient and may_resend and attempt < retry.attempts):
-        raise failure.error from failure.__cause__
-    delay = retry.delay(attempt)
-    left = None
-    if request.deadline is not None:  # the next attempt gets what is left of the budget
-        left = request.deadline - asyncio.get_running_loop().time() - delay
-        if left <= 0:
-            raise GymTimeoutError(
-                f"no answer within {request.timeout}s ({attempt} attempt(s), the last: "
-                f"{failure.error})",
-                gym=request.gym,
-                url=request.url,
-            ) from failure.__cause__
-    log.debug("retrying %s %s after: %s", request.method, redact_url(request.url), failure.error)
-    return delay, left
 
 
 class Transport(Protocol):
@@ -125,19 +76,38 @@ class PoolResource(Protocol):
 
 @attrs.define(eq=False)
 class Pool:
-    """One event loop's pooled HTTP session and the MCP sessions shared over it.
+    """One event loop's connections and the MCP sessions shared over them.
 
-    Leased while a client is open and closed with the last lease: first every
-    shared resource ends (``DELETE`` of the shared MCP sessions), then the
-    HTTP session.
+    ``lean`` is the default transport's; ``session``, aiohttp's, is made on first use (by an
+    :class:`AiohttpTransport`). Leased while a client is open and closed with the last
+    lease: first every shared resource ends (``DELETE`` of the shared MCP sessions), then
+    the connections.
     """
 
-    session: aiohttp.ClientSession
+    lean: LeanTransport = attrs.field(factory=LeanTransport)
     leases: int = 0
     shared: dict[Hashable, PoolResource] = attrs.field(factory=dict, repr=False)
     closed: bool = False
     loop: weakref.ref[asyncio.AbstractEventLoop] | None = attrs.field(default=None, repr=False)
     keeper: AsyncGenerator[None, None] | None = attrs.field(default=None, repr=False)
+    ended: bool = False
+    """Its connections are closed (``closed``: closing began, shared sessions ending)."""
+    _session: aiohttp.ClientSession | None = attrs.field(default=None, repr=False)
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        """The pool's aiohttp session, made on first use."""
+        session = self._session
+        if session is None:
+            if self.ended:  # nothing would close a session made now
+                raise ClosedError("the connection pool was closed")
+            connector = aiohttp.TCPConnector(
+                limit=256, limit_per_host=0, keepalive_timeout=KEEPALIVE_SECONDS, ttl_dns_cache=300
+            )
+            session = self._session = aiohttp.ClientSession(
+                connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False
+            )
+        return session
 
     def usable(self) -> bool:
         """Open, and made by the running event loop."""
@@ -153,14 +123,8 @@ def lease_pool() -> Pool:
     """The running loop's pool, leased: pair every call with :func:`release_pool`."""
     loop = asyncio.get_running_loop()
     pool = _POOLS.get(loop)
-    if pool is None or pool.session.closed:
-        connector = aiohttp.TCPConnector(
-            limit=256, limit_per_host=0, keepalive_timeout=_KEEPALIVE_SECONDS, ttl_dns_cache=300
-        )
-        session = aiohttp.ClientSession(
-            connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False
-        )
-        pool = _POOLS[loop] = Pool(session=session, loop=weakref.ref(loop))
+    if pool is None or pool.closed:
+        pool = _POOLS[loop] = Pool(loop=weakref.ref(loop))
         pool.keeper = _keep(pool)
         with contextlib.suppress(StopIteration):  # run it to its yield: the loop now tracks it
             pool.keeper.asend(None).send(None)
@@ -221,7 +185,13 @@ async def _finish(pool: Pool) -> None:
                     "closing the connection pool: ending %r failed", resource, exc_info=failure
                 )
     finally:
-        await pool.session.close()
+        pool.ended = True
+        try:
+            await pool.lean.aclose()
+        finally:
+            session = pool._session
+            if session is not None:
+                await session.close()
         keeper, pool.keeper = pool.keeper, None
         if keeper is not None:
             await keeper.aclose()
@@ -238,19 +208,64 @@ async def connection_pool() -> AsyncIterator[None]:
 
 
 @attrs.define
-class AiohttpTransport:
-    """The default transport: the shared aiohttp pool, with retries."""
+class _Leasing:
+    """A transport sending on the running loop's pool: leased on first use (and again on a
+    new event loop), given back on :meth:`aclose`; one made :meth:`on_pool` does not lease."""
 
-    retry: RetryPolicy = attrs.field(factory=lambda: _DEFAULT_RETRY)
+    retry: RetryPolicy = attrs.field(factory=lambda: DEFAULT_RETRY)
     _pool: Pool | None = attrs.field(default=None, init=False, repr=False)
     _leased: bool = attrs.field(default=True, init=False, repr=False)
 
     @classmethod
-    def on_pool(cls, pool: Pool, retry: RetryPolicy | None = None) -> AiohttpTransport:
+    def on_pool(cls, pool: Pool, retry: RetryPolicy | None = None) -> Self:
         """A transport that sends on ``pool`` without leasing it (for what the pool owns)."""
-        transport = cls(retry=retry or _DEFAULT_RETRY)
+        transport = cls(retry=retry or DEFAULT_RETRY)
         transport._pool, transport._leased = pool, False
         return transport
+
+    def _lease(self) -> Pool:
+        pool = self._pool
+        if pool is None or (
+            self._leased
+            and (  # Pool.usable, without a call per request
+                pool.closed or pool.loop is None or pool.loop() is not asyncio.get_running_loop()
+            )
+        ):
+            # First use, or a new event loop (asyncio.run again): lease this loop's
+            # pool. The old loop's pool was closed with that loop (see _keep).
+            pool = self._pool = lease_pool()
+        return pool
+
+    async def aclose(self) -> None:
+        if not self._leased:
+            return  # the pool's own transport: the pool ends it
+        pool = self._pool
+        if pool is not None and not pool.usable():
+            self._pool = None  # another loop's pool, closed with that loop
+        elif pool is not None:
+            try:  # still usable while the pool ends what it shares through this transport
+                await release_pool(pool)
+            finally:
+                self._pool = None
+
+
+@attrs.define
+class PooledTransport(_Leasing):
+    """The default transport: the pool's :class:`~eog_core.gym.LeanTransport`, shared by
+    every client on the event loop, with this transport's retries."""
+
+    @property
+    def lean(self) -> LeanTransport | None:
+        """The pool's transport this one sends on (None before first use)."""
+        return None if self._pool is None else self._pool.lean
+
+    async def send(self, request: HttpRequest) -> HttpResponse:
+        return await self._lease().lean.send(request, retry=self.retry)
+
+
+@attrs.define
+class AiohttpTransport(_Leasing):
+    """The pool's aiohttp session, with retries (the default before the lean transport)."""
 
     @property
     def http_session(self) -> aiohttp.ClientSession | None:
@@ -268,17 +283,7 @@ class AiohttpTransport:
         return self.http_session
 
     async def send(self, request: HttpRequest) -> HttpResponse:
-        pool = self._pool
-        if pool is None or (
-            self._leased
-            and (  # Pool.usable, without a call per request
-                pool.closed or pool.loop is None or pool.loop() is not asyncio.get_running_loop()
-            )
-        ):
-            # First use, or a new event loop (asyncio.run again): lease this loop's
-            # pool. The old loop's pool was closed with that loop (see _keep).
-            pool = self._pool = lease_pool()
-        session = pool.session
+        session = self._lease().session
         data = None if request.json is None else encode_json(request.json)
         timeout = client_timeout(request.timeout, request.connect_timeout)
         attempt = 0
@@ -322,15 +327,3 @@ class AiohttpTransport:
                     total=left, sock_connect=min(request.connect_timeout, left)
                 )
             await asyncio.sleep(delay)
-
-    async def aclose(self) -> None:
-        if not self._leased:
-            return  # the pool's own transport: the pool ends it
-        pool = self._pool
-        if pool is not None and not pool.usable():
-            self._pool = None  # another loop's pool, closed with that loop
-        elif pool is not None:
-            try:  # still usable while the pool ends what it shares through this transport
-                await release_pool(pool)
-            finally:
-                self._pool = None
