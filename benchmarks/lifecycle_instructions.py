@@ -9,8 +9,12 @@ client process under ``valgrind --tool=callgrind --instr-atstart=no``:
 
 - ``floor``: raw pooled aiohttp (``lifecycle_vs_floor.Floor``: one MCP session,
   the same 8 requests per lifecycle, no checks beyond decoding the answers);
-- ``floor_lean``: the raw floor on the new framing (``lifecycle_vs_floor.LeanFloor``:
-  keep-alive connections on asyncio protocols, answers read by ``eog_core._http1``);
+- ``floor_lean``: the raw floor on the new framing's pooled client: the same 8 requests
+  sent raw with ``LeanTransport`` (``lifecycle_vs_floor.TransportFloor``), as ``floor``
+  sends them raw with aiohttp's pooled client;
+- ``floor_bare``: the same on bare asyncio protocols reading answers with
+  ``eog_core._http1`` (``lifecycle_vs_floor.LeanFloor``: no timeouts, retries, pool
+  bounds or typed errors): the least any client on the framing could run;
 - ``gym_client``: the same 8 requests through ``GymClient`` (shared MCP session);
 - ``session``: ``TaskSession`` through a ``GymDirectory`` held open (seed, one
   ``call_tool``, ``verify`` with 5 ``database_state`` verifiers, STRICT, close), on the
@@ -69,9 +73,17 @@ from eog_core.gym import (  # noqa: E402
     new_database_id,
 )
 from eog_core.local import DEMO_SERVER_NAME, read_demo_seed  # noqa: E402
-from lifecycle_vs_floor import Floor, LeanFloor, Ours, free_port  # noqa: E402
+from lifecycle_vs_floor import Floor, LeanFloor, Ours, TransportFloor, free_port  # noqa: E402
 
-KINDS = ("floor", "floor_lean", "gym_client", "session", "session_aiohttp", "session_lean")
+KINDS = (
+    "floor",
+    "floor_lean",
+    "floor_bare",
+    "gym_client",
+    "session",
+    "session_aiohttp",
+    "session_lean",
+)
 WARM_UP = 24
 KEEPALIVE = 600.0
 """Seconds a pooled connection may idle, for both clients. Under callgrind a client runs
@@ -132,11 +144,19 @@ class FloorClient:
         await self.floor.tool_call(self.database_id)
 
 
-class LeanFloorClient(FloorClient):
-    """The floor's 8 requests on the new framing (``lifecycle_vs_floor.LeanFloor``)."""
+class BareFloorClient(FloorClient):
+    """The floor's 8 requests on bare protocols over the new framing (``LeanFloor``)."""
 
     def __init__(self, url: str, task: Task, seed: str) -> None:
         self.floor = LeanFloor(url, task, seed, keepalive=KEEPALIVE)
+        self.database_id = new_database_id()
+
+
+class LeanFloorClient(FloorClient):
+    """The floor's 8 requests sent raw with ``LeanTransport`` (``TransportFloor``)."""
+
+    def __init__(self, url: str, task: Task, seed: str) -> None:
+        self.floor = TransportFloor(url, task, seed, keepalive=KEEPALIVE)
         self.database_id = new_database_id()
 
 
@@ -323,6 +343,7 @@ async def run_client(
     client = {
         "floor": FloorClient,
         "floor_lean": LeanFloorClient,
+        "floor_bare": BareFloorClient,
         "gym_client": GymClientClient,
         "session": SessionClient,
         "session_aiohttp": AiohttpSessionClient,
@@ -494,7 +515,7 @@ TARGETS = {
     ("session_aiohttp", "lifecycle", "floor"): 1.15,
     ("session_aiohttp", "call", "floor"): 1.05,
 }
-FLOORS = ("floor", "floor_lean")
+FLOORS = ("floor", "floor_lean", "floor_bare")
 
 
 def _verdict(ratios: list[float], median: float, target: float) -> str:

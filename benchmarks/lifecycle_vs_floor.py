@@ -47,7 +47,16 @@ from tests.gym.lifecycle_task import QUERIES, TOOL, five_verifier_task  # noqa: 
 from bench_gym_client import wait_for_port  # noqa: E402
 from eog_core import STRICT, Task  # noqa: E402
 from eog_core._http1 import Limits, Message, ResponseReader  # noqa: E402
-from eog_core.gym import GymClient, GymDirectory, Janitor, TaskSession, new_database_id  # noqa: E402
+from eog_core.gym import (  # noqa: E402
+    GymClient,
+    GymDirectory,
+    HttpRequest,
+    HttpResponse,
+    Janitor,
+    LeanTransport,
+    TaskSession,
+    new_database_id,
+)
 from eog_core.local import DEMO_SERVER_NAME, read_demo_seed  # noqa: E402
 
 ACCEPT = "application/json, text/event-stream"
@@ -301,6 +310,78 @@ class LeanFloor(Floor):
         answer = await self._send("DELETE", "/api/delete-database", {"database_id": database_id})
         assert answer.status < 300, answer.status
         json.loads(answer.body)
+
+
+class TransportFloor(LeanFloor):
+    """The floor on the new framing's pooled client: the same 8 requests sent raw with
+    :class:`~eog_core.gym.LeanTransport` (its pool, timeouts, retries and typed errors;
+    no MCP session object, no checks beyond the decoded answers), as ``Floor`` sends them
+    raw with aiohttp's pooled client."""
+
+    def __init__(self, url: str, task: Task, seed: str, *, keepalive: float = 15.0) -> None:
+        super().__init__(url, task, seed, keepalive=keepalive)
+        self.transport = LeanTransport(keepalive=keepalive)
+
+    async def _send(  # type: ignore[override]
+        self, method: str, path: str, body: Any, headers: dict[str, str] | None = None
+    ) -> HttpResponse:
+        return await self.transport.send(
+            HttpRequest(method=method, url=self.url + path, headers=headers or {}, json=body)
+        )
+
+    async def open(self) -> None:
+        init = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "floor", "version": "0"},
+            },
+        }
+        answer = await self._send("POST", "/mcp", init, {"Accept": ACCEPT})
+        self.mcp = {
+            "Accept": ACCEPT,
+            "mcp-session-id": answer.headers["mcp-session-id"],
+            "MCP-Protocol-Version": "2025-06-18",
+        }
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        await self._send("POST", "/mcp", note, self.mcp)
+
+    async def close(self) -> None:
+        await self._send("DELETE", "/mcp", None, self.mcp)
+        await self.transport.aclose()
+        await self.session.close()
+
+    async def tool_call(self, database_id: str) -> None:
+        self.ids += 1
+        body = {
+            "jsonrpc": "2.0",
+            "id": self.ids,
+            "method": "tools/call",
+            "params": {"name": TOOL[0], "arguments": TOOL[1]},
+        }
+        headers = {**self.mcp, **self.context, "x-database-id": database_id}
+        answer = (await self._send("POST", "/mcp", body, headers)).body
+        assert not answer["result"].get("isError"), answer
+
+    async def query(self, database_id: str, query: str) -> Any:
+        headers = {**self.context, "x-database-id": database_id}
+        body = {"query": query, "database_id": database_id}
+        return (await self._send("POST", "/api/sql-runner", body, headers)).body
+
+    async def seed_database(self, database_id: str) -> None:
+        seed = {
+            "database_id": database_id,
+            "name": "floor",
+            "description": "floor",
+            "sql_content": self.seed,
+        }
+        await self._send("POST", "/api/seed-database", seed)
+
+    async def delete_database(self, database_id: str) -> None:
+        await self._send("DELETE", "/api/delete-database", {"database_id": database_id})
 
 
 class Ours:
