@@ -90,10 +90,18 @@ def _answer_turn(reply: ModelReply, number: int, role: str, **extra: Any) -> dic
 
 
 def _with_user(conversation: Conversation, prompt: str) -> Conversation:
-    """The conversation so far with one more user message, no tools offered."""
+    """The conversation so far with one more user message, no tools offered. On Responses an
+    answer's text item is handed back without its ``status``, as LangChain rebuilds it (the
+    sub-agent's last answer is one: the differential's ``demo@responses``)."""
     message = {"role": "user", "content": prompt}
     if isinstance(conversation, ResponsesConversation):
-        return ResponsesConversation([*conversation.items, message], ())
+        items = [
+            {k: v for k, v in item.items() if k != "status"}
+            if item.get("type") == "message" and item.get("role") == "assistant"
+            else item
+            for item in conversation.items
+        ]
+        return ResponsesConversation([*items, message], ())
     assert isinstance(conversation, ChatConversation)
     return ChatConversation([*conversation.messages, message], ())
 
