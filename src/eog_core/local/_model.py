@@ -246,7 +246,8 @@ class ScriptedModel:
         else:
             script = self.scripts.get(script_name(body, self.scripts))
         if script is None and self.default_script is not None:
-            script = self.scripts[self.default_script]
+            default = {**body, "model": self.default_script}
+            script = self.scripts[script_name(default, self.scripts)]
         if script is None:
             return web.json_response(
                 {
