@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from eog_core import load_task
+from eog_core.cli import main
 from eog_core.errors import UsageError
 from eog_core.local import DECOMPOSITION, FINAL_TEXT, LocalGym, demo_paths
 from eog_core.run import (
@@ -27,6 +28,7 @@ from eog_core.run import (
 )
 from eog_core.run._decomposing_source import DECOMPOSING_FILE
 from eog_core.run._decomposition import extract_json, parse_decomposition
+from tests.report.page import transcripts
 from tests.run.conftest import API_KEY, evaluate
 from tests.run.decomposing_upstream import SOURCE, fake_upstream
 from tests.run.scripted_model import ModelFault, ScriptedModel
@@ -310,3 +312,96 @@ async def test_decomposing_on_ray_is_refused(
             options=RolloutOptions(planner=decomposer),
         )
     assert not (tmp_path / "out").exists()
+
+
+# -- score and report show the decomposition ----------------------------------------------
+
+
+async def test_score_shows_the_subtasks_and_each_role_tokens(
+    gym: LocalGym,
+    model: ScriptedModel,
+    decomposer: Decomposer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    report = await evaluate(
+        gym, model, tmp_path / "run", name="demo", repeats=2, planner=decomposer
+    )
+    capsys.readouterr()
+    assert main(["score", str(tmp_path / "run")]) == 0
+    text = capsys.readouterr().out
+    assert "== Orchestrator: decomposing ==" in text
+    assert "rollouts decomposed: 2 (no decomposition: 0); subtasks run: 6, succeeded: 6" in text
+    planner_in = sum(r["usage_by_role"]["planner"]["input_tokens"] for r in report.records)
+    sub_in, sub_out = (
+        sum(
+            u[key]
+            for r in report.records
+            for role, u in r["usage_by_role"].items()
+            if role.startswith("sub-agent ")
+        )
+        for key in ("input_tokens", "output_tokens")
+    )
+    assert (
+        f"tokens: planner {planner_in:,} in / 40 out; sub-agents {sub_in:,} in / {sub_out:,} out"
+        in text
+    )
+    assert text.count(": PLAN Renew the entitlement") == 2
+    assert "rollouts planned" not in text
+
+    assert main(["score", str(tmp_path / "run"), "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)["planner"]
+    assert document["subtasks"] == {"run": 6, "succeeded": 6}
+    assert document["tokens"]["sub-agents"]["output_tokens"] == sub_out
+    assert document["bad_decomposition"] == 0
+
+
+async def test_score_counts_the_rollouts_without_a_decomposition(
+    gym: LocalGym,
+    model: ScriptedModel,
+    decomposer: Decomposer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    await evaluate(gym, model, tmp_path / "run", name="demo", planner=decomposer)
+    decomposer.settings = _settings(model, "plan-no-json")
+    await evaluate(gym, model, tmp_path / "run", name="demo", repeats=2, planner=decomposer)
+    capsys.readouterr()
+    main(["score", str(tmp_path / "run")])
+    text = capsys.readouterr().out
+    assert "rollouts decomposed: 2 (no decomposition: 1); subtasks run: 3, succeeded: 3" in text
+    assert ": (no plan)" in text
+
+
+async def test_the_report_shows_the_subtasks_and_each_sub_agent_s_turns(
+    gym: LocalGym, model: ScriptedModel, decomposer: Decomposer, tmp_path: Path
+) -> None:
+    await evaluate(gym, model, tmp_path / "run", name="demo", planner=decomposer)
+    page = tmp_path / "report.html"
+    assert main(["report", str(tmp_path / "run"), "-o", str(page), "--n-boot", "50"]) == 0
+    [detail] = transcripts(page.read_text(encoding="utf-8"))
+    assert detail["orchestrator"] == "decomposing" and detail["plan"].startswith("PLAN Renew")
+    assert [s["title"] for s in detail["subtasks"]] == [
+        s["title"] for s in DECOMPOSITION["subtasks"]
+    ]
+    assert [(s["success"], s["stop_reason"]) for s in detail["subtasks"]] == [
+        (True, "answered")
+    ] * 3
+    assert detail["subtasks"][0]["memory"] == {"account_id": "acc_001", "entitlement_id": "ent_002"}
+    assert detail["working_memory"]["case_contact_id"] == "con_002"
+    turns = detail["turns"]
+    assert [t["role"] for t in turns][:2] == ["planner", "sub-agent 1"]
+    assert {t["subtask"] for t in turns if t["role"] == "sub-agent 2"} == {2}
+    assert sum(t.get("memory_extraction", False) for t in turns) == 3
+
+
+async def test_the_report_says_why_there_was_no_decomposition(
+    gym: LocalGym, model: ScriptedModel, decomposer: Decomposer, tmp_path: Path
+) -> None:
+    decomposer.settings = _settings(model, "plan-forward")
+    await evaluate(gym, model, tmp_path / "run", planner=decomposer)
+    page = tmp_path / "report.html"
+    assert main(["report", str(tmp_path / "run"), "-o", str(page), "--n-boot", "50"]) == 0
+    [detail] = transcripts(page.read_text(encoding="utf-8"))
+    assert detail["subtasks"] == [] and len(detail["decomposition_errors"]) == 3
+    assert "depends on 2, not a subtask" in detail["decomposition_errors"][0]
