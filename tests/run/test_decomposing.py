@@ -7,6 +7,7 @@ file of upstream's shape (``tests/run/decomposing_upstream.py``).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from pathlib import Path
@@ -405,3 +406,21 @@ async def test_the_report_says_why_there_was_no_decomposition(
     [detail] = transcripts(page.read_text(encoding="utf-8"))
     assert detail["subtasks"] == [] and len(detail["decomposition_errors"]) == 3
     assert "depends on 2, not a subtask" in detail["decomposition_errors"][0]
+
+
+async def test_a_decomposed_run_replays_and_rescores(
+    gym: LocalGym, model: ScriptedModel, decomposer: Decomposer, tmp_path: Path
+) -> None:
+    """Every sub-agent's calls are in the record, in order: ``replay`` reproduces the run,
+    ``rescore`` re-verifies its captured states."""
+    run = tmp_path / "run"
+    await evaluate(gym, model, run, name="demo", planner=decomposer, capture_state=True)
+    task, seeds = str(demo_paths().task), str(demo_paths().directory)
+    replay = ["replay", str(run), "--tasks", task, "--gym", f"{gym.name}={gym.url}"]
+    replay += ["--seed-root", seeds, "--out", str(tmp_path / "replay")]
+    assert await asyncio.to_thread(main, replay) == 0
+    document = json.loads((tmp_path / "replay" / "replay.json").read_text(encoding="utf-8"))
+    assert document["all_reproduced"]
+    assert document["rollouts"][0]["outputs"] == {"calls": 9, "identical": 9}
+    rescore = ["rescore", str(run), "--tasks", task, "--out", str(tmp_path / "rescored")]
+    assert await asyncio.to_thread(main, rescore) == 0
