@@ -280,16 +280,12 @@ def rollout_detail(record: Mapping[str, Any], task: Any = None) -> dict[str, Any
 def _decomposition(decomposition: Mapping[str, Any]) -> dict[str, Any]:
     """``decomposing``: each subtask with its sub-agent's result, the working memory, and why
     the planner's answers held no decomposition."""
-    results = {
-        json.dumps(r.get("subtask_id")): r
-        for r in decomposition.get("results") or ()
-        if isinstance(r, Mapping)
-    }
+    results = [r for r in decomposition.get("results") or () if isinstance(r, Mapping)]
     subtasks = []
-    for subtask in decomposition.get("subtasks") or ():
+    for index, subtask in enumerate(decomposition.get("subtasks") or ()):
         if not isinstance(subtask, Mapping):
             continue
-        result = results.get(json.dumps(subtask.get("id"))) or {}
+        result = results[index] if index < len(results) else {}  # one per subtask run, in order
         subtasks.append(
             {
                 "id": _short(subtask.get("id")),

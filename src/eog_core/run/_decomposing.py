@@ -178,6 +178,14 @@ async def _decompose(
     return state.ended("bad_decomposition", "", {"plan": None, "errors": errors})
 
 
+def _result_of(observation: str) -> Any:
+    """The MCP result an observation shows (``json.dumps`` of it; the text itself otherwise)."""
+    try:
+        return json.loads(observation)
+    except ValueError:
+        return observation
+
+
 async def _remember(
     client: ModelClient,
     template: DecomposingTemplate,
@@ -186,7 +194,7 @@ async def _remember(
 ) -> tuple[ModelReply | None, dict[str, Any], str | None]:
     """After a subtask: the model's answer to upstream's extraction prompt, and what it adds."""
     actions = [
-        (call["name"], json.loads(call["observation"]))
+        (call["name"], _result_of(call["observation"]))
         for turn in agent.turns
         for call in turn["tool_calls"]
     ]

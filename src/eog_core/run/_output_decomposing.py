@@ -20,12 +20,12 @@ def _value(text: str) -> Any:
         return text
 
 
-def _sub_agent_flow(record: Mapping[str, Any], subtask_id: Any) -> list[dict[str, Any]]:
+def _sub_agent_flow(record: Mapping[str, Any], role: str) -> list[dict[str, Any]]:
     """A sub-agent's answers and tool results as upstream's ``raw_conversation`` (its memory
-    question is not in it)."""
+    question is not in it); ``role``: ``sub-agent N`` (subtask ids need not be unique)."""
     flow: list[dict[str, Any]] = []
     for turn in record.get("turns") or ():
-        if turn.get("subtask") != subtask_id or turn.get("memory_extraction"):
+        if turn.get("role") != role or turn.get("memory_extraction"):
             continue
         calls = turn["tool_calls"]
         flow.append(
@@ -52,7 +52,7 @@ def _results(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     by_role = record.get("usage_by_role") or {}
     results = []
     for index, result in enumerate(decomposition.get("results") or (), start=1):
-        flow = _sub_agent_flow(record, result["subtask_id"])
+        flow = _sub_agent_flow(record, f"sub-agent {index}")
         usage = by_role.get(f"sub-agent {index}") or {}
         results.append(
             {

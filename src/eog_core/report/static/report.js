@@ -327,7 +327,7 @@
       d.turns.forEach(function (t) {
         if (d.subtasks && t.role !== shownRole) {  // decomposing: a heading per planner / sub-agent
           shownRole = t.role;
-          var sub = d.subtasks.filter(function (s) { return t.subtask !== undefined && show_value(s.id) === show_value(t.subtask); })[0];
+          var n = /^sub-agent (\d+)$/.exec(t.role || ""), sub = n ? d.subtasks[Number(n[1]) - 1] : null;
           parts.push(el("h4", { cls: "role", text: (t.role || "?") + (sub ? ": " + show_value(sub.title) : "") }));
         }
         var info = "Turn " + t.turn + (t.role ? " · " + t.role : "") + (t.memory_extraction ? " · memory question" : "") + " · model " + num(t.model_latency_ms) + " ms" + (t.finish_reason ? " · " + t.finish_reason : "") +
