@@ -18,6 +18,7 @@ the same shape (upstream's, the stand-in) then reduce the same requests to the s
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -25,7 +26,15 @@ from typing import Any
 from eog_core.run import DecomposingTemplate
 from tests.run.planner_requests import _CLOCK, digest, normalise_requests, template_pattern
 
-__all__ = ["normalise_decomposing", "reduce_final", "reduce_plan", "reduce_text"]
+__all__ = [
+    "normalise_decomposing",
+    "our_outcome",
+    "reduce_final",
+    "reduce_plan",
+    "reduce_text",
+    "reduced_outcome",
+    "without_error_wording",
+]
 
 Reducer = Callable[[str], Any]
 
@@ -151,6 +160,16 @@ def reduce_plan(template: DecomposingTemplate, plan: str | None) -> Any:
     return None if plan is None else _Pattern(template.full_plan.node).reduce(plan, {})
 
 
+def reduce_summary(template: DecomposingTemplate, summary: str) -> Any:
+    """A subtask's summary: the model's text (its sha256), or one of upstream's texts (a failed
+    subtask's, the fallback with the count of calls) reduced to what was filled in."""
+    for name in ("error_summary", "summary_fallback"):
+        found = _Pattern(getattr(template, name).node).reduce(summary, {})
+        if found is not None:
+            return {name: found}
+    return digest(summary)
+
+
 def reduce_final(template: DecomposingTemplate, answer: str, errors: Sequence[bool]) -> Any:
     """The composed final answer of subtasks that failed with an error or not (``errors``),
     reduced to what was filled in; the status mark as the branch it is."""
@@ -162,7 +181,11 @@ def reduce_final(template: DecomposingTemplate, answer: str, errors: Sequence[bo
     status = template.final_status.node
     assert isinstance(status, ast.IfExp) and isinstance(status.body, ast.Constant)
     ok = status.body.value
-    return _Pattern(ast.List(elts=parts)).reduce(answer, {"status": lambda value: value == ok})
+    summaries: Reducer = lambda value: reduce_summary(template, value)  # noqa: E731
+    nested = {"status": lambda value: value == ok, "result.summary": summaries}
+    return _Pattern(ast.List(elts=parts)).reduce(
+        answer, nested | {"results[-1].summary": summaries}
+    )
 
 
 def normalise_decomposing(
@@ -185,3 +208,58 @@ def normalise_decomposing(
         else:
             request["role"] = "memory"
     return reduced
+
+
+def our_outcome(record: Mapping[str, Any]) -> dict[str, Any]:
+    """What the differential compares of one of our rollout records."""
+    decomposition = record.get("decomposition") or {}
+    return {
+        "plan": record.get("plan"),
+        "final_answer": record["final_answer"] or "",
+        "tool_calls": [
+            [c["name"], json.loads(c["arguments"])]
+            for t in record["turns"]
+            for c in t["tool_calls"]
+        ],
+        "results": [
+            {k: r[k] for k in ("success", "summary", "error", "memory")}
+            for r in decomposition.get("results") or ()
+        ],
+    }
+
+
+def without_error_wording(outcome: Mapping[str, Any]) -> dict[str, Any]:
+    """``outcome`` with each failed subtask's error replaced by ``<error>`` wherever it shows
+    (its result, its summary, the final answer): upstream words it as the ``openai``
+    exception does, we as the endpoint did."""
+    final, results = outcome["final_answer"], []
+    for result in outcome["results"]:
+        error = result["error"]
+        if error:
+            final = final.replace(error, "<error>")
+            result = dict(
+                result, error="<error>", summary=result["summary"].replace(error, "<error>")
+            )
+        results.append(result)
+    return dict(outcome, final_answer=final, results=results)
+
+
+def reduced_outcome(template: DecomposingTemplate, outcome: Mapping[str, Any]) -> dict[str, Any]:
+    """What the golden keeps of a run's outcome: upstream's texts reduced to what was filled in."""
+    outcome = without_error_wording(outcome)
+    errors = [r["error"] is not None for r in outcome["results"]]
+    final = outcome["final_answer"]
+    return {
+        "plan": reduce_plan(template, outcome["plan"]),
+        "final_answer": reduce_final(template, final, errors) if outcome["results"] else final,
+        "tool_calls": outcome["tool_calls"],
+        "results": [
+            {
+                "success": r["success"],
+                "summary": reduce_summary(template, r["summary"]),
+                "error": r["error"],
+                "memory": r["memory"],
+            }
+            for r in outcome["results"]
+        ],
+    }

@@ -26,9 +26,8 @@ from eog_core.run import (
     load_decomposing_template,
 )
 from tests.run.conftest import API_KEY, evaluate
-from tests.run.decomposing_requests import normalise_decomposing, reduce_final, reduce_plan
+from tests.run.decomposing_requests import normalise_decomposing, our_outcome, reduced_outcome
 from tests.run.decomposing_upstream import fake_upstream
-from tests.run.planner_requests import digest
 from tests.run.scripted_model import ScriptedModel
 
 GOLDEN = json.loads(
@@ -89,24 +88,8 @@ async def test_our_requests_are_the_goldens(
     assert len(reduced) == len(golden["requests"])
     for number, (mine, expected) in enumerate(zip(reduced, golden["requests"], strict=True)):
         assert mine == expected, f"request {number + 1}"
-    calls = [
-        [c["name"], json.loads(c["arguments"])] for t in record["turns"] for c in t["tool_calls"]
-    ]
-    assert calls == golden["tool_calls"]
-    results = (record.get("decomposition") or {}).get("results") or []
-    assert [
-        {
-            "success": r["success"],
-            "summary_sha256": digest(r["summary"]),
-            "error": r["error"],
-            "memory": r["memory"],
-        }
-        for r in results
-    ] == golden["results"]
-    assert reduce_plan(template, record.get("plan")) == golden["plan"]
-    errors = [r["error"] is not None for r in results]
-    final = record["final_answer"] or ""
-    assert (reduce_final(template, final, errors) if results else final) == golden["final_answer"]
+    outcome = reduced_outcome(template, our_outcome(record))
+    assert outcome == {key: golden[key] for key in outcome}
 
 
 @pytest.mark.skipif(
