@@ -50,6 +50,8 @@ def test_the_golden_is_of_the_pinned_revision_and_found_no_difference() -> None:
             assert mine == theirs
         roles |= {r["role"] for r in scenario["requests"]}
     assert roles == {"planner", "sub-agent", "memory"}
+    retried = {name: s["upstream_retries"] for name, s in GOLDEN["scenarios"].items()}
+    assert retried == dict.fromkeys(GOLDEN["scenarios"], 0) | {"demo-overflow": 6}
 
 
 def _scenario(name: str) -> tuple[str, str, str | None]:
