@@ -115,6 +115,8 @@ class _Rollout:
     by_role: dict[str, Usage] = attrs.field(factory=lambda: {"planner": Usage()})
     model_ms: float = 0.0
     tool_ms: float = 0.0
+    errors: list[str] = attrs.field(factory=list)
+    """Why each planner answer so far held no decomposition."""
 
     def add(self, turn: dict[str, Any], usage: Usage, latency_ms: float) -> None:
         self.turns.append(turn | {"turn": len(self.turns) + 1})
@@ -151,7 +153,7 @@ async def _decompose(
         template, task.system_prompt or "", task.user_prompt or "", planner_tools(state.session)
     )
     planner_client = planner.client_for(client)
-    errors: list[str] = []
+    errors = state.errors
     for attempt in range(1, template.planner_attempts + 1):
         conversation = _planner_conversation(planner_client, prompt)
         try:
@@ -235,7 +237,7 @@ async def run_decomposing(
         state.by_role[role] = state.by_role.get(role, Usage()) + agent.usage
         state.model_ms += agent.model_latency_ms
         state.tool_ms += agent.tool_latency_ms
-        decomposition = _record(found, results, memory)
+        decomposition = _record(found, results, memory, state.errors)
         if agent.malformed_tool_call is not None:
             return state.ended(
                 "malformed_tool_call",
@@ -273,13 +275,15 @@ async def run_decomposing(
             )
             memory.update(remembered)
         results.append(result)
-    return state.ended("answered", final_output(template, results), _record(found, results, memory))
+    final = final_output(template, results)
+    return state.ended("answered", final, _record(found, results, memory, state.errors))
 
 
 def _record(
-    found: Decomposition, results: list[SubtaskResult], memory: dict[str, Any]
+    found: Decomposition, results: list[SubtaskResult], memory: dict[str, Any], errors: list[str]
 ) -> dict[str, Any]:
     return {
+        "errors": list(errors),
         "plan": found.plan,
         "strategic_plan": found.strategic_plan,
         "rationale": found.rationale,
