@@ -1,5 +1,5 @@
 """Developer sessions: tests, lint, typecheck, bench, instructions, chaos, demo, one per adapter,
-report_browser, damage_labeler, agentrelbench, planner_parity.
+report_browser, damage_labeler, agentrelbench, planner_parity, decomposing_parity.
 
 The adapter sessions (``nemo_gym``, ``stirrup``, ``inspect``, ``ray``, ``gateway_agents``) each build
 their own virtualenv: the frameworks' dependencies conflict with each other and
@@ -189,6 +189,22 @@ def planner_parity(session: nox.Session) -> None:
     session.install("-e", ".[test]", *UPSTREAM_LANGCHAIN)
     session.run("python", "tests/golden/generators/gen_planner_parity.py")
     session.run("python", "-m", "pytest", "tests/run/test_planner_parity.py", "-p", "no:randomly")
+
+
+@nox.session(name="decomposing_parity", python=interpreter("3.11"))
+def decomposing_parity(session: nox.Session) -> None:
+    """The ``decomposing`` differential (docs/parity.md): upstream's unmodified
+    ``DecomposingPlannerOrchestrator``, with its LangChain dependencies, and ours on the same
+    scripted model and gym, request by request (planner, sub-agents, memory questions);
+    rewrites tests/golden/decomposing_parity.json and fails on a difference. Needs
+    ``EOG_UPSTREAM_DIR``, a checkout of upstream @271f2c3."""
+    if not os.environ.get("EOG_UPSTREAM_DIR"):
+        session.error("set EOG_UPSTREAM_DIR to a checkout of ServiceNow/EnterpriseOps-Gym @271f2c3")
+    session.install("-e", ".[test]", *UPSTREAM_LANGCHAIN)
+    session.run("python", "tests/golden/generators/gen_decomposing_parity.py")
+    session.run(
+        "python", "-m", "pytest", "tests/run/test_decomposing_parity.py", "-p", "no:randomly"
+    )
 
 
 @nox.session

@@ -41,7 +41,9 @@ def test_a_planner_flag_without_planner_react_is_one_line_exit_2(
     argv += ["--planner-model", "p", "--out", str(tmp_path / "out")]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert one_line(err).endswith("--planner-model needs --orchestrator planner_react")
+    assert one_line(err).endswith(
+        "--planner-model needs --orchestrator planner_react or decomposing"
+    )
 
 
 async def test_serve_model_and_run_planner_react_offline(gym: LocalGym, tmp_path: Path) -> None:

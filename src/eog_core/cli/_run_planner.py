@@ -1,4 +1,5 @@
-"""``eog-core run --orchestrator``: which agent runs, and where ``planner_react``'s planner is."""
+"""``eog-core run --orchestrator``: which agent runs, and where the planner of ``planner_react``
+or ``decomposing`` is."""
 
 from __future__ import annotations
 
@@ -8,7 +9,14 @@ from collections.abc import Mapping
 import attrs
 
 from eog_core.errors import UsageError
-from eog_core.run import ORCHESTRATORS, ModelSettings, Planner, load_planner_template
+from eog_core.run import (
+    ORCHESTRATORS,
+    Decomposer,
+    ModelSettings,
+    Planner,
+    load_decomposing_template,
+    load_planner_template,
+)
 
 __all__ = ["add_orchestrator_options", "planner_from_args"]
 
@@ -19,14 +27,16 @@ def add_orchestrator_options(parser: argparse.ArgumentParser) -> None:
         "--orchestrator",
         choices=ORCHESTRATORS,
         default="react",
-        help="upstream's agent to reproduce: react (the ReAct loop) or planner_react (a "
-        "planner writes a plan, then the ReAct loop runs with it) (default: %(default)s)",
+        help="upstream's agent to reproduce: react (the ReAct loop), planner_react (a "
+        "planner writes a plan, then the ReAct loop runs with it) or decomposing (a planner "
+        "splits the task into subtasks, a sub-agent runs each) (default: %(default)s)",
     )
     agent.add_argument(
         "--upstream-dir",
         metavar="DIR",
-        help="a checkout of ServiceNow/EnterpriseOps-Gym: planner_react reads upstream's "
-        "planner prompt from DIR/orchestrators/planner_react.py (default: $EOG_UPSTREAM_DIR)",
+        help="a checkout of ServiceNow/EnterpriseOps-Gym: planner_react and decomposing read "
+        "upstream's prompts from DIR/orchestrators/planner_react.py and decomposing_planner.py "
+        "(default: $EOG_UPSTREAM_DIR)",
     )
     agent.add_argument(
         "--planner-base-url", metavar="URL", help="the planner's endpoint (default: --base-url)"
@@ -43,7 +53,7 @@ def add_orchestrator_options(parser: argparse.ArgumentParser) -> None:
 
 def planner_from_args(
     args: argparse.Namespace, executor: ModelSettings, environ: Mapping[str, str]
-) -> Planner | None:
+) -> Planner | Decomposer | None:
     """The planner ``args`` ask for (None for ``react``); raises :class:`UsageError` in one line."""
     planner_flags = [
         flag
@@ -56,13 +66,26 @@ def planner_from_args(
     ]
     if args.orchestrator == "react":
         if planner_flags:
-            raise UsageError(f"{planner_flags[0]} needs --orchestrator planner_react")
+            raise UsageError(
+                f"{planner_flags[0]} needs --orchestrator planner_react or decomposing"
+            )
         return None
     if args.ray:
-        raise UsageError("--orchestrator planner_react does not run on Ray yet: drop --ray")
-    template = load_planner_template(args.upstream_dir)
+        raise UsageError(f"--orchestrator {args.orchestrator} does not run on Ray yet: drop --ray")
+    settings = _planner_settings(args, planner_flags, executor, environ)
+    if args.orchestrator == "decomposing":
+        return Decomposer(load_decomposing_template(args.upstream_dir), settings)
+    return Planner(load_planner_template(args.upstream_dir), settings)
+
+
+def _planner_settings(
+    args: argparse.Namespace,
+    planner_flags: list[str],
+    executor: ModelSettings,
+    environ: Mapping[str, str],
+) -> ModelSettings | None:
     if not planner_flags:
-        return Planner(template)
+        return None
     key = executor.api_key
     if args.planner_api_key_env:
         key = environ.get(args.planner_api_key_env)
@@ -71,10 +94,9 @@ def planner_from_args(
                 f"--planner-api-key-env {args.planner_api_key_env}: that environment variable "
                 "is not set"
             )
-    settings = attrs.evolve(
+    return attrs.evolve(
         executor,
         base_url=args.planner_base_url or executor.base_url,
         model=args.planner_model or executor.model,
         api_key=key,
     )
-    return Planner(template, settings)

@@ -1,5 +1,6 @@
-"""A part of ``eog-core score``'s output beside the rates: for ``planner_react`` runs the
-planner's share (plans, tokens per role) and each plan.
+"""A part of ``eog-core score``'s output beside the rates: for ``planner_react`` and
+``decomposing`` runs the planner's share (plans, tokens per role; the subtasks and how many
+succeeded) and each plan.
 
 A run whose records have no ``orchestrator`` (every ``react`` run) prints nothing more.
 """
@@ -45,20 +46,36 @@ def planner_records(paths: Iterable[Path]) -> list[dict[str, Any]]:
 
 
 def _tokens(records: Sequence[Mapping[str, Any]], role: str) -> dict[str, int]:
+    """Tokens of ``role``'s answers; ``sub-agents``: of every ``sub-agent N``."""
     total = {"input_tokens": 0, "output_tokens": 0}
     for record in records:
-        usage = (record.get("usage_by_role") or {}).get(role) or {}
-        for key in total:
-            value = usage.get(key)
-            total[key] += value if isinstance(value, int) else 0
+        by_role = record.get("usage_by_role") or {}
+        for name, usage in by_role.items() if isinstance(by_role, Mapping) else ():
+            if name != role and not (role == "sub-agents" and name.startswith("sub-agent ")):
+                continue
+            for key in total:
+                value = usage.get(key) if isinstance(usage, Mapping) else None
+                total[key] += value if isinstance(value, int) else 0
     return total
+
+
+def _subtasks(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    results = [
+        result
+        for record in records
+        for result in ((record.get("decomposition") or {}).get("results") or ())
+        if isinstance(result, Mapping)
+    ]
+    return {"run": len(results), "succeeded": sum(r.get("success") is True for r in results)}
 
 
 def planner_json(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {
         "rollouts": len(records),
         "no_plan": sum(r.get("stop_reason") == "no_plan" for r in records),
-        "tokens": {role: _tokens(records, role) for role in ("planner", "executor")},
+        "bad_decomposition": sum(r.get("stop_reason") == "bad_decomposition" for r in records),
+        "subtasks": _subtasks(records),
+        "tokens": {role: _tokens(records, role) for role in ("planner", "executor", "sub-agents")},
         "plans": [
             {"task_id": r.get("task_id"), "repeat": r.get("repeat"), "plan": r.get("plan")}
             for r in records
@@ -77,13 +94,28 @@ def planner_text(records: Sequence[Mapping[str, Any]]) -> str:
     """The planner's part of the text output."""
     summary = planner_json(records)
     names = sorted({str(r.get("orchestrator")) for r in records})
-    planner, executor = summary["tokens"]["planner"], summary["tokens"]["executor"]
-    lines = [
-        f"== Orchestrator: {', '.join(names)} ==",
-        f"rollouts planned: {summary['rollouts']:,} (no plan: {summary['no_plan']:,})",
-        f"tokens: planner {planner['input_tokens']:,} in / {planner['output_tokens']:,} out; "
-        f"executor {executor['input_tokens']:,} in / {executor['output_tokens']:,} out",
-    ]
+    tokens = summary["tokens"]
+    lines = [f"== Orchestrator: {', '.join(names)} =="]
+    shares = ["planner", "executor"] if "planner_react" in names else ["planner"]
+    if "decomposing" in names:
+        subtasks = summary["subtasks"]
+        lines.append(
+            f"rollouts decomposed: {summary['rollouts']:,} "
+            f"(no decomposition: {summary['bad_decomposition']:,}); subtasks run: "
+            f"{subtasks['run']:,}, succeeded: {subtasks['succeeded']:,}"
+        )
+        shares.append("sub-agents")
+    if "planner_react" in names:
+        lines.insert(
+            1, f"rollouts planned: {summary['rollouts']:,} (no plan: {summary['no_plan']:,})"
+        )
+    lines.append(
+        "tokens: "
+        + "; ".join(
+            f"{role} {tokens[role]['input_tokens']:,} in / {tokens[role]['output_tokens']:,} out"
+            for role in shares
+        )
+    )
     for record in records[:PLAN_ROWS]:
         lines.append(
             f"  {record.get('task_id')} repeat {record.get('repeat')}: "

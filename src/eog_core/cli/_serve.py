@@ -56,7 +56,9 @@ def add_parser(commands: Any) -> None:
         "/v1) until Ctrl-C, to try `eog-core run` offline: the 'demo' script plays the "
         "demo task's correct trajectory, 'noop' answers at once without acting. Any "
         "--model name plays the chosen script. A planner_react planner request (one user "
-        "message, no tools) gets a plan; the model name plan-empty gets an empty one. With "
+        "message, no tools) gets a plan; the model name plan-empty gets an empty one. A "
+        "decomposing planner gets the demo decomposition (plan-no-json: none), each sub-agent "
+        "plays its part of the script, each memory question gets a JSON answer. With "
         "--json the first line of output is a JSON object with its base URL.",
         epilog="example: eog-core serve-local & eog-core serve-model & eog-core run "
         '"$(eog-core demo --print-paths task)" --seed-root "$(eog-core demo --print-paths '
@@ -137,7 +139,11 @@ def run_serve_model(args: argparse.Namespace) -> int:
     from eog_core.local import ScriptedModel, demo_scripts
 
     server = ScriptedModel(
-        scripts={args.script: demo_scripts()[args.script]},
+        scripts={  # the script, and its parts for decomposing's sub-agents (demo#1...)
+            name: script
+            for name, script in demo_scripts().items()
+            if name.partition("#")[0] == args.script
+        },
         host=args.host,
         port=args.port,
         default_script=args.script,

@@ -25,7 +25,7 @@ from ._mcp import (
 from ._model import FINAL_TEXT, CutOff, ModelFault, ScriptedModel, demo_scripts
 from ._process import GymProcess
 from ._proxy import Fault, FaultProxy
-from ._roles import PLAN_TEXT, demo_plans, is_planner_request
+from ._roles import DECOMPOSITION, PLAN_TEXT, demo_plans, is_planner_request
 from ._server import LocalGym, serve
 from ._tools import RegisteredTool, ToolContext, ToolRegistry
 from .demo import (
@@ -41,6 +41,7 @@ from .demo import (
 )
 
 __all__ = [
+    "DECOMPOSITION",
     "DEMO_SERVER_NAME",
     "DEMO_SERVER_PORT",
     "FINAL_TEXT",

@@ -5,8 +5,9 @@ It speaks Chat Completions (``POST /v1/chat/completions``), Responses
 script (any other name plays ``default_script``): a list of turns, each a list of
 tool calls (answered in parallel, in one message), a final text, a
 :class:`CutOff` text (the output-token limit hit: ``finish_reason: "length"``,
-Responses ``status: "incomplete"``), or ``"overflow"``. A ``planner_react`` planner
-request (``eog_core.local._roles``) plays ``plans`` instead, one answer by model name. The
+Responses ``status: "incomplete"``), or ``"overflow"``. A planner request, or a
+``decomposing`` memory question (``eog_core.local._roles``), plays ``plans`` instead, one
+answer by model name; a ``decomposing`` sub-agent plays its part's script. The
 turn is read from the conversation the client sends back (the number of assistant turns so far), so
 the server keeps no per-rollout state and checks, like OpenAI does, that every
 earlier tool call has its output. Fault knobs: the next N requests answer a
@@ -32,7 +33,13 @@ from typing import Any
 import attrs
 from aiohttp import web
 
-from eog_core.local._roles import demo_plans, is_planner_request
+from eog_core.local._roles import (
+    answered_from_plans,
+    demo_part_scripts,
+    demo_plans,
+    planned_answer,
+    script_name,
+)
 from eog_core.local.demo import load_demo_trajectory
 
 __all__ = ["FINAL_TEXT", "CutOff", "ModelFault", "ScriptedModel", "Turn", "demo_scripts"]
@@ -91,6 +98,7 @@ def demo_scripts() -> dict[str, list[Turn]]:
         "demo-truncated": [steps[0:2], CutOff("Done: the entitlement is act")],
         "judge-9": ['{"score": 9, "reasoning": "states the case"}'],
         "judge-2": ['{"score": 2, "reasoning": "misses the case"}'],
+        **demo_part_scripts(steps, FINAL_TEXT),
     }
 
 
@@ -175,7 +183,7 @@ class ScriptedModel:
     async def _models(self, request: web.Request) -> web.Response:
         if (refused := self._refused_key(request)) is not None:
             return refused
-        names = sorted(self.scripts.keys() | self.plans.keys())
+        names = sorted(n for n in self.scripts.keys() | self.plans.keys() if "#" not in n)
         return web.json_response(
             {
                 "object": "list",
@@ -234,12 +242,12 @@ class ScriptedModel:
     ) -> list[dict[str, Any]] | str | CutOff | web.Response:
         script: list[Turn] | None
         if planner:
-            name = body.get("model", "")
-            script = [self.plans[name if name in self.plans else self.default_plan]]
+            script = [planned_answer(body, self.plans, self.default_plan)]
         else:
-            script = self.scripts.get(body.get("model", ""))
+            script = self.scripts.get(script_name(body, self.scripts))
         if script is None and self.default_script is not None:
-            script = self.scripts[self.default_script]
+            default = {**body, "model": self.default_script}
+            script = self.scripts[script_name(default, self.scripts)]
         if script is None:
             return web.json_response(
                 {
@@ -282,7 +290,7 @@ class ScriptedModel:
         if failed is not None:
             return failed
         messages = body.get("messages") or []
-        planner = is_planner_request(body, self.plans)
+        planner = answered_from_plans(body, self.plans)
         if not planner and (problem := _check_chat(messages)):
             return web.json_response({"error": {"message": problem}}, status=400)
         done = sum(1 for m in messages if m.get("role") == "assistant")
@@ -336,7 +344,7 @@ class ScriptedModel:
             {i["call_id"].rsplit("_", 1)[0] for i in items if i.get("type") == "function_call"}
         )
         done += sum(1 for i in items if i.get("type") == "message" and i.get("role") == "assistant")
-        turn = self._turn(body, done, planner=is_planner_request(body, self.plans))
+        turn = self._turn(body, done, planner=answered_from_plans(body, self.plans))
         if isinstance(turn, web.Response):
             return turn
         serial = next(self._ids)

@@ -166,6 +166,9 @@ def _turns(turns: Any) -> list[dict[str, Any]]:
             continue
         calls = turn.get("tool_calls")
         role = {"role": _short(_text(turn.get("role")))} if "role" in turn else {}
+        if "subtask" in turn:  # decomposing: the sub-agent's subtask, its memory question
+            role |= {"subtask": _short(turn.get("subtask"))}
+            role |= {"memory_extraction": bool(turn.get("memory_extraction"))}
         found.append(
             role
             | {
@@ -244,7 +247,9 @@ def _damage(damage: Any) -> dict[str, Any] | None:
 def rollout_detail(record: Mapping[str, Any], task: Any = None) -> dict[str, Any]:
     """The transcript: prompts (from the task when given), turns, final answer, both verdict
     tables, the state diff when the record has a ``damage`` verdict, and with ``planner_react``
-    the plan and the executor's user message (each turn then names its role)."""
+    the plan and the executor's user message (each turn then names its role); with
+    ``decomposing`` the plan, the subtasks with their results and the working memory (each
+    sub-agent's turns name it and their subtask)."""
     parity = record.get("parity")
     detail = {
         "system_prompt": _text(getattr(task, "system_prompt", None)),  # the task's: shown whole
@@ -267,4 +272,37 @@ def rollout_detail(record: Mapping[str, Any], task: Any = None) -> dict[str, Any
         detail["orchestrator"] = _cut(record.get("orchestrator"))
         detail["plan"] = _text(record.get("plan"))  # shown whole, as the prompts
         detail["executor_user_prompt"] = _text(record.get("executor_user_prompt"))
+    if isinstance(decomposition := record.get("decomposition"), Mapping):
+        detail |= _decomposition(decomposition)
     return detail
+
+
+def _decomposition(decomposition: Mapping[str, Any]) -> dict[str, Any]:
+    """``decomposing``: each subtask with its sub-agent's result, the working memory, and why
+    the planner's answers held no decomposition."""
+    results = [r for r in decomposition.get("results") or () if isinstance(r, Mapping)]
+    subtasks = []
+    for index, subtask in enumerate(decomposition.get("subtasks") or ()):
+        if not isinstance(subtask, Mapping):
+            continue
+        result = results[index] if index < len(results) else {}  # one per subtask run, in order
+        subtasks.append(
+            {
+                "id": _short(subtask.get("id")),
+                "title": _short(subtask.get("title")),
+                "description": _short(subtask.get("description")),
+                "dependencies": _short(subtask.get("dependencies")),
+                "ran": bool(result),
+                "success": result.get("success"),
+                "stop_reason": _short(result.get("stop_reason")),
+                "summary": _short(result.get("summary")),
+                "error": _short(result.get("error")),
+                "memory": _short(result.get("memory")),
+            }
+        )
+    errors = decomposition.get("errors")
+    return {
+        "subtasks": subtasks,
+        "working_memory": _short(decomposition.get("working_memory")),
+        "decomposition_errors": [_short(e) for e in errors] if isinstance(errors, list) else [],
+    }

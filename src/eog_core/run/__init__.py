@@ -21,6 +21,12 @@ from eog_core.run._apis import (
     Usage,
     new_conversation,
 )
+from eog_core.run._decomposing import Decomposer, run_decomposing
+from eog_core.run._decomposing_source import (
+    DECOMPOSING_SHA256,
+    DecomposingTemplate,
+    load_decomposing_template,
+)
 from eog_core.run._folder import FolderTrace
 from eog_core.run._judge import ModelJudge
 from eog_core.run._loop import AgentRun, StopReason, model_tools, run_agent
@@ -83,6 +89,7 @@ from eog_core.run._states import (
 )
 
 __all__ = [
+    "DECOMPOSING_SHA256",
     "MAX_CONCURRENCY",
     "MAX_REPEATS",
     "ORCHESTRATORS",
@@ -97,6 +104,8 @@ __all__ = [
     "ApiName",
     "ChatConversation",
     "Conversation",
+    "Decomposer",
+    "DecomposingTemplate",
     "EvaluationPlan",
     "FolderTrace",
     "IncompleteKind",
@@ -127,6 +136,7 @@ __all__ = [
     "incomplete_record",
     "is_context_overflow",
     "is_tool_call_parse_error",
+    "load_decomposing_template",
     "load_planner_template",
     "model_tools",
     "new_conversation",
@@ -134,6 +144,7 @@ __all__ = [
     "planner_tools",
     "rollout_key",
     "run_agent",
+    "run_decomposing",
     "run_evaluation",
     "run_planner_react",
     "run_rollout",

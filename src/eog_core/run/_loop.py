@@ -21,17 +21,24 @@ from eog_core._plumbing import iso_time
 from eog_core.errors import ContextOverflowError, JsonRpcError, ToolCallParseError
 from eog_core.gym import TaskSession
 from eog_core.model_view import final_answer, tool_observation, tools_used
-from eog_core.run._apis import ModelTurn, Usage
+from eog_core.run._apis import Conversation, ModelTurn, Usage
 from eog_core.run._model import ModelClient
 
 __all__ = ["AgentRun", "StopReason", "model_tools", "run_agent"]
 
 StopReason = Literal[
-    "answered", "truncated", "max_turns", "context_overflow", "malformed_tool_call", "no_plan"
+    "answered",
+    "truncated",
+    "max_turns",
+    "context_overflow",
+    "malformed_tool_call",
+    "no_plan",
+    "bad_decomposition",
 ]
 """How the loop ended: an answer without tool calls (``truncated`` when the output-token limit
-cut it off), the turn cap, the context window, a tool call the server could not parse, or
-(``planner_react``) a planner answer that holds no plan."""
+cut it off), the turn cap, the context window, a tool call the server could not parse,
+(``planner_react``) a planner answer that holds no plan, or (``decomposing``) no planner
+answer that holds a decomposition."""
 
 _CUT_OFF = frozenset({"length", "max_output_tokens", "max_tokens", "incomplete"})
 """``finish_reason`` (Chat) / ``incomplete_details.reason`` (Responses) of a cut-off answer."""
@@ -59,6 +66,10 @@ class AgentRun:
     """``planner_react``: the usage of the planner's and the executor's answers apart."""
     user_prompt: str | None = None
     """``planner_react``: the user message the executor was given (the task with the plan)."""
+    decomposition: Mapping[str, Any] | None = None
+    """``decomposing``: the subtasks, each sub-agent's result and the working memory."""
+    conversation: Conversation | None = attrs.field(default=None, eq=False, repr=False)
+    """What the model was last sent and answered (``decomposing`` asks on after a sub-agent)."""
 
 
 def _cut_off(answer: ModelTurn, limit: int | None) -> bool:
@@ -177,4 +188,5 @@ async def run_agent(
         tools_offered=len(tools),
         overflow_detail=overflow,
         malformed_tool_call=malformed,
+        conversation=conversation,
     )

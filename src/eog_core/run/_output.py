@@ -30,6 +30,7 @@ from eog_core._json import dumps_line
 from eog_core._jsonl import loads_line
 from eog_core.errors import UsageError
 from eog_core.run._folder import FolderLock, atomic_write
+from eog_core.run._output_decomposing import decomposing_flow, decomposing_metadata
 from eog_core.run._records import RolloutKey, record_key, safe_file_part
 from eog_core.tasks import Task
 
@@ -167,6 +168,8 @@ def _observation_value(text: str) -> Any:
 
 
 def _conversation_flow(task: Task, record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    if record.get("orchestrator") == "decomposing":
+        return decomposing_flow(task, record)
     user: dict[str, Any] = {"type": "user_message", "content": task.user_prompt or ""}
     if record.get("orchestrator") == "planner_react":  # upstream's planner_react flow
         user = {
@@ -275,6 +278,8 @@ def upstream_result(
         }
         if record.get("orchestrator") == "planner_react":  # get_result_metadata()
             run["generated_plan"] = record.get("plan") or ""
+        elif record.get("orchestrator") == "decomposing":
+            run |= decomposing_metadata(record)
     return {
         "benchmark_config": {
             "model": f"openai-compatible/{model}",

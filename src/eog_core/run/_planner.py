@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
@@ -39,8 +39,8 @@ __all__ = [
     "run_planner_react",
 ]
 
-ORCHESTRATORS = ("react", "planner_react")
-"""What ``--orchestrator`` offers (upstream's ``decomposing`` is not reproduced yet)."""
+ORCHESTRATORS = ("react", "planner_react", "decomposing")
+"""What ``--orchestrator`` offers: upstream's three orchestrators."""
 
 
 @attrs.define
@@ -50,6 +50,7 @@ class Planner:
     ``settings`` None: the executor's endpoint, model and key (upstream's default when no
     ``--planner_llm_config`` is given). Close it with :meth:`aclose` (the run does)."""
 
+    orchestrator: ClassVar[str] = "planner_react"
     template: PlannerTemplate
     settings: ModelSettings | None = None
     _client: ModelClient | None = attrs.field(default=None, init=False, repr=False)

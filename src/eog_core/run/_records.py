@@ -40,6 +40,7 @@ IncompleteKind = Literal[
     "model_error",
     "malformed_tool_call",
     "no_plan",
+    "bad_decomposition",
     "config_error",
     "verifier_error",
     "judge_error",
@@ -47,7 +48,8 @@ IncompleteKind = Literal[
     "abandoned",
 ]
 """``abandoned``: an MCP gateway rollout given up by its agent or idle past its TTL; ``no_plan``:
-the ``planner_react`` planner answered without a plan."""
+the ``planner_react`` planner answered without a plan; ``bad_decomposition``: no answer of the
+``decomposing`` planner held a decomposition."""
 
 #: (mode, domain, task_id, repeat): what resumption skips when already evaluated.
 RolloutKey = tuple[str, str, str, int]
@@ -124,10 +126,13 @@ def _agent_fields(agent: AgentRun | None) -> dict[str, Any]:
     if agent.orchestrator != "react":  # react records stay as they were
         fields["orchestrator"] = agent.orchestrator
         fields["plan"] = agent.plan
-        fields["executor_user_prompt"] = agent.user_prompt
+        if agent.orchestrator == "planner_react":
+            fields["executor_user_prompt"] = agent.user_prompt
         fields["usage_by_role"] = {
             role: usage.to_dict() for role, usage in (agent.usage_by_role or {}).items()
         }
+        if agent.decomposition is not None:
+            fields["decomposition"] = dict(agent.decomposition)
     return fields | {
         "stop_reason": agent.stop_reason,
         "context_overflow": agent.overflow_detail,

@@ -31,6 +31,7 @@ from eog_core.errors import (
     ToolCallParseError,
 )
 from eog_core.gym import GymDirectory, Janitor, TaskSession, Timeouts
+from eog_core.run._decomposing import Decomposer, run_decomposing
 from eog_core.run._loop import AgentRun, run_agent
 from eog_core.run._model import ModelClient
 from eog_core.run._planner import Planner, run_planner_react
@@ -60,6 +61,18 @@ __all__ = [
 
 log = logging.getLogger("eog_core.run")
 
+_PLANNER_ENDINGS = {
+    "no_plan": "the planner's answer holds no plan (no text)",
+    "bad_decomposition": "no answer of the planner held a decomposition upstream would run",
+}
+"""Endings of the planner's making: the rollout is incomplete and not retried."""
+
+
+def _planner_reason(agent: AgentRun) -> str:
+    errors = (agent.decomposition or {}).get("errors") or ()
+    last = f" (the last: {errors[-1]})" if errors else ""
+    return _PLANNER_ENDINGS[agent.stop_reason] + last
+
 
 @attrs.frozen(kw_only=True)
 class RolloutOptions:
@@ -84,8 +97,9 @@ class RolloutOptions:
     """The run's compressed states, at most (a rollout past it records the capture skipped)."""
     damage_specs: Mapping[str, DamageSpec] | None = None
     """Task id -> what its rollouts may change, for the damage verdict (with ``capture_state``)."""
-    planner: Planner | None = None
-    """Run ``planner_react`` (a plan first, then the loop) instead of the plain ReAct loop."""
+    planner: Planner | Decomposer | None = None
+    """Run ``planner_react`` (a plan first, then the loop) or ``decomposing`` (subtasks, a
+    sub-agent each) instead of the plain ReAct loop."""
 
     @classmethod
     def build(
@@ -231,14 +245,17 @@ async def _attempt(
                 session, client, max_turns=options.max_turns, raw_schemas=options.raw_schemas
             )
         else:
-            agent = await run_planner_react(
+            orchestrate = (
+                run_decomposing if isinstance(options.planner, Decomposer) else run_planner_react
+            )
+            agent = await orchestrate(
                 session,
                 client,
-                options.planner,
+                options.planner,  # type: ignore[arg-type]
                 max_turns=options.max_turns,
                 raw_schemas=options.raw_schemas,
             )
-        if agent.malformed_tool_call is not None or agent.stop_reason == "no_plan":
+        if agent.malformed_tool_call is not None or agent.stop_reason in _PLANNER_ENDINGS:
             return agent, None, None, {}
         strict, parity = await verify_both(session, agent.final_answer, options.judge)
         states = {}
@@ -284,7 +301,7 @@ async def run_rollout(
         task, repeat, client=client, directory=directory, janitor=janitor, options=options
     )
     if options.planner is not None:
-        record.setdefault("orchestrator", "planner_react")
+        record.setdefault("orchestrator", options.planner.orchestrator)
         record["planner"] = options.planner.describe()
     return record
 
@@ -312,13 +329,13 @@ async def _rollout(
             kind, retry = classify_failure(exc)
             reason = f"{type(exc).__name__}: {exc}"
         else:
-            if agent.stop_reason == "no_plan":  # the planner's doing: no whole-rollout retry
+            if agent.stop_reason in _PLANNER_ENDINGS:  # the planner's doing: no rollout retry
                 return incomplete_record(
                     task,
                     repeat,
                     model=model,
-                    kind="no_plan",
-                    reason="the planner's answer holds no plan (no text)",
+                    kind=agent.stop_reason,  # type: ignore[arg-type]
+                    reason=_planner_reason(agent),
                     agent=agent,
                     attempts=attempt,
                     started=started,

@@ -146,7 +146,9 @@ async def run_evaluation(
     ray_address, ray_actors = the_plan.ray_address, the_plan.ray_actors
     _check_plan(tasks, repeats, concurrency, max_consecutive_unreachable)
     if ray_address is not None and options is not None and options.planner is not None:
-        raise UsageError("--orchestrator planner_react does not run on Ray yet: drop --ray")
+        raise UsageError(
+            f"--orchestrator {options.planner.orchestrator} does not run on Ray yet: drop --ray"
+        )
     out = Path(out_dir)
     trace = FolderTrace.before(out, ROLLOUTS_FILE)  # a run that records nothing leaves nothing
     options = options or RolloutOptions()
@@ -155,7 +157,7 @@ async def run_evaluation(
         model=settings.model,
         api=settings.api,
         keep=lambda r: states_present(out, r),
-        orchestrator="react" if options.planner is None else "planner_react",
+        orchestrator="react" if options.planner is None else options.planner.orchestrator,
     )
     states = StateStore.open(out, options.max_state_bytes)  # under the folder's lock
     by_identity = {rollout_key(task, 0)[:3]: task for task in tasks}

@@ -233,6 +233,18 @@
     var d = el("details", open ? { open: "" } : null, [el("summary", { text: title }), el("pre", { text: text })]);
     return d;
   }
+  function subtaskTable(d) {  // decomposing: the planner's subtasks, each sub-agent's result
+    var head = el("tr", null, ["#", "Subtask", "Depends on", "Result", "Summary", "Kept in memory"].map(function (h) { return el("th", { text: h }); }));
+    var body = d.subtasks.map(function (s) {
+      var res = !s.ran ? "not run" : s.success ? "done" : "failed";
+      return el("tr", { cls: s.ran && s.success ? "pass" : "fail" }, [el("td", { text: show_value(s.id) }), el("td", { text: show_value(s.title) }),
+        el("td", { text: show_value(s.dependencies) }), el("td", { text: res + (s.stop_reason ? " · " + s.stop_reason : "") }),
+        el("td", null, [el("pre", { text: s.error ? "Error: " + show_value(s.error) : show_value(s.summary) })]), el("td", { text: show_value(s.memory) })]);
+    });
+    return el("div", null, [el("h4", { text: "Decomposition" }), el("table", { cls: "grid subtasks" }, [el("thead", null, [head]), el("tbody", null, body)]),
+      block("Working memory at the end", show_value(d.working_memory), false),
+      d.decomposition_errors && d.decomposition_errors.length ? block("Why the planner's answers held no decomposition", d.decomposition_errors.join("\n"), true) : null]);
+  }
   function show_value(v) { return v === null || v === undefined ? "∅" : typeof v === "string" ? v : JSON.stringify(v); }
   function verdictTable(policy, results, rate) {
     if (!results || !results.length) return el("p", { cls: "sub", text: policy + ": no verifier results recorded" });
@@ -310,8 +322,15 @@
       if (!d.system_prompt && !d.user_prompt) parts.push(el("p", { cls: "sub", text: "Prompts: pass --tasks to show the task's system and user prompt." }));
       if (d.orchestrator) parts.push(el("p", { cls: "sub", text: "Orchestrator: " + d.orchestrator }), block("Plan (the planner's answer)", d.plan === null ? "∅" : d.plan || "∅ (empty)", true),
         block("The executor's user message (the task with the plan)", d.executor_user_prompt, false));
+      if (d.subtasks) parts.push(subtaskTable(d));  // decomposing
+      var shownRole = null;
       d.turns.forEach(function (t) {
-        var info = "Turn " + t.turn + (t.role ? " · " + t.role : "") + " · model " + num(t.model_latency_ms) + " ms" + (t.finish_reason ? " · " + t.finish_reason : "") +
+        if (d.subtasks && t.role !== shownRole) {  // decomposing: a heading per planner / sub-agent
+          shownRole = t.role;
+          var n = /^sub-agent (\d+)$/.exec(t.role || ""), sub = n ? d.subtasks[Number(n[1]) - 1] : null;
+          parts.push(el("h4", { cls: "role", text: (t.role || "?") + (sub ? ": " + show_value(sub.title) : "") }));
+        }
+        var info = "Turn " + t.turn + (t.role ? " · " + t.role : "") + (t.memory_extraction ? " · memory question" : "") + " · model " + num(t.model_latency_ms) + " ms" + (t.finish_reason ? " · " + t.finish_reason : "") +
           (t.usage ? " · " + (t.usage.input_tokens || 0) + " in / " + (t.usage.output_tokens || 0) + " out tokens" : "");
         var calls = t.tool_calls.map(function (c) {
           var state = c.is_error ? (c.gym ? "error" : "refused") : "ok";
