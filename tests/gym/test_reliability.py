@@ -396,6 +396,31 @@ def test_a_client_works_from_a_second_event_loop(fastmcp_json: UvicornThread, sh
     gc.collect()  # an unclosed aiohttp session or socket would warn (warnings are errors)
 
 
+@pytest.mark.parametrize("shared", [False, True], ids=["own-session", "shared-session"])
+def test_a_whole_task_runs_on_uvloop(shared: bool) -> None:
+    """uvloop's transports are not ``asyncio.Transport`` instances: the default transport's
+    connections take them as they are (NeMo Gym serves its resources servers on uvloop)."""
+    uvloop = pytest.importorskip("uvloop")
+    task = load_task(demo_paths().task)
+
+    async def lifecycle() -> tuple[bool, list[str]]:
+        async with LocalGym.demo() as gym:
+            directory = GymDirectory({gym.name: [gym.url]})
+            async with (
+                directory,
+                TaskSession.start(
+                    task, directory=directory, seed_root=demo_paths().directory, own_mcp=not shared
+                ) as session,
+            ):
+                result = await session.call_tool("find_account", {"name": "Harbor Lane"})
+                verdict = await session.verify()
+            return not result.is_error and verdict.num_scored > 0, gym.database_ids()
+
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        assert runner.run(lifecycle()) == (True, [])
+    gc.collect()
+
+
 # -- 18. decided behaviours --------------------------------------------------------------
 
 

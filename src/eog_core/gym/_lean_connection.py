@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import select
+from typing import cast
 
 from eog_core._http1 import FramingError, Limits, ResponseReader
 
@@ -66,8 +67,8 @@ class Connection(asyncio.Protocol):
         self.fd = -1
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # a stream transport, though not always an asyncio.Transport instance (uvloop's)
+        self.transport = transport = cast(asyncio.Transport, transport)
         sock = transport.get_extra_info("socket")
         self.fd = -1 if sock is None else sock.fileno()
 
