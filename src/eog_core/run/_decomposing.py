@@ -47,14 +47,14 @@ from eog_core.run._decomposition import (
 )
 from eog_core.run._loop import AgentRun, StopReason, run_agent
 from eog_core.run._model import ModelClient, ModelReply
-from eog_core.run._planner import _planner_conversation, _planner_turn, planner_tools
+from eog_core.run._planner import PlannerModel, _planner_conversation, _planner_turn, planner_tools
 from eog_core.run._settings import ModelSettings
 
 __all__ = ["Decomposer", "run_decomposing"]
 
 
 @attrs.define
-class Decomposer:
+class Decomposer(PlannerModel):
     """The planner of ``decomposing``: upstream's texts and where the planner model is.
 
     ``settings`` None: the executor's endpoint, model and key (upstream's default);
@@ -65,24 +65,6 @@ class Decomposer:
     settings: ModelSettings | None = None
     retry_delay: float = 1.0
     _client: ModelClient | None = attrs.field(default=None, init=False, repr=False)
-
-    def client_for(self, executor: ModelClient) -> ModelClient:
-        if self.settings is None:
-            return executor
-        if self._client is None:
-            self._client = ModelClient(self.settings)
-        return self._client
-
-    def describe(self) -> dict[str, Any]:
-        """What the record says of the planner (no key)."""
-        return {
-            "template_sha256": self.template.sha256,
-            "model": None if self.settings is None else self.settings.describe(),
-        }
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
 
 
 def _answer_turn(reply: ModelReply, number: int, role: str, **extra: Any) -> dict[str, Any]:

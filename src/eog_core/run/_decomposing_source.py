@@ -22,7 +22,7 @@ from pathlib import Path
 import attrs
 
 from eog_core.errors import UsageError
-from eog_core.run._planner_source import UPSTREAM_DIR_ENV, UPSTREAM_REVISION
+from eog_core.run._planner_source import UPSTREAM_REVISION, upstream_file
 from eog_core.run._upstream_text import Text, find_function, first_assigned, list_appends
 
 __all__ = [
@@ -71,23 +71,6 @@ class DecomposingTemplate:
     @property
     def known_revision(self) -> bool:
         return self.sha256 == DECOMPOSING_SHA256
-
-
-def _source_path(upstream_dir: str | os.PathLike[str] | None) -> Path:
-    folder = upstream_dir or os.environ.get(UPSTREAM_DIR_ENV)
-    if not folder:
-        raise UsageError(
-            "--orchestrator decomposing reads upstream's prompts: pass --upstream-dir DIR (or "
-            f"set {UPSTREAM_DIR_ENV}) naming a checkout of ServiceNow/EnterpriseOps-Gym "
-            f"@{UPSTREAM_REVISION[:7]}"
-        )
-    path = Path(folder) / DECOMPOSING_FILE
-    if not path.is_file():
-        raise UsageError(
-            f"--upstream-dir {folder}: {DECOMPOSING_FILE} is not there (the folder must be a "
-            "checkout of ServiceNow/EnterpriseOps-Gym, the one holding evaluate.py)"
-        )
-    return path
 
 
 def _default(function: ast.FunctionDef | ast.AsyncFunctionDef | None, name: str) -> int | None:
@@ -206,7 +189,9 @@ def load_decomposing_template(
 
     Raises :class:`UsageError` in one line when neither is given, the file is missing, or a
     text is not where upstream's file has it; another revision is used with one warning."""
-    path = _source_path(upstream_dir)
+    path = upstream_file(
+        upstream_dir, DECOMPOSING_FILE, reads="--orchestrator decomposing reads upstream's prompts"
+    )
     data = path.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
     try:

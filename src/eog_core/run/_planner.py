@@ -43,17 +43,14 @@ ORCHESTRATORS = ("react", "planner_react", "decomposing")
 """What ``--orchestrator`` offers: upstream's three orchestrators."""
 
 
-@attrs.define
-class Planner:
-    """The planner of ``planner_react``: upstream's texts and where the planner model is.
+class PlannerModel:
+    """What the planner orchestrators share (:class:`Planner`, ``Decomposer``): the planner
+    model, the executor's unless ``settings`` name another, with a client of its own then
+    (closed by :meth:`aclose`), and what a record says of it."""
 
-    ``settings`` None: the executor's endpoint, model and key (upstream's default when no
-    ``--planner_llm_config`` is given). Close it with :meth:`aclose` (the run does)."""
-
-    orchestrator: ClassVar[str] = "planner_react"
-    template: PlannerTemplate
-    settings: ModelSettings | None = None
-    _client: ModelClient | None = attrs.field(default=None, init=False, repr=False)
+    template: PlannerTemplate | Any  # a template with its file's ``sha256``
+    settings: ModelSettings | None
+    _client: ModelClient | None
 
     def client_for(self, executor: ModelClient) -> ModelClient:
         if self.settings is None:
@@ -72,6 +69,19 @@ class Planner:
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.aclose()
+
+
+@attrs.define
+class Planner(PlannerModel):
+    """The planner of ``planner_react``: upstream's texts and where the planner model is.
+
+    ``settings`` None: the executor's endpoint, model and key (upstream's default when no
+    ``--planner_llm_config`` is given). Close it with :meth:`aclose` (the run does)."""
+
+    orchestrator: ClassVar[str] = "planner_react"
+    template: PlannerTemplate
+    settings: ModelSettings | None = None
+    _client: ModelClient | None = attrs.field(default=None, init=False, repr=False)
 
 
 def planner_tools(session: TaskSession) -> list[dict[str, Any]]:

@@ -81,18 +81,22 @@ class PlannerTemplate:
 _TASK = "\x00task"
 
 
-def _template_source(upstream_dir: str | os.PathLike[str] | None) -> Path:
+def upstream_file(
+    upstream_dir: str | os.PathLike[str] | None, relative: str, *, reads: str
+) -> Path:
+    """``relative`` in the upstream checkout ``upstream_dir`` (else ``$EOG_UPSTREAM_DIR``);
+    a one-line :class:`UsageError` naming what to pass when there is none. ``reads``: what
+    the orchestrator reads there ("--orchestrator planner_react reads ...")."""
     folder = upstream_dir or os.environ.get(UPSTREAM_DIR_ENV)
     if not folder:
         raise UsageError(
-            "--orchestrator planner_react reads upstream's planner prompt: pass --upstream-dir "
-            f"DIR (or set {UPSTREAM_DIR_ENV}) naming a checkout of ServiceNow/EnterpriseOps-Gym "
-            f"@{UPSTREAM_REVISION[:7]}"
+            f"{reads}: pass --upstream-dir DIR (or set {UPSTREAM_DIR_ENV}) naming a checkout of "
+            f"ServiceNow/EnterpriseOps-Gym @{UPSTREAM_REVISION[:7]}"
         )
-    path = Path(folder) / PLANNER_REACT_FILE
+    path = Path(folder) / relative
     if not path.is_file():
         raise UsageError(
-            f"--upstream-dir {folder}: {PLANNER_REACT_FILE} is not there (the folder must be a "
+            f"--upstream-dir {folder}: {relative} is not there (the folder must be a "
             "checkout of ServiceNow/EnterpriseOps-Gym, the one holding evaluate.py)"
         )
     return path
@@ -144,7 +148,11 @@ def load_planner_template(upstream_dir: str | os.PathLike[str] | None = None) ->
 
     Raises :class:`UsageError` in one line when neither is given, the file is missing, or
     it does not hold the two texts; a file of another revision is used with one warning."""
-    path = _template_source(upstream_dir)
+    path = upstream_file(
+        upstream_dir,
+        PLANNER_REACT_FILE,
+        reads="--orchestrator planner_react reads upstream's planner prompt",
+    )
     data = path.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
     try:
