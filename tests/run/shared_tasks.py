@@ -25,22 +25,31 @@ from eog_core.local import ScriptedModel
 from eog_core.local._model import Turn
 from eog_core.run import EvaluationPlan, ModelSettings, Planner, RolloutOptions, run_evaluation
 from eog_core.tasks import ToolSnapshot, load_tool_snapshots, merge_tools
+from tests.run.planner_requests import digest
 from tests.run.stub_gym import StubGym
 
 __all__ = [
+    "EFFORT",
     "ORCHESTRATORS",
+    "RUNS",
     "SHARED_PLAN",
     "StubGyms",
     "our_run",
+    "run_name",
     "schema_arguments",
     "script_name",
     "seed_folder",
     "shared_model",
     "shared_scripts",
     "shared_tasks",
+    "withhold_prose",
 ]
 
 ORCHESTRATORS = ("react", "planner_react")
+RUNS = tuple((o, api) for api in ("chat", "responses") for o in ORCHESTRATORS)
+"""Each task runs under both orchestrators on both APIs (upstream speaks Responses when an
+``effort`` is set: both harnesses then send ``reasoning: {"effort": EFFORT}``)."""
+EFFORT = "low"
 SHARED_PLAN = "PLAN: read what the task names first, then change it, then say what changed."
 API_KEY = "sk-differential"
 
@@ -52,6 +61,11 @@ def shared_tasks(data: Path) -> list[tuple[Path, Task]]:
 
 def script_name(task: Task) -> str:
     return f"shared-{task.task_id}"
+
+
+def run_name(task: Task, orchestrator: str, api: str) -> str:
+    """The golden's key of one run: ``<task id>/<orchestrator>``, ``@responses`` on that API."""
+    return f"{task.task_id}/{orchestrator}" + ("" if api == "chat" else f"@{api}")
 
 
 def _value(name: str, schema: Mapping[str, Any]) -> Any:
@@ -112,6 +126,17 @@ def shared_model(data: Path) -> ScriptedModel:
     )
 
 
+def withhold_prose(requests: list[dict[str, Any]], task: Task) -> list[dict[str, Any]]:
+    """Reduced requests (``normalise_requests``) with the task's system and user prompts, as
+    message contents, replaced by their sha256: the golden keeps no task prose."""
+    prose = {task.system_prompt, task.user_prompt} - {None, ""}
+    for request in requests:
+        for message in request["messages"]:
+            if isinstance(message.get("content"), str) and message["content"] in prose:
+                message["content"] = {"prose_sha256": digest(message["content"])}
+    return requests
+
+
 def seed_folder(folder: Path, tasks: Sequence[Task]) -> Path:
     """``folder`` holding a stand-in SQL file at every seed path the tasks name (the stub gym
     keeps the database id and never runs the SQL)."""
@@ -167,10 +192,15 @@ async def our_run(
     gyms: StubGyms,
     seed_root: Path,
     planner: Planner | None,
+    api: str = "chat",
 ) -> dict[str, Any]:
     """Our rollout of ``task`` (``planner_react`` when a planner is given): what it recorded."""
     settings = ModelSettings(
-        model=script_name(task), base_url=model.base_url, api_key=API_KEY, api="chat"
+        model=script_name(task),
+        base_url=model.base_url,
+        api_key=API_KEY,
+        api=api,  # type: ignore[arg-type]
+        extra_body={"reasoning": {"effort": EFFORT}} if api == "responses" else {},
     )
     with tempfile.TemporaryDirectory(prefix="shared-parity-") as out:
         report = await run_evaluation(

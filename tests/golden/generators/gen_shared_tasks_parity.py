@@ -43,13 +43,16 @@ sys.path.insert(0, str(REPO / "src"))
 
 from tests.run.planner_requests import digest, normalise_requests  # noqa: E402
 from tests.run.shared_tasks import (  # noqa: E402
-    ORCHESTRATORS,
+    EFFORT,
+    RUNS,
     StubGyms,
     our_run,
+    run_name,
     script_name,
     seed_folder,
     shared_model,
     shared_tasks,
+    withhold_prose,
 )
 
 from eog_core.gym import TaskSession  # noqa: E402
@@ -89,6 +92,7 @@ def _import_upstream(folder: str) -> Any:
 async def _upstream_run(
     upstream: Any,
     orchestrator: str,
+    api: str,
     model: ScriptedModel,
     gyms: StubGyms,
     document: dict[str, Any],
@@ -104,7 +108,10 @@ async def _upstream_run(
     ]
     os.environ["OPENAI_BASE_URL"] = model.base_url  # the openai provider's ChatOpenAI reads it
     llm = llm_class(
-        llm_provider="openai", llm_model=script_name(task), llm_api_key="sk-differential"
+        llm_provider="openai",
+        llm_model=script_name(task),
+        llm_api_key="sk-differential",
+        effort=EFFORT if api == "responses" else None,
     )
     executor = executor_class(config, llm, orchestrator_class=orchestrators[orchestrator])
     async with TaskSession.start(task, directory=gyms.directory(), seed_root=seed_root) as session:
@@ -185,16 +192,16 @@ async def main() -> int:
                         gym_url=url,
                     )
 
-                for orchestrator in ORCHESTRATORS:
-                    name = f"{task.task_id}/{orchestrator}"
+                for orchestrator, api in RUNS:
+                    name = run_name(task, orchestrator, api)
                     model.requests.clear()
                     gyms.take_calls(task)
                     theirs_run = await _upstream_run(
-                        upstream, orchestrator, model, gyms, _read(path), task, seed_root
+                        upstream, orchestrator, api, model, gyms, _read(path), task, seed_root
                     )
                     theirs, their_calls = reduced(), gyms.take_calls(task)
                     planner = Planner(template) if orchestrator == "planner_react" else None
-                    ours_run = await our_run(task, model, gyms, seed_root, planner)
+                    ours_run = await our_run(task, model, gyms, seed_root, planner, api)
                     ours, our_calls = reduced(), gyms.take_calls(task)
                     problems = _compare(ours, theirs)
                     for key in ("plan", "final_answer", "tool_calls"):
@@ -209,7 +216,7 @@ async def main() -> int:
                         print(f"{name}: {line}", file=sys.stderr)
                     results[name] = {
                         "equal": not problems,
-                        "requests": ours,
+                        "requests": withhold_prose(ours, task),
                         "upstream": [
                             {k: v for k, v in r.items() if k != "messages"} for r in theirs
                         ],
