@@ -183,12 +183,26 @@ def planner_parity(session: nox.Session) -> None:
     orchestrator, with its LangChain dependencies, and ours on the same scripted model and
     gym, request by request; rewrites tests/golden/planner_parity.json and fails on a
     difference. Needs ``EOG_UPSTREAM_DIR``, a checkout of upstream @271f2c3; with
-    ``EOG_DATA_DIR`` (the shared data) it also compares the shared tasks' planner prompts."""
+    ``EOG_DATA_DIR`` (the shared data, default ../shared/eog-data) it also compares the shared
+    tasks' planner prompts, then runs both orchestrators (``react``, ``planner_react``) on the
+    13 shared tasks against stub gyms serving the tool snapshots
+    (tests/golden/shared_tasks_parity.json)."""
     if not os.environ.get("EOG_UPSTREAM_DIR"):
         session.error("set EOG_UPSTREAM_DIR to a checkout of ServiceNow/EnterpriseOps-Gym @271f2c3")
     session.install("-e", ".[test]", *UPSTREAM_LANGCHAIN)
     session.run("python", "tests/golden/generators/gen_planner_parity.py")
-    session.run("python", "-m", "pytest", "tests/run/test_planner_parity.py", "-p", "no:randomly")
+    data = Path(
+        os.environ.get(
+            "EOG_DATA_DIR", Path(__file__).resolve().parent.parent / "shared" / "eog-data"
+        )
+    )
+    tests = ["tests/run/test_planner_parity.py"]
+    if (data / "tools").is_dir():
+        session.run("python", "tests/golden/generators/gen_shared_tasks_parity.py")
+        tests.append("tests/run/test_shared_tasks_parity.py")
+    else:
+        session.warn(f"no shared data at {data}: the shared-task differential is skipped")
+    session.run("python", "-m", "pytest", *tests, "-p", "no:randomly")
 
 
 @nox.session(name="decomposing_parity", python=interpreter("3.11"))

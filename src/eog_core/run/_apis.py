@@ -176,6 +176,20 @@ def _arguments(value: Any) -> str:
     return json.dumps(value if value is not None else {})
 
 
+def _handed_back(arguments: str) -> str:
+    """A Chat Completions tool call's arguments as upstream shows them to the model next turn:
+    LangChain parses the model's text (control characters allowed) and writes the object again
+    with ``json.dumps(args, ensure_ascii=False)`` (its spacing, non-ASCII unescaped); no text is
+    ``{}``; text that is not a JSON object goes back as it came."""
+    if not arguments:
+        return "{}"
+    try:
+        parsed = json.loads(arguments, strict=False)
+        return json.dumps(parsed, ensure_ascii=False) if isinstance(parsed, dict) else arguments
+    except (ValueError, RecursionError):  # not JSON, or nested too deeply to read
+        return arguments
+
+
 @attrs.define
 class ChatConversation:
     """``POST {base}/chat/completions``: messages, assistant ``tool_calls``, ``tool`` messages."""
@@ -240,7 +254,7 @@ class ChatConversation:
                 {
                     "id": call.call_id,
                     "type": "function",
-                    "function": {"name": call.name, "arguments": call.arguments},
+                    "function": {"name": call.name, "arguments": _handed_back(call.arguments)},
                 }
             )
         assistant: dict[str, Any] = {"role": "assistant", "content": content}
