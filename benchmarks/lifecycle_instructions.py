@@ -261,12 +261,12 @@ class SessionClient:
             self.session.trajectory.clear()
 
 
-class AiohttpSessionClient(SessionClient):
-    """``SessionClient`` whose sessions send with ``AiohttpTransport`` (the former default)."""
+class TransportSessionClient(SessionClient):
+    """``SessionClient`` whose sessions send with a transport of their own."""
 
-    def __init__(self, url: str, task: Task, seed: str) -> None:
+    def __init__(self, url: str, task: Task, seed: str, transport: Transport) -> None:
         super().__init__(url, task, seed)
-        self.transport = AiohttpTransport()
+        self.transport = transport
 
     async def open(self) -> None:
         await self.ours.open()
@@ -287,30 +287,14 @@ class AiohttpSessionClient(SessionClient):
         await self._lifecycle(mark, self.transport)
 
 
-class LeanSessionClient(SessionClient):
-    """``SessionClient`` whose sessions send with :class:`LeanTransport` (the gateway's)."""
+def aiohttp_session(url: str, task: Task, seed: str) -> TransportSessionClient:
+    """``TaskSession`` with ``transport=AiohttpTransport()`` (the default before issue 30)."""
+    return TransportSessionClient(url, task, seed, AiohttpTransport())
 
-    def __init__(self, url: str, task: Task, seed: str) -> None:
-        super().__init__(url, task, seed)
-        self.transport = LeanTransport(keepalive=KEEPALIVE)
 
-    async def open(self) -> None:
-        await self.ours.open()
-        self.session = await self.stack.enter_async_context(
-            TaskSession.start(
-                self.task,
-                directory=self.ours.directory,
-                seed_sql={DEMO_SERVER_NAME: self.seed},
-                transport=self.transport,
-            )
-        )
-
-    async def close(self) -> None:
-        await super().close()
-        await self.transport.aclose()
-
-    async def lifecycle(self, mark: Mark = _unmarked) -> None:
-        await self._lifecycle(mark, self.transport)
+def lean_session(url: str, task: Task, seed: str) -> TransportSessionClient:
+    """``TaskSession`` on a ``LeanTransport`` of its own (the gateway's way)."""
+    return TransportSessionClient(url, task, seed, LeanTransport(keepalive=KEEPALIVE))
 
 
 async def run_phases(
@@ -346,8 +330,8 @@ async def run_client(
         "floor_bare": BareFloorClient,
         "gym_client": GymClientClient,
         "session": SessionClient,
-        "session_aiohttp": AiohttpSessionClient,
-        "session_lean": LeanSessionClient,
+        "session_aiohttp": aiohttp_session,
+        "session_lean": lean_session,
     }[kind](url, task, seed)
     await client.open()
     pool = _transport._POOLS.get(asyncio.get_running_loop())

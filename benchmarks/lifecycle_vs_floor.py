@@ -32,7 +32,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -51,7 +51,6 @@ from eog_core.gym import (  # noqa: E402
     GymClient,
     GymDirectory,
     HttpRequest,
-    HttpResponse,
     Janitor,
     LeanTransport,
     TaskSession,
@@ -219,10 +218,82 @@ class _FloorConnection(asyncio.Protocol):
         return answer
 
 
-class LeanFloor(Floor):
+class _RawFloor(Floor):
+    """The floor's requests over a transport of ours (``_send``: the answer's status,
+    headers and decoded JSON body)."""
+
+    async def _send(
+        self, method: str, path: str, body: Any, headers: dict[str, str] | None = None
+    ) -> tuple[int, Mapping[str, str], Any]:
+        raise NotImplementedError
+
+    async def _close_connections(self) -> None:
+        raise NotImplementedError
+
+    async def open(self) -> None:
+        init = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "floor", "version": "0"},
+            },
+        }
+        _, headers, _ = await self._send("POST", "/mcp", init, {"Accept": ACCEPT})
+        self.mcp = {
+            "Accept": ACCEPT,
+            "mcp-session-id": headers["mcp-session-id"],
+            "MCP-Protocol-Version": "2025-06-18",
+        }
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        await self._send("POST", "/mcp", note, self.mcp)
+
+    async def close(self) -> None:
+        await self._send("DELETE", "/mcp", None, self.mcp)
+        await self._close_connections()
+        await self.session.close()
+
+    async def tool_call(self, database_id: str) -> None:
+        self.ids += 1
+        body = {
+            "jsonrpc": "2.0",
+            "id": self.ids,
+            "method": "tools/call",
+            "params": {"name": TOOL[0], "arguments": TOOL[1]},
+        }
+        headers = {**self.mcp, **self.context, "x-database-id": database_id}
+        _, _, answer = await self._send("POST", "/mcp", body, headers)
+        assert not answer["result"].get("isError"), answer
+
+    async def query(self, database_id: str, query: str) -> Any:
+        headers = {**self.context, "x-database-id": database_id}
+        body = {"query": query, "database_id": database_id}
+        status, _, answer = await self._send("POST", "/api/sql-runner", body, headers)
+        assert status == 200, status
+        return answer
+
+    async def seed_database(self, database_id: str) -> None:
+        seed = {
+            "database_id": database_id,
+            "name": "floor",
+            "description": "floor",
+            "sql_content": self.seed,
+        }
+        status, _, _ = await self._send("POST", "/api/seed-database", seed)
+        assert status < 300, status
+
+    async def delete_database(self, database_id: str) -> None:
+        body = {"database_id": database_id}
+        status, _, _ = await self._send("DELETE", "/api/delete-database", body)
+        assert status < 300, status
+
+
+class LeanFloor(_RawFloor):
     """The floor on the new framing: keep-alive connections on asyncio protocols, answers
     read by ``eog_core._http1`` (llhttp), one MCP session, the same 8 requests, no checks
-    beyond decoding the answers. What ``LeanTransport`` costs at the least."""
+    beyond decoding the answers. What any client on the framing runs at the least."""
 
     def __init__(self, url: str, task: Task, seed: str, *, keepalive: float = 15.0) -> None:
         super().__init__(url, task, seed, keepalive=keepalive)
@@ -233,7 +304,7 @@ class LeanFloor(Floor):
 
     async def _send(
         self, method: str, path: str, body: Any, headers: dict[str, str] | None = None
-    ) -> Message:
+    ) -> tuple[int, Mapping[str, str], Any]:
         conn = self.idle.pop() if self.idle else None
         if conn is None:
             _, conn = await asyncio.get_running_loop().create_connection(
@@ -247,72 +318,15 @@ class LeanFloor(Floor):
         )
         answer = await conn.exchange(head.encode() + data)
         self.idle.append(conn)
-        return answer
+        return answer.status, answer.headers, json.loads(answer.body) if answer.body else None
 
-    async def open(self) -> None:
-        init = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "floor", "version": "0"},
-            },
-        }
-        answer = await self._send("POST", "/mcp", init, {"Accept": ACCEPT})
-        self.mcp = {
-            "Accept": ACCEPT,
-            "mcp-session-id": answer.headers["mcp-session-id"],
-            "MCP-Protocol-Version": "2025-06-18",
-        }
-        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        await self._send("POST", "/mcp", note, self.mcp)
-
-    async def close(self) -> None:
-        await self._send("DELETE", "/mcp", None, self.mcp)
+    async def _close_connections(self) -> None:
         for conn in self.idle:
             assert conn.transport is not None
             conn.transport.close()
-        await self.session.close()
-
-    async def tool_call(self, database_id: str) -> None:
-        self.ids += 1
-        body = {
-            "jsonrpc": "2.0",
-            "id": self.ids,
-            "method": "tools/call",
-            "params": {"name": TOOL[0], "arguments": TOOL[1]},
-        }
-        headers = {**self.mcp, **self.context, "x-database-id": database_id}
-        answer = json.loads((await self._send("POST", "/mcp", body, headers)).body)
-        assert not answer["result"].get("isError"), answer
-
-    async def query(self, database_id: str, query: str) -> Any:
-        headers = {**self.context, "x-database-id": database_id}
-        body = {"query": query, "database_id": database_id}
-        answer = await self._send("POST", "/api/sql-runner", body, headers)
-        assert answer.status == 200, answer.status
-        return json.loads(answer.body)
-
-    async def seed_database(self, database_id: str) -> None:
-        seed = {
-            "database_id": database_id,
-            "name": "floor",
-            "description": "floor",
-            "sql_content": self.seed,
-        }
-        answer = await self._send("POST", "/api/seed-database", seed)
-        assert answer.status < 300, answer.status
-        json.loads(answer.body)
-
-    async def delete_database(self, database_id: str) -> None:
-        answer = await self._send("DELETE", "/api/delete-database", {"database_id": database_id})
-        assert answer.status < 300, answer.status
-        json.loads(answer.body)
 
 
-class TransportFloor(LeanFloor):
+class TransportFloor(_RawFloor):
     """The floor on the new framing's pooled client: the same 8 requests sent raw with
     :class:`~eog_core.gym.LeanTransport` (its pool, timeouts, retries and typed errors;
     no MCP session object, no checks beyond the decoded answers), as ``Floor`` sends them
@@ -322,66 +336,16 @@ class TransportFloor(LeanFloor):
         super().__init__(url, task, seed, keepalive=keepalive)
         self.transport = LeanTransport(keepalive=keepalive)
 
-    async def _send(  # type: ignore[override]
+    async def _send(
         self, method: str, path: str, body: Any, headers: dict[str, str] | None = None
-    ) -> HttpResponse:
-        return await self.transport.send(
+    ) -> tuple[int, Mapping[str, str], Any]:
+        answer = await self.transport.send(
             HttpRequest(method=method, url=self.url + path, headers=headers or {}, json=body)
         )
+        return answer.status, answer.headers, answer.body
 
-    async def open(self) -> None:
-        init = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "floor", "version": "0"},
-            },
-        }
-        answer = await self._send("POST", "/mcp", init, {"Accept": ACCEPT})
-        self.mcp = {
-            "Accept": ACCEPT,
-            "mcp-session-id": answer.headers["mcp-session-id"],
-            "MCP-Protocol-Version": "2025-06-18",
-        }
-        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        await self._send("POST", "/mcp", note, self.mcp)
-
-    async def close(self) -> None:
-        await self._send("DELETE", "/mcp", None, self.mcp)
+    async def _close_connections(self) -> None:
         await self.transport.aclose()
-        await self.session.close()
-
-    async def tool_call(self, database_id: str) -> None:
-        self.ids += 1
-        body = {
-            "jsonrpc": "2.0",
-            "id": self.ids,
-            "method": "tools/call",
-            "params": {"name": TOOL[0], "arguments": TOOL[1]},
-        }
-        headers = {**self.mcp, **self.context, "x-database-id": database_id}
-        answer = (await self._send("POST", "/mcp", body, headers)).body
-        assert not answer["result"].get("isError"), answer
-
-    async def query(self, database_id: str, query: str) -> Any:
-        headers = {**self.context, "x-database-id": database_id}
-        body = {"query": query, "database_id": database_id}
-        return (await self._send("POST", "/api/sql-runner", body, headers)).body
-
-    async def seed_database(self, database_id: str) -> None:
-        seed = {
-            "database_id": database_id,
-            "name": "floor",
-            "description": "floor",
-            "sql_content": self.seed,
-        }
-        await self._send("POST", "/api/seed-database", seed)
-
-    async def delete_database(self, database_id: str) -> None:
-        await self._send("DELETE", "/api/delete-database", {"database_id": database_id})
 
 
 class Ours:
