@@ -3,10 +3,6 @@ one process, ``eog-core run`` in another, the demo gym on loopback; refusals in 
 
 from __future__ import annotations
 
-import asyncio
-import json
-import signal
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,21 +11,29 @@ from eog_core.cli import main
 from eog_core.local import PLAN_TEXT, LocalGym
 from tests.run.planner_upstream import fake_upstream
 from tests.run.scripted_model import ScriptedModel
-from tests.run.test_run_cli import DEADLINE, command, finish, one_line, records, spawn
+from tests.run.test_run_cli import command, finish, one_line, records, serve_model, spawn
 
 
-def test_planner_react_without_a_checkout_is_one_line_exit_2(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("orchestrator", "reads"),
+    [("planner_react", "upstream's planner prompt"), ("decomposing", "upstream's prompts")],
+)
+def test_a_planner_orchestrator_without_a_checkout_is_one_line_exit_2(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    orchestrator: str,
+    reads: str,
 ) -> None:
     monkeypatch.delenv("EOG_UPSTREAM_DIR", raising=False)
     argv = ["run", "t.json", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"]
-    argv += ["--orchestrator", "planner_react", "--out", str(tmp_path / "out")]
+    argv += ["--orchestrator", orchestrator, "--out", str(tmp_path / "out")]
     code = main(argv)
     err = capsys.readouterr().err
     assert code == 2
     assert one_line(err).endswith(
-        "pass --upstream-dir DIR (or set EOG_UPSTREAM_DIR) naming a checkout of "
-        "ServiceNow/EnterpriseOps-Gym @271f2c3"
+        f"--orchestrator {orchestrator} reads {reads}: pass --upstream-dir DIR (or set "
+        "EOG_UPSTREAM_DIR) naming a checkout of ServiceNow/EnterpriseOps-Gym @271f2c3"
     )
     assert not (tmp_path / "out").exists()
 
@@ -49,23 +53,10 @@ def test_a_planner_flag_without_planner_react_is_one_line_exit_2(
 async def test_serve_model_and_run_planner_react_offline(gym: LocalGym, tmp_path: Path) -> None:
     """The two commands of docs/run.md's offline try, with an upstream checkout."""
     upstream = fake_upstream(tmp_path / "upstream")
-    server = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "eog_core",
-        "serve-model",
-        "--port",
-        "0",
-        "--json",
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    try:
-        assert server.stdout is not None
-        announced = json.loads(await asyncio.wait_for(server.stdout.readline(), DEADLINE))
+    async with serve_model() as base_url:
         async with ScriptedModel() as unused:  # command() wants a model; its URL is replaced
             argv = command(gym, unused, tmp_path / "planned", name="demo")
-        argv[argv.index("--base-url") + 1] = announced["base_url"]
+        argv[argv.index("--base-url") + 1] = base_url
         planned = [*argv, "--orchestrator", "planner_react", "--upstream-dir", str(upstream)]
         code, _, stderr = await finish(await spawn([*planned, "--repeats", "2"]))
         assert code == 0, stderr
@@ -80,7 +71,4 @@ async def test_serve_model_and_run_planner_react_offline(gym: LocalGym, tmp_path
         assert code == 3, stderr
         [record] = records(tmp_path / "empty")
         assert (record["failure_kind"], record["stop_reason"]) == ("no_plan", "no_plan")
-    finally:
-        server.send_signal(signal.SIGINT)
-        await asyncio.wait_for(server.wait(), DEADLINE)
     assert gym.database_ids() == []

@@ -7,12 +7,13 @@ in its own process, as a user runs it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -73,6 +74,24 @@ async def until(condition: Callable[[], bool], what: str) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         await asyncio.sleep(0.05)
+
+
+@contextlib.asynccontextmanager
+async def serve_model(*extra: str) -> AsyncIterator[str]:
+    """``eog-core serve-model --port 0 --json`` as a user starts it: its announced base URL;
+    stopped with SIGINT (and checked to exit 0) on the way out."""
+    server = await spawn(
+        [sys.executable, "-m", "eog_core", "serve-model", "--port", "0", "--json", *extra]
+    )
+    try:
+        assert server.stdout is not None
+        announced = json.loads(await asyncio.wait_for(server.stdout.readline(), DEADLINE))
+        yield str(announced["base_url"])
+    finally:
+        if server.returncode is None:
+            server.send_signal(signal.SIGINT)
+        code, _, err = await finish(server)
+    assert code == 0, err
 
 
 async def finish(process: asyncio.subprocess.Process) -> tuple[int, str, str]:
@@ -373,20 +392,7 @@ async def test_an_error_inside_a_worker_is_the_typed_line_not_a_group(
 async def test_serve_model_and_run_are_the_offline_try(gym: LocalGym, tmp_path: Path) -> None:
     """The README's offline try: `eog-core serve-model` in one process, `eog-core run` of the
     demo task (paths from `eog-core demo --print-paths`) in another."""
-    server = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "eog_core",
-        "serve-model",
-        "--port",
-        "0",
-        "--json",
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    try:
-        assert server.stdout is not None
-        announced = json.loads(await asyncio.wait_for(server.stdout.readline(), DEADLINE))
+    async with serve_model() as base_url:
         paths = {}
         for which in ("task", "seed-root"):
             code, out, _ = await finish(
@@ -409,7 +415,7 @@ async def test_serve_model_and_run_are_the_offline_try(gym: LocalGym, tmp_path: 
                         "--gym",
                         f"{gym.name}={gym.url}",
                         "--base-url",
-                        announced["base_url"],
+                        base_url,
                         "--model",
                         "any-name",
                         "--api",
@@ -424,40 +430,19 @@ async def test_serve_model_and_run_are_the_offline_try(gym: LocalGym, tmp_path: 
             assert code == 0, stderr
             assert [r["success"] for r in records(out)] == [True, True]
             assert [r["stop_reason"] for r in records(out)] == ["answered", "answered"]
-    finally:
-        server.send_signal(signal.SIGINT)
-        assert await asyncio.wait_for(server.wait(), DEADLINE) == 0
     assert gym.database_ids() == []
 
 
 async def test_serve_model_noop_does_nothing(
     gym: LocalGym, model: ScriptedModel, tmp_path: Path
 ) -> None:
-    server = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "eog_core",
-        "serve-model",
-        "--port",
-        "0",
-        "--json",
-        "--script",
-        "noop",
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    try:
-        assert server.stdout is not None
-        announced = json.loads(await asyncio.wait_for(server.stdout.readline(), DEADLINE))
+    async with serve_model("--script", "noop") as base_url:
         argv = command(gym, model, tmp_path)
-        argv[argv.index("--base-url") + 1] = announced["base_url"]
+        argv[argv.index("--base-url") + 1] = base_url
         code, _, stderr = await finish(await spawn(argv))
         assert code == 0, stderr
         [record] = records(tmp_path)
         assert (record["success"], record["num_tool_calls"]) == (False, 0)
-    finally:
-        server.send_signal(signal.SIGINT)
-        await asyncio.wait_for(server.wait(), DEADLINE)
 
 
 async def test_serve_model_on_a_taken_port_is_one_line(tmp_path: Path) -> None:
