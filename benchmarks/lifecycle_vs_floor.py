@@ -60,6 +60,17 @@ from eog_core.local import DEMO_SERVER_NAME, read_demo_seed  # noqa: E402
 
 ACCEPT = "application/json, text/event-stream"
 Lifecycle = Callable[[], Awaitable[None]]
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "floor", "version": "0"},
+    },
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
 # -- servers ------------------------------------------------------------------
@@ -111,18 +122,8 @@ class Floor:
         self.ids = 0
 
     async def open(self) -> None:
-        init = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "floor", "version": "0"},
-            },
-        }
         async with self.session.post(
-            f"{self.url}/mcp", json=init, headers={"Accept": ACCEPT}
+            f"{self.url}/mcp", json=INITIALIZE, headers={"Accept": ACCEPT}
         ) as response:
             await response.read()
             self.mcp = {
@@ -130,8 +131,9 @@ class Floor:
                 "mcp-session-id": response.headers["mcp-session-id"],
                 "MCP-Protocol-Version": "2025-06-18",
             }
-        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        async with self.session.post(f"{self.url}/mcp", json=note, headers=self.mcp) as response:
+        async with self.session.post(
+            f"{self.url}/mcp", json=INITIALIZED, headers=self.mcp
+        ) as response:
             await response.read()
 
     async def close(self) -> None:
@@ -231,24 +233,13 @@ class _RawFloor(Floor):
         raise NotImplementedError
 
     async def open(self) -> None:
-        init = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "floor", "version": "0"},
-            },
-        }
-        _, headers, _ = await self._send("POST", "/mcp", init, {"Accept": ACCEPT})
+        _, headers, _ = await self._send("POST", "/mcp", INITIALIZE, {"Accept": ACCEPT})
         self.mcp = {
             "Accept": ACCEPT,
             "mcp-session-id": headers["mcp-session-id"],
             "MCP-Protocol-Version": "2025-06-18",
         }
-        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        await self._send("POST", "/mcp", note, self.mcp)
+        await self._send("POST", "/mcp", INITIALIZED, self.mcp)
 
     async def close(self) -> None:
         await self._send("DELETE", "/mcp", None, self.mcp)

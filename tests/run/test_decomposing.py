@@ -92,7 +92,7 @@ def test_a_checkout_without_the_texts_is_one_line(
 
 def test_another_revision_warns_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     folder = fake_upstream(tmp_path)
-    with caplog.at_level(logging.WARNING, logger="eog_core.run.decomposing"):
+    with caplog.at_level(logging.WARNING, logger="eog_core.run.upstream"):
         load_decomposing_template(folder)
         load_decomposing_template(folder)
     warnings = [r for r in caplog.records if "is not upstream's file" in r.getMessage()]

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import logging
 import os
 from pathlib import Path
 
 import attrs
 
 from eog_core.errors import UsageError
-from eog_core.run._planner_source import UPSTREAM_REVISION, upstream_file
+from eog_core.run._planner_source import UPSTREAM_REVISION, upstream_file, warn_other_revision
 from eog_core.run._upstream_text import Text, find_function, first_assigned, list_appends
 
 __all__ = [
@@ -32,7 +31,6 @@ __all__ = [
     "load_decomposing_template",
 ]
 
-log = logging.getLogger("eog_core.run.decomposing")
 
 DECOMPOSING_FILE = "orchestrators/decomposing_planner.py"
 DECOMPOSING_SHA256 = "083e146a0c80f7dbf9fd5b28c3c52e838e9587cd7e56f68c7d3bfe4afc2ba1e1"
@@ -40,7 +38,6 @@ DECOMPOSING_SHA256 = "083e146a0c80f7dbf9fd5b28c3c52e838e9587cd7e56f68c7d3bfe4afc
 
 _SUBTASK = {f"self.subtask.{k}" for k in ("title", "description", "rationale", "expected_outcome")}
 _RESULT = {f"result.{k}" for k in ("subtask_id", "title", "summary", "error", "success")}
-_warned: set[str] = set()
 
 
 @attrs.frozen(kw_only=True, eq=False)
@@ -217,16 +214,7 @@ def load_decomposing_template(
     attempts = _default(plan, "max_retries")
     if turns is None or attempts is None or turns < 1 or attempts < 1:
         raise UsageError(f"{path} does not hold upstream's caps (max_iterations, max_retries)")
-    if digest != DECOMPOSING_SHA256 and str(path) not in _warned:
-        _warned.add(str(path))
-        log.warning(
-            "%s is not upstream's file at %s (sha256 %s, expected %s): its texts are used, "
-            "request-level parity is not checked for it",
-            path,
-            UPSTREAM_REVISION[:7],
-            digest[:12],
-            DECOMPOSING_SHA256[:12],
-        )
+    warn_other_revision(path, digest, DECOMPOSING_SHA256)
     return DecomposingTemplate(
         decomposition=decomposition,
         memory_empty=memory_empty,

@@ -33,7 +33,7 @@ __all__ = [
     "load_planner_template",
 ]
 
-log = logging.getLogger("eog_core.run.planner")
+log = logging.getLogger("eog_core.run.upstream")  # the upstream texts read by both planners
 
 UPSTREAM_REVISION = "271f2c357f763376997dfd16807fcde2474ae41b"
 """The upstream revision whose orchestrators the parity tests drive."""
@@ -79,6 +79,21 @@ class PlannerTemplate:
 
 
 _TASK = "\x00task"
+
+
+def warn_other_revision(path: Path, digest: str, expected: str) -> None:
+    """Warn once per file that ``path`` (sha256 ``digest``) is not upstream's file at the
+    revision the parity tests use (``expected``): its texts are used all the same."""
+    if digest != expected and str(path) not in _warned:
+        _warned.add(str(path))
+        log.warning(
+            "%s is not upstream's file at %s (sha256 %s, expected %s): its texts are used, "
+            "request-level parity is not checked for it",
+            path,
+            UPSTREAM_REVISION[:7],
+            digest[:12],
+            expected[:12],
+        )
 
 
 def upstream_file(
@@ -169,14 +184,5 @@ def load_planner_template(upstream_dir: str | os.PathLike[str] | None = None) ->
         raise UsageError(f"{path}: the planner prompt template does not format: {exc!r}") from exc
     if None not in handoff:
         raise UsageError(f"{path}: the executor's plan message does not include the plan")
-    if digest != PLANNER_REACT_SHA256 and str(path) not in _warned:
-        _warned.add(str(path))
-        log.warning(
-            "%s is not upstream's file at %s (sha256 %s, expected %s): its texts are used, "
-            "request-level parity is not checked for it",
-            path,
-            UPSTREAM_REVISION[:7],
-            digest[:12],
-            PLANNER_REACT_SHA256[:12],
-        )
+    warn_other_revision(path, digest, PLANNER_REACT_SHA256)
     return PlannerTemplate(prompt=prompt, handoff=handoff, source=str(path), sha256=digest)
