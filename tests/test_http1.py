@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from eog_core._http1 import FramingError, Limits, RequestReader, ResponseReader, host_allowed
 
@@ -23,6 +25,12 @@ def _requests(data: bytes, limits: Limits | None = None, *, drip: bool = False) 
 def _feed_many(reader: RequestReader, piece: bytes, times: int) -> None:
     for _ in range(times):
         reader.feed(piece)
+
+
+def _refused_drip(data: bytes, drip: bool) -> FramingError:
+    with pytest.raises(FramingError) as caught:
+        _requests(data, drip=drip)
+    return caught.value
 
 
 def _refused(data: bytes, limits: Limits | None = None) -> FramingError:
@@ -76,6 +84,29 @@ def test_chunk_extensions_do_not_get_around_the_body_limit() -> None:
     with pytest.raises(FramingError) as caught:  # one byte of data, 1000 of extension, each
         _feed_many(reader, b"1;" + b"e" * 1000 + b"\r\nx\r\n", 10_000)
     assert (caught.value.status, caught.value.limit) == (413, "max_request_body")
+    assert "with its framing" in caught.value.message  # the wire size, not the data, tripped
+    assert reader.body_size < 1000
+
+
+def test_a_chunk_over_the_body_limit_is_refused_before_its_data() -> None:
+    reader = RequestReader(Limits(max_request_body=1000))
+    with pytest.raises(FramingError) as caught:
+        reader.feed(CHUNKED + b"%x\r\n" % (1 << 40) + b"x" * 10)
+    assert (caught.value.status, caught.value.limit) == (413, "max_request_body")
+    assert reader.body_size == 0
+
+
+@pytest.mark.parametrize("size", [1024, 1025])
+def test_a_chunk_line_is_bounded_exactly_however_it_arrives(size: int) -> None:
+    line = b"3;" + b"e" * (size - 4) + b"\r\n"  # `size` bytes, its CRLF included
+    assert len(line) == size
+    data = CHUNKED + line + b"abc\r\n0\r\n\r\n"
+    for drip in (False, True):
+        if size <= 1024:
+            [request] = _requests(data, drip=drip)
+            assert request.body == b"abc"
+        else:
+            assert _refused_drip(data, drip).limit == "max_chunk_line"
 
 
 def test_a_dripped_head_is_bounded() -> None:
@@ -198,3 +229,79 @@ def test_a_dripped_head_is_fed_to_llhttp_once_in_whole_lines() -> None:
     assert message is not None and len(message.headers) == 61
     assert counting.fed == len(data)
     assert counting.calls <= len(lines) + 3
+
+
+# -- however the bytes are cut, the same messages ----------------------------------------------
+
+
+@st.composite
+def _pipeline(draw: st.DrawFn) -> tuple[bytes, list[tuple[str, bytes]]]:
+    """Valid requests back to back (GET, a Content-Length body, chunked with extensions and
+    trailers), and what each should read as."""
+    data, expected = b"", []
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(["get", "length", "chunked"]))
+        body = b"b" * draw(st.integers(0, 2500))
+        if kind == "get":
+            data += b"GET /g HTTP/1.1\r\nHost: a\r\n\r\n"
+            expected.append(("GET /g", b""))
+        elif kind == "length":
+            data += b"POST /l HTTP/1.1\r\nHost: a\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+            expected.append(("POST /l", body))
+        else:
+            data += b"POST /c HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+            sizes = draw(st.lists(st.integers(1, 1200), max_size=3))
+            body = b""
+            for size in sizes:
+                extension = draw(st.sampled_from([b"", b";x=1", b";" + b"e" * 200]))
+                data += b"%x%s\r\n" % (size, extension) + b"c" * size + b"\r\n"
+                body += b"c" * size
+            data += b"0\r\n" + draw(st.sampled_from([b"", b"X-T: 1\r\n"])) + b"\r\n"
+            expected.append(("POST /c", body))
+    return data, expected
+
+
+@settings(max_examples=max(200, settings.default.max_examples), deadline=None)
+@given(_pipeline(), st.lists(st.integers(0, 20_000), max_size=8))
+def test_a_pipeline_reads_the_same_however_it_is_cut(
+    pipeline: tuple[bytes, list[tuple[str, bytes]]], cuts: list[int]
+) -> None:
+    """Found by review: a request pipelined behind a chunked body, its head and the start of
+    its body in the same read, threw the reader into an endless loop."""
+    data, expected = pipeline
+    points = sorted({cut % (len(data) + 1) for cut in cuts})
+    pieces = [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
+    reader = RequestReader(Limits())
+    for piece in pieces:
+        reader.feed(piece)
+    found = []
+    while (message := reader.pop()) is not None:
+        found.append((f"{message.method} {message.target}", message.body))
+    assert found == expected
+
+
+def test_a_request_pipelined_behind_a_chunked_body_in_the_same_read() -> None:
+    reader = RequestReader(Limits())
+    reader.feed(
+        b"POST /k HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+        b"POST /c HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\n" + b"y" * 10
+    )
+    reader.feed(b"y" * 90)  # looped for ever before the fix
+    first, second = reader.pop(), reader.pop()
+    assert first is not None and second is not None
+    assert (first.target, second.target, second.body) == ("/k", "/c", b"y" * 100)
+
+
+@pytest.mark.parametrize(
+    "after",
+    [b"GET  / HTTP/1.1\r\nHost: a\r\n\r\n", b"\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n"],
+    ids=["doubled-space", "empty-line-first"],
+)
+def test_a_request_behind_a_chunked_body_meets_the_head_rules(after: bytes) -> None:
+    """What h11 refuses in a first request, refused behind a chunked body in the same read."""
+    data = CHUNKED + b"0\r\n\r\n" + after
+    reader = RequestReader(Limits())
+    with pytest.raises(FramingError):
+        reader.feed(data)
+    first = reader.pop()
+    assert first is not None and reader.pop() is None

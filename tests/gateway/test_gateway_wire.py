@@ -240,6 +240,29 @@ async def test_a_head_that_keeps_dripping_still_has_a_deadline() -> None:
         await server.aclose(1.0)
 
 
+async def test_a_request_pipelined_behind_a_chunked_body_does_not_freeze_the_gateway(
+    gateway: Gateway,
+) -> None:
+    """Found by review: a chunked request, then a request whose head and first body bytes came
+    in the same read, then the rest of its body: the reader looped for ever and the gateway
+    answered no one again."""
+    wire = await Wire.open(gateway.url)
+    wire.send(
+        request("POST", "/rollouts", b"", "Transfer-Encoding: chunked", length=False)
+        + b"2\r\n{}\r\n0\r\n\r\n"
+        + request("GET", "/rollouts", b"", "Content-Length: 100", length=False)
+        + b"y" * 10
+    )
+    await asyncio.sleep(0.05)
+    wire.send(b"y" * 90)
+    assert [(await wire.reply())[0] for _ in range(2)] == [201, 200]
+    other = await Wire.open(gateway.url)
+    other.send(request("GET", "/rollouts"))
+    assert (await other.reply())[0] == 200
+    await other.aclose()
+    await wire.aclose()
+
+
 async def test_an_upgrade_is_answered_and_the_connection_closed(gateway: Gateway) -> None:
     """llhttp stops at an upgrade: nothing after it is read, so the connection must end."""
     wire = await Wire.open(gateway.url)

@@ -87,8 +87,10 @@ class _Reader:
         self.head_bytes = 0  # bytes fed while the current head was incomplete
         self.wire_bytes = 0  # bytes fed while the current message's body was incomplete
         self.body_size = 0
-        self.in_chunk = False
-        self.line_bytes = 0  # bytes fed outside chunk data since the last chunk boundary
+        self.chunk_left = 0  # bytes of the current chunk's data not fed yet
+        self.chunk_line = bytearray()  # the chunked body's line being read (a size, a trailer)
+        self.sized = False  # llhttp read a chunk's size line in the last call
+        self.trailers = False  # the last chunk is read: what is left is trailers
         self.pieces: list[bytes] = []
         self.url: list[bytes] = []
         self.tail = b""  # the last bytes read while a head was incomplete (its end may span)
@@ -114,7 +116,10 @@ class _Reader:
             raise self.failed
         try:
             while data and not self.finished:
+                size = len(data)
                 data = self._feed_some(data)
+                if len(data) >= size:  # a turn that reads nothing would never end: refuse
+                    raise FramingError(400, "bad request: the framing does not advance")
         except FramingError as error:
             self.failed = error
             raise
@@ -193,13 +198,6 @@ class _Reader:
                     self.parser.feed_data(body)
         return rest
 
-    def _fed(self, piece: bytes) -> None:
-        """Keep the last bytes fed while a head is incomplete (where its blank line begins)."""
-        if self.current is not None and self.head_done:
-            self.tail = b""
-        else:
-            self.tail = (self.tail + piece[-3:])[-3:]
-
     def _feed_body(self, current: Message, data: bytes) -> bytes:
         if current.chunked:
             return self._feed_chunked(data)
@@ -213,26 +211,54 @@ class _Reader:
         return rest
 
     def _feed_chunked(self, data: bytes) -> bytes:
-        """Feed a chunked body in slices no longer than a chunk line, so a size line or its
-        extensions cannot grow past ``max_chunk_line`` unseen; the bytes after its end (what
-        of them was in the last slice, at most a chunk line, is fed already and counted
-        against the next head)."""
-        step = self.limits.max_chunk_line
-        for at in range(0, len(data), step):
-            piece = data[at : at + step]
-            self.parser.feed_data(piece)
-            if self.current is None or not self.head_done:  # the body ended in this slice
-                self.head_bytes += len(piece)
-                self._fed(piece)
-                return data[at + step :]
-            self._count_wire(len(piece))
-            if not self.in_chunk:
-                self.line_bytes += len(piece)
-                if self.line_bytes > 2 * step:
+        """Feed a chunked body exactly up to its end; the bytes after it (the next message's,
+        fed on their own turn, through the head's rules). Each chunk's data goes in one call;
+        every other line (a size line, the CRLF after data, a trailer) goes in a call of its
+        own, so the body can only end where a call ends, and a chunk's size is read from the
+        line llhttp has just accepted as one. A line over ``max_chunk_line`` (a trailer
+        line: ``max_head``) is refused before llhttp sees it whole, a chunk over what the
+        body limit leaves before its data is read."""
+        message, line = self.current, self.chunk_line
+        at, end = 0, len(data)
+        while at < end:
+            limit = self.limits.max_head if self.trailers else self.limits.max_chunk_line
+            left = self.chunk_left
+            if left:  # chunk data, its length known
+                piece = data[at : at + left]
+                self.chunk_left = left - len(piece)
+            else:  # a line
+                stop = data.find(b"\n", at, at + limit + 1 - len(line)) + 1 or end
+                piece = data[at:stop]
+                line += piece
+                if len(line) > limit:
+                    if self.trailers:
+                        raise FramingError(431, "the trailers are too large", limit="max_head")
                     raise FramingError(
                         400, "bad request: a chunk line is too long", limit="max_chunk_line"
                     )
+            at += len(piece)
+            self._count_wire(len(piece))
+            self.sized = False
+            self.parser.feed_data(piece)
+            if self.current is not message:  # the body ended with this line
+                return data[at:]
+            if not left and line.endswith(b"\n"):
+                if self.sized:  # the line announced a chunk: its size, in hex
+                    self._chunk(line)
+                line.clear()
         return b""
+
+    def _chunk(self, line: bytearray) -> None:
+        try:
+            size = int(bytes(line).partition(b";")[0].strip(b" \t\r\n"), 16)
+        except ValueError:
+            raise FramingError(400, "bad request: a malformed chunk size") from None
+        if not self.drop_body and self.body_size + size > self.body_limit:
+            raise FramingError(
+                413, f"the body is over {self.body_limit} bytes", limit=self._body_field()
+            )
+        self.chunk_left = size
+        self.trailers = size == 0  # the last chunk: trailer lines (or the blank line) follow
 
     def _count_wire(self, size: int) -> None:
         self.wire_bytes += size
@@ -287,8 +313,10 @@ class _Reader:
         self.fields = current.headers
         self.header_lines = 0
         self.two_hosts = False
-        self.head_done = self.in_chunk = self.drop_body = False
-        self.wire_bytes = self.body_size = self.line_bytes = 0
+        self.head_done = self.drop_body = False
+        self.wire_bytes = self.body_size = self.chunk_left = 0
+        self.chunk_line.clear()
+        self.trailers = False
         self.pieces = []
         self.url = []
 
@@ -344,12 +372,7 @@ class _Reader:
         """A head is read: the side's own checks."""
 
     def on_chunk_header(self) -> None:
-        self.in_chunk = True
-        self.line_bytes = 0
-
-    def on_chunk_complete(self) -> None:
-        self.in_chunk = False
-        self.line_bytes = 0
+        self.sized = True
 
     def on_body(self, body: bytes) -> None:
         if self.drop_body:
