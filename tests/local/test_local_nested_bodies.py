@@ -161,3 +161,23 @@ async def test_a_tool_s_text_with_a_lone_surrogate_is_answered_escaped(
     )
     assert json.loads(answer["result"]["content"][0]["text"]) == {"text": "\ud83d and \u2028"}
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+@pytest.mark.parametrize("body", [DEEP, DEEP_OBJECT], ids=["array", "object"])
+@pytest.mark.parametrize("route", ["/v1/chat/completions", "/v1/responses"])
+async def test_the_scripted_model_answers_400(
+    http: aiohttp.ClientSession, route: str, body: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Found by review: the scripted model read bodies with json.loads, so nesting past the
+    interpreter's recursion limit was a 500 and a traceback."""
+    from eog_core.local import ScriptedModel
+
+    async with ScriptedModel() as model:
+        async with http.post(
+            f"{model.base_url}{route.removeprefix('/v1')}",
+            data=body,
+            headers={"content-type": "application/json"},
+        ) as response:
+            assert response.status == 400
+            assert (await response.json())["error"]["message"] == "the body is not JSON"
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]

@@ -41,16 +41,16 @@ body limit. llhttp is fed whole lines of a head (httptools joins a line's pieces
 copying), so a head dripped a byte at a time costs linear time.
 """
 
-from eog_core._http1._limits import LOOPBACK_NAMES, FramingError, Limits, host_allowed
+from eog_core._http1._limits import FramingError, Limits, host_allowed, is_loopback
 from eog_core._http1._parse import Message, RequestReader
 from eog_core._http1._response import ResponseReader
 
 __all__ = [
-    "LOOPBACK_NAMES",
     "FramingError",
     "Limits",
     "Message",
     "RequestReader",
     "ResponseReader",
     "host_allowed",
+    "is_loopback",
 ]

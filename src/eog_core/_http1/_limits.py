@@ -13,10 +13,7 @@ import ipaddress
 
 import attrs
 
-__all__ = ["LOOPBACK_NAMES", "FramingError", "Limits", "host_allowed", "llhttp_error"]
-
-LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "[::1]"})
-"""The names a loopback server answers to (``Host``), with its port."""
+__all__ = ["FramingError", "Limits", "host_allowed", "is_loopback", "llhttp_error"]
 
 
 @attrs.frozen(kw_only=True)
@@ -33,14 +30,16 @@ class Limits:
     """Header lines of a head, trailers counted (431 beyond)."""
     max_request_body: int = 1024 * 1024
     """Bytes of a request's body (413 beyond)."""
-    max_response_body: int = 64 * 1024 * 1024
-    """Bytes of an answer's body (the client side)."""
+    max_response_body: int = 256 * 1024 * 1024
+    """Bytes of an answer's body (the client side: a big SQL result fits; one streaming gym
+    grew an unbounded reader to 295 MiB, issue 29). ``LeanTransport(max_body=)`` sets it."""
     max_chunk_line: int = 1024
     """Bytes of a chunk-size line, its extensions included (400 beyond)."""
     max_connections: int = 512
     """Connections a server holds open at once (503 and close beyond)."""
     head_deadline: float = 30.0
-    """Seconds a started request (or answer) may take to arrive whole (408)."""
+    """Seconds a started request's head may take to arrive whole (then the connection is
+    closed)."""
     idle_timeout: float = 75.0
     """Seconds a keep-alive connection may sit idle before it is closed (aiohttp's default)."""
     max_buffered: int = 4 * 1024 * 1024
@@ -74,6 +73,18 @@ class FramingError(Exception):
 _LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
+def is_loopback(name: str) -> bool:
+    """Whether a host name or address (no port; an IPv6 address with or without its
+    brackets) is this machine's loopback: ``localhost``, ``127.0.0.0/8``, ``::1``."""
+    name = name.lower().removeprefix("[").removesuffix("]")
+    if name in _LOOPBACK_HOSTS:  # (ipaddress costs tens of thousands of instructions)
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
 def host_allowed(host: str | None, *, allow_remote: bool) -> bool:
     """Whether a request's ``Host`` value names a loopback server: ``localhost`` or a
     loopback address (``127.0.0.1``, ``[::1]``), with any port or none (DNS rebinding sends
@@ -88,12 +99,7 @@ def host_allowed(host: str | None, *, allow_remote: bool) -> bool:
             return False
     else:
         name = name.partition(":")[0]
-    if name in _LOOPBACK_HOSTS:  # (ipaddress costs tens of thousands of instructions)
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
+    return is_loopback(name)
 
 
 _LLHTTP_WORDS = (

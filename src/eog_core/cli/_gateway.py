@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from eog_core._http1 import Limits
 from eog_core.cli._common import (
     EXIT_OK,
     EXIT_USAGE,
@@ -88,18 +89,18 @@ def add_parser(commands: Any) -> None:
     parser.add_argument(
         "--max-connections",
         type=whole_number(1, 1 << 20),
-        default=512,
+        default=Limits().max_connections,
         metavar="N",
         help="client connections held at once (beyond: the one idle longest is closed, or "
-        "503; default 512)",
+        "503; default %(default)s)",
     )
     parser.add_argument(
         "--max-request-bytes",
         type=whole_number(1024, 1 << 30),
-        default=1 << 20,
+        default=Limits().max_request_body,
         metavar="N",
         help="the largest request body taken (beyond: 413, answered before it is read; "
-        "default 1048576, 1 MiB)",
+        "default %(default)s, 1 MiB)",
     )
     parser.add_argument("--repeats", type=int, default=1, metavar="K", help="rollouts of each task")
     parser.add_argument(

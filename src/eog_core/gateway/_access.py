@@ -4,30 +4,18 @@ and ``Origin``), and the bearer tokens read from the environment."""
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import os
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 import attrs
 
-from eog_core._http1 import host_allowed
+from eog_core._http1 import host_allowed, is_loopback
 from eog_core.errors import UsageError
 from eog_core.gateway._control import json_error
 from eog_core.gateway._http import Answer, Request
 
 __all__ = ["Admission", "http_error", "is_loopback", "token_from_env"]
-
-_LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
-
-
-def is_loopback(host: str) -> bool:
-    if host in _LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def token_from_env(

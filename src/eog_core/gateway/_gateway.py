@@ -55,7 +55,7 @@ __all__ = ["Gateway"]
 log = logging.getLogger("eog_core.gateway")
 
 DEFAULT_MODEL_LABEL = "mcp-gateway"
-MAX_REQUEST_BYTES = 1 << 20
+MAX_REQUEST_BYTES = Limits().max_request_body
 MAX_CONNECTIONS = Limits().max_connections
 ENDED_KEPT = 65536  # ended rollout ids remembered, to answer late requests with 410
 SHUTDOWN_SECONDS = 10.0  # how long closing waits for requests in flight (a finish verifying)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from eog_core._http1 import Message
+from eog_core._http1 import Limits, Message
 from eog_core.gym._http import (
     HttpRequest,
     HttpResponse,
@@ -23,9 +23,9 @@ from eog_core.gym._lean_connection import Connection, Lost, Malformed
 
 __all__ = ["MAX_BODY", "Headers", "read_answer"]
 
-MAX_BODY = 256 * 1024 * 1024
-"""The default bound on an answer's body: 256 MiB (a big SQL result fits; one
-streaming gym grew an unbounded reader to 295 MiB, issue 29)."""
+MAX_BODY = Limits().max_response_body
+"""The default bound on an answer's body (:attr:`eog_core._http1.Limits.max_response_body`,
+256 MiB)."""
 
 
 class Headers(dict[str, str]):

@@ -33,6 +33,7 @@ from typing import Any
 import attrs
 from aiohttp import web
 
+from eog_core._json import JsonInputError, loads_untrusted
 from eog_core.local._roles import (
     answered_from_plans,
     demo_part_scripts,
@@ -200,8 +201,8 @@ class ScriptedModel:
         if (refused := self._refused_key(request)) is not None:
             return {}, refused
         try:
-            body = await request.json()
-        except ValueError:
+            body = loads_untrusted(await request.read())  # nesting past the limit: 400, not 500
+        except JsonInputError:
             return {}, web.json_response({"error": {"message": "the body is not JSON"}}, status=400)
         if not isinstance(body, dict):
             return {}, web.json_response(

@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 
+from eog_core._backoff import backoff_delay
 from eog_core.errors import (
     EogError,
     GymError,
@@ -60,6 +61,8 @@ __all__ = [
 ]
 
 log = logging.getLogger("eog_core.run")
+ROLLOUT_RETRY_MAX = 60.0
+"""The cap on the wait before a whole rollout is tried again (``retry_delay`` doubles)."""
 
 _PLANNER_ENDINGS = {
     "no_plan": "the planner's answer holds no plan (no text)",
@@ -382,7 +385,7 @@ async def _rollout(
                 started=started,
                 finished=time.time(),
             )
-        delay = options.retry_delay * 2 ** (attempt - 1)
+        delay = backoff_delay(attempt, initial=options.retry_delay, maximum=ROLLOUT_RETRY_MAX)
         log.warning(
             "rollout %s repeat %d: %s (%s); attempt %d of %d in %.1fs",
             task.task_id,
