@@ -184,8 +184,8 @@ def planner_parity(session: nox.Session) -> None:
     gym, request by request; rewrites tests/golden/planner_parity.json and fails on a
     difference. Needs ``EOG_UPSTREAM_DIR``, a checkout of upstream @271f2c3; with
     ``EOG_DATA_DIR`` (the shared data, default ../shared/eog-data) it also compares the shared
-    tasks' planner prompts, then runs both orchestrators (``react``, ``planner_react``) on the
-    13 shared tasks against stub gyms serving the tool snapshots
+    tasks' planner prompts, then runs the three orchestrators (``react``, ``planner_react``,
+    ``decomposing``) on the 13 shared tasks against stub gyms serving the tool snapshots
     (tests/golden/shared_tasks_parity.json)."""
     if not os.environ.get("EOG_UPSTREAM_DIR"):
         session.error("set EOG_UPSTREAM_DIR to a checkout of ServiceNow/EnterpriseOps-Gym @271f2c3")
@@ -211,7 +211,8 @@ def decomposing_parity(session: nox.Session) -> None:
     ``DecomposingPlannerOrchestrator``, with its LangChain dependencies, and ours on the same
     scripted model and gym, request by request (planner, sub-agents, memory questions);
     rewrites tests/golden/decomposing_parity.json and fails on a difference. Needs
-    ``EOG_UPSTREAM_DIR``, a checkout of upstream @271f2c3."""
+    ``EOG_UPSTREAM_DIR``, a checkout of upstream @271f2c3. Its runs on the 13 shared tasks are
+    ``planner_parity``'s, with the other two orchestrators'."""
     if not os.environ.get("EOG_UPSTREAM_DIR"):
         session.error("set EOG_UPSTREAM_DIR to a checkout of ServiceNow/EnterpriseOps-Gym @271f2c3")
     session.install("-e", ".[test]", *UPSTREAM_LANGCHAIN)

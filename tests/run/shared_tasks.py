@@ -8,12 +8,16 @@ Each task gets its own executor script, named ``shared-<task id>``: a call of th
 selected tool, then its next two in parallel, then a final answer naming them. Arguments are
 built from each tool's input schema alone (its required properties, or its first property when
 none is required; strings carry a non-ASCII letter, so both harnesses' JSON escaping is
-compared). The planner, asked with no tools, answers :data:`SHARED_PLAN`.
+compared). The planner, asked with no tools, answers :data:`SHARED_PLAN`; ``decomposing``'s
+planner answers :data:`SHARED_DECOMPOSITION` (two subtasks, ``[part 1]`` and ``[part 2]``),
+whose sub-agents play the script cut in two (``shared-<task id>#1``: the first call, ``#2``:
+the parallel pair, each then a summary) and whose memory questions are answered ``{}``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -23,18 +27,38 @@ from eog_core import Task, load_task
 from eog_core.gym import GymDirectory
 from eog_core.local import ScriptedModel
 from eog_core.local._model import Turn
-from eog_core.run import EvaluationPlan, ModelSettings, Planner, RolloutOptions, run_evaluation
+from eog_core.run import (
+    Decomposer,
+    DecomposingTemplate,
+    EvaluationPlan,
+    ModelSettings,
+    Planner,
+    PlannerTemplate,
+    RolloutOptions,
+    run_evaluation,
+)
 from eog_core.tasks import ToolSnapshot, load_tool_snapshots, merge_tools
-from tests.run.planner_requests import digest
+from tests.run.decomposing_requests import (
+    _first_literal,
+    _Pattern,
+    normalise_decomposing,
+    our_outcome,
+    reduced_outcome,
+)
+from tests.run.planner_requests import digest, template_pattern
 from tests.run.stub_gym import StubGym
 
 __all__ = [
     "EFFORT",
     "ORCHESTRATORS",
     "RUNS",
+    "SHARED_DECOMPOSITION",
     "SHARED_PLAN",
     "StubGyms",
+    "kept_outcome",
+    "normalise_shared_decomposing",
     "our_run",
+    "planner_for",
     "run_name",
     "schema_arguments",
     "script_name",
@@ -45,12 +69,36 @@ __all__ = [
     "withhold_prose",
 ]
 
-ORCHESTRATORS = ("react", "planner_react")
+ORCHESTRATORS = ("react", "planner_react", "decomposing")
 RUNS = tuple((o, api) for api in ("chat", "responses") for o in ORCHESTRATORS)
-"""Each task runs under both orchestrators on both APIs (upstream speaks Responses when an
+"""Each task runs under the three orchestrators on both APIs (upstream speaks Responses when an
 ``effort`` is set: both harnesses then send ``reasoning: {"effort": EFFORT}``)."""
 EFFORT = "low"
 SHARED_PLAN = "PLAN: read what the task names first, then change it, then say what changed."
+
+
+def _subtask(number: int, title: str, does: str, after: list[int]) -> dict[str, Any]:
+    return {
+        "id": number,
+        "title": f"{title} [part {number}]",
+        "description": does,
+        "rationale": "The task cannot be done without it.",
+        "dependencies": after,
+        "required_tools": [],
+        "expected_outcome": f"{title}: done, and said so.",
+    }
+
+
+SHARED_DECOMPOSITION: dict[str, Any] = {
+    "strategic_plan": "Look first, then make the two changes the task asks for, in that order.",
+    "rationale": "The changes rest on what the first look finds.",
+    "subtasks": [
+        _subtask(1, "Look up what the task names", "Call the first tool the task needs.", []),
+        _subtask(2, "Make the changes", "Call the next two tools together.", [1]),
+    ],
+}
+"""The decomposition every shared task's ``decomposing`` planner answers (our own words; the
+sub-agents get every tool whatever ``required_tools`` says, in both harnesses)."""
 API_KEY = "sk-differential"
 
 
@@ -112,6 +160,9 @@ def shared_scripts(
         names = ", ".join(t.name for t in chosen[:3])
         turns.append(f"Done: called {names}.")
         scripts[script_name(task)] = turns
+        for part, cut in enumerate((calls[:1], calls[1:3]), start=1):
+            called = ", ".join(call["name"] for call in cut)
+            scripts[f"{script_name(task)}#{part}"] = [cut, f"Part {part} done: called {called}."]
     return scripts
 
 
@@ -119,16 +170,70 @@ def shared_model(data: Path) -> ScriptedModel:
     """The scripted model of the shared tasks (enter it to serve)."""
     snapshots = load_tool_snapshots(data / "tools")
     tasks = [task for _, task in shared_tasks(data)]
+    decomposition = f"The subtasks:\n```json\n{json.dumps(SHARED_DECOMPOSITION, indent=2)}\n```"
     return ScriptedModel(
         scripts=shared_scripts(tasks, snapshots),
-        plans={"shared-plan": SHARED_PLAN},
+        plans={"shared-plan": SHARED_PLAN, "demo-decomposition": decomposition},
         default_plan="shared-plan",
     )
 
 
+def planner_for(
+    orchestrator: str, template: PlannerTemplate, decomposing: DecomposingTemplate
+) -> Planner | Decomposer | None:
+    """Our planner for ``orchestrator`` from upstream's two files (``decomposing``'s planner
+    model: the executor's, as upstream's without ``--planner_llm_config``)."""
+    if orchestrator == "planner_react":
+        return Planner(template)
+    return Decomposer(decomposing) if orchestrator == "decomposing" else None
+
+
+def kept_outcome(
+    orchestrator: str, decomposing: DecomposingTemplate, outcome: Mapping[str, Any]
+) -> dict[str, Any]:
+    """What the golden keeps of a run's outcome (``our_outcome``): the tool calls, the plan as
+    its sha256 and the final answer; ``decomposing``'s with its subtasks' results and
+    upstream's texts reduced to what was filled in (``reduced_outcome``)."""
+    if orchestrator == "decomposing":
+        return reduced_outcome(decomposing, outcome)
+    plan = outcome["plan"]
+    return {
+        "tool_calls": outcome["tool_calls"],
+        "plan_sha256": None if plan is None else digest(plan),
+        "final_answer": outcome["final_answer"],
+    }
+
+
+def normalise_shared_decomposing(
+    bodies: Sequence[Mapping[str, Any]], *, template: DecomposingTemplate, gym_url: str
+) -> list[dict[str, Any]]:
+    """``normalise_decomposing`` with the planner prompt's tool lines cut where each offered
+    tool's line starts (the names the sub-agents are offered, in order). Its own cut, at every
+    line starting as a tool line does, also cuts a description holding such a line (upstream's
+    ``- ``: a markdown list in a real gym's description) and reduces the pieces to ``None``:
+    blind to those tools, and different for the stand-in file, whose lines start otherwise."""
+    reduced = normalise_decomposing(bodies, template=template, gym_url=gym_url)
+    names = next((r["tool_names"] for r in reduced if r["tool_names"]), [])
+    line, head = _Pattern(template.tool_line.node), _first_literal(template.tool_line.node)
+    lines = re.compile("\n".join(f"({re.escape(head + n)}.*?)" for n in names), re.S)
+    plan = template_pattern(template.decomposition)
+    for body, request in zip(bodies, reduced, strict=True):
+        if request["role"] != "planner":
+            continue
+        first = body.get("messages", body.get("input"))[0]["content"]
+        prompt = plan.fullmatch(first) if isinstance(first, str) else None
+        found = lines.fullmatch(prompt["tools"]) if prompt else None
+        if found is not None:
+            reduction = request["messages"][0]["content"]["decomposition_prompt"]
+            reduction["tools"] = [line.reduce(text, {}) for text in found.groups()]
+            request["messages_sha256"] = digest(request["messages"])
+    return reduced
+
+
 def withhold_prose(requests: list[dict[str, Any]], task: Task) -> list[dict[str, Any]]:
-    """Reduced requests (``normalise_requests``) with the task's system and user prompts, as
-    message contents, replaced by their sha256: the golden keeps no task prose."""
+    """Reduced requests (``normalise_requests``, ``normalise_decomposing``) with the task's
+    system and user prompts, as message contents, replaced by their sha256: the golden keeps
+    no task prose."""
     prose = {task.system_prompt, task.user_prompt} - {None, ""}
     for request in requests:
         for message in request["messages"]:
@@ -191,10 +296,11 @@ async def our_run(
     model: ScriptedModel,
     gyms: StubGyms,
     seed_root: Path,
-    planner: Planner | None,
+    planner: Planner | Decomposer | None,
     api: str = "chat",
 ) -> dict[str, Any]:
-    """Our rollout of ``task`` (``planner_react`` when a planner is given): what it recorded."""
+    """Our rollout of ``task`` (``planner_react`` or ``decomposing`` by the planner given):
+    what the differential compares of its record (``our_outcome``)."""
     settings = ModelSettings(
         model=script_name(task),
         base_url=model.base_url,
@@ -212,12 +318,4 @@ async def our_run(
             options=RolloutOptions.build(seed_root=seed_root, planner=planner, rollout_retries=0),
         )
     [record] = report.records
-    return {
-        "plan": record.get("plan"),
-        "final_answer": record["final_answer"],
-        "tool_calls": [
-            [c["name"], json.loads(c["arguments"])]
-            for t in record["turns"]
-            for c in t["tool_calls"]
-        ],
-    }
+    return our_outcome(record)

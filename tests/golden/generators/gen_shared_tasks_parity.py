@@ -5,20 +5,23 @@
 
 (``nox -s planner_parity`` installs upstream's LangChain dependencies and runs it after
 ``gen_planner_parity.py``.) For each task file under ``EOG_DATA_DIR/tasks`` and each of
-``react`` (upstream's ``ReactOrchestrator``) and ``planner_react`` (its
-``PlannerReactOrchestrator``), upstream runs unmodified as ``gen_planner_parity.py`` runs it
+``react`` (upstream's ``ReactOrchestrator``), ``planner_react`` (its
+``PlannerReactOrchestrator``) and ``decomposing`` (its ``DecomposingPlannerOrchestrator``, as
+``gen_decomposing_parity.py`` drives it), upstream runs unmodified as ``gen_planner_parity.py`` runs it
 (``BenchmarkExecutor.initialize``: MCP handshake and tool discovery over its own ``MCPClient``,
 its ``LLMClient`` with LangChain's ``ChatOpenAI``; then the orchestrator as
 ``execute_single_run`` builds it; the database seeded by eog_core), and ours by
 ``run_evaluation``. Both talk to the same stub gyms (``tests/run/stub_gym.py``: the tool
 snapshots of ``EOG_DATA_DIR/tools`` listed as they are, calls echoed) and the same scripted
 model (``tests/run/shared_tasks.py``: per task, three of its own tools called with arguments
-built from their schemas, then an answer).
+built from their schemas, then an answer; under ``decomposing`` two subtasks, the first call
+then the parallel pair).
 
 Compared per task and orchestrator: every model request (reduced by
-``tests/run/planner_requests.py``), the tool calls and the headers the gym received, the plan
-and the final answer. Written to ``tests/golden/shared_tasks_parity.json`` with hashes and our
-reduced requests (upstream's planner texts replaced by hashes of what was filled in), which
+``tests/run/planner_requests.py``, ``decomposing``'s by ``tests/run/decomposing_requests.py``),
+the tool calls and the headers the gym received, the plan, each subtask's result and the final
+answer. Written to ``tests/golden/shared_tasks_parity.json`` with hashes and our reduced
+requests (upstream's texts replaced by hashes of what was filled in), which
 ``tests/run/test_shared_tasks_parity.py`` replays without upstream. Exit 1 on a difference
 not in ``KEPT``.
 """
@@ -41,12 +44,15 @@ OUT = REPO / "tests" / "golden" / "shared_tasks_parity.json"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "src"))
 
-from tests.run.planner_requests import digest, normalise_requests  # noqa: E402
+from tests.run.planner_requests import normalise_requests  # noqa: E402
 from tests.run.shared_tasks import (  # noqa: E402
     EFFORT,
     RUNS,
     StubGyms,
+    kept_outcome,
+    normalise_shared_decomposing,
     our_run,
+    planner_for,
     run_name,
     script_name,
     seed_folder,
@@ -58,10 +64,12 @@ from tests.run.shared_tasks import (  # noqa: E402
 from eog_core.gym import TaskSession  # noqa: E402
 from eog_core.local import ScriptedModel  # noqa: E402
 from eog_core.run import (  # noqa: E402
+    DECOMPOSING_SHA256,
     PLANNER_REACT_SHA256,
     UPSTREAM_REVISION,
-    Planner,
+    DecomposingTemplate,
     PlannerTemplate,
+    load_decomposing_template,
     load_planner_template,
 )
 from eog_core.tasks import Task  # noqa: E402
@@ -75,6 +83,7 @@ def _import_upstream(folder: str) -> Any:
     sys.path.insert(0, folder)
     from benchmark.executor import BenchmarkExecutor
     from benchmark.models import BenchmarkConfig, LLMConfig
+    from orchestrators.decomposing_planner import DecomposingPlannerOrchestrator
     from orchestrators.planner_react import PlannerReactOrchestrator
     from orchestrators.react import ReactOrchestrator
 
@@ -85,6 +94,7 @@ def _import_upstream(folder: str) -> Any:
         {
             "react": ReactOrchestrator,
             "planner_react": PlannerReactOrchestrator,
+            "decomposing": DecomposingPlannerOrchestrator,
         },
     )
 
@@ -127,10 +137,24 @@ async def _upstream_run(
             **executor.orchestrator_kwargs,
         )
         result = await runner.execute()
+    outcome = getattr(runner, "_orchestration_result", None)  # decomposing's
     return {
-        "plan": runner.get_result_metadata().get("generated_plan"),
+        "plan": runner.get_result_metadata().get("generated_plan")
+        if outcome is None
+        else outcome.plan,
         "final_answer": result["final_response"],
         "tool_calls": [[r["tool_name"], r["arguments"]] for r in result["tool_results"]],
+        "results": []
+        if outcome is None
+        else [
+            {
+                "success": r.success,
+                "summary": r.summary,
+                "error": r.error,
+                "memory": r.structured_output,
+            }
+            for r in outcome.subtask_results
+        ],
     }
 
 
@@ -170,8 +194,10 @@ async def main() -> int:
     if not (data / "tools").is_dir():
         sys.exit(f"no shared data at {data}: set EOG_DATA_DIR to the eog-data folder")
     template: PlannerTemplate = load_planner_template(folder)
-    if not template.known_revision:
-        sys.exit(f"{template.source} is not upstream's file at {UPSTREAM_REVISION[:7]}")
+    decomposing: DecomposingTemplate = load_decomposing_template(folder)
+    for known in (template, decomposing):
+        if not known.known_revision:
+            sys.exit(f"{known.source} is not upstream's file at {UPSTREAM_REVISION[:7]}")
     upstream = _import_upstream(folder)
     tasks = shared_tasks(data)
     results: dict[str, Any] = {}
@@ -182,9 +208,13 @@ async def main() -> int:
             for path, task in tasks:
                 gym_url = gyms.gyms[task.gym_servers[0].name].url
 
-                def reduced(url: str = gym_url) -> list[dict[str, Any]]:
+                def reduced(orchestrator: str, url: str = gym_url) -> list[dict[str, Any]]:
                     bodies = [r["body"] for r in model.requests]
                     model.requests.clear()
+                    if orchestrator == "decomposing":
+                        return normalise_shared_decomposing(
+                            bodies, template=decomposing, gym_url=url
+                        )
                     return normalise_requests(
                         bodies,
                         prompt_template=template.prompt,
@@ -199,12 +229,12 @@ async def main() -> int:
                     theirs_run = await _upstream_run(
                         upstream, orchestrator, api, model, gyms, _read(path), task, seed_root
                     )
-                    theirs, their_calls = reduced(), gyms.take_calls(task)
-                    planner = Planner(template) if orchestrator == "planner_react" else None
+                    theirs, their_calls = reduced(orchestrator), gyms.take_calls(task)
+                    planner = planner_for(orchestrator, template, decomposing)
                     ours_run = await our_run(task, model, gyms, seed_root, planner, api)
-                    ours, our_calls = reduced(), gyms.take_calls(task)
+                    ours, our_calls = reduced(orchestrator), gyms.take_calls(task)
                     problems = _compare(ours, theirs)
-                    for key in ("plan", "final_answer", "tool_calls"):
+                    for key in ("plan", "final_answer", "tool_calls", "results"):
                         if ours_run[key] != theirs_run[key]:
                             problems.append(
                                 f"{key}: ours {ours_run[key]!r}, upstream {theirs_run[key]!r}"
@@ -222,14 +252,12 @@ async def main() -> int:
                         ],
                         "tool_calls": ours_run["tool_calls"],
                         "gym_calls": our_calls,
-                        "plan_sha256": None
-                        if ours_run["plan"] is None
-                        else digest(ours_run["plan"]),
-                        "final_answer": ours_run["final_answer"],
+                        **kept_outcome(orchestrator, decomposing, ours_run),
                     }
     document = {
         "upstream_revision": UPSTREAM_REVISION,
         "planner_react_sha256": PLANNER_REACT_SHA256,
+        "decomposing_planner_sha256": DECOMPOSING_SHA256,
         "made_with": {
             name: importlib.metadata.version(name)
             for name in ("langchain-core", "langchain-openai", "openai", "httpx")
