@@ -14,14 +14,17 @@ import signal
 import subprocess
 import sys
 import time
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.run import decomposing_upstream, planner_upstream
 from tests_integrations._support import free_port
 
 from eog_core.local import demo_paths
+from eog_core.run import IncompleteKind
 
 PROVISION = Path(__file__).with_name("provision.py")
 DEADLINE = 600.0
@@ -190,6 +193,118 @@ def test_rollouts_are_evaluated_with_usage_on_both_apis(
     )
     summary = json.loads(done.stdout)["summary"]
     assert summary["overall"]["strict"]["runs_scored"] == 2
+
+
+STANDINS = {
+    "planner_react": planner_upstream.fake_upstream,
+    "decomposing": decomposing_upstream.fake_upstream,
+}
+"""Each planner orchestrator's stand-in upstream file (our own words, upstream's shape): CI
+has no upstream checkout; with ``EOG_UPSTREAM_DIR`` the real texts are used."""
+NAMED_FAILURES = set(typing.get_args(IncompleteKind))
+
+
+@pytest.mark.parametrize("orchestrator", sorted(STANDINS))
+def test_a_planner_orchestrator_reaches_a_named_ending_on_every_rollout(
+    server: LlamaServer, gym: str, tmp_path: Path, orchestrator: str
+) -> None:
+    """The planner's and the executor's turns from a real (and weak) model: every rollout is
+    evaluated or ends with a named failure kind, never a crash; the plan is recorded."""
+    upstream = os.environ.get("EOG_UPSTREAM_DIR") or str(
+        STANDINS[orchestrator](tmp_path / "upstream")
+    )
+    done = run(
+        gym,
+        server.base_url,
+        tmp_path / "out",
+        "--orchestrator",
+        orchestrator,
+        "--upstream-dir",
+        upstream,
+        "--repeats",
+        "2",
+        "--max-output-tokens",
+        "96",
+    )
+    assert done.returncode in (0, 3), done.stderr
+    assert "Traceback" not in done.stderr
+    found = records(tmp_path / "out")
+    assert len(found) == 2
+    for record in found:
+        assert record["orchestrator"] == orchestrator
+        if record["status"] == "evaluated":
+            assert record["stop_reason"] in (
+                "answered",
+                "truncated",
+                "max_turns",
+                "context_overflow",
+            )
+        else:
+            assert record["failure_kind"] in NAMED_FAILURES, record["failure_kind"]
+        assert set(record["usage_by_role"]) >= {"planner"}
+    note(
+        f"{orchestrator}_endings",
+        [(r["status"], r["failure_kind"] or r["stop_reason"], bool(r["plan"])) for r in found],
+    )
+    assert done.returncode == (0 if all(r["status"] == "evaluated" for r in found) else 3)
+
+
+def test_decomposing_sub_agents_on_the_real_model_reach_a_named_ending(
+    server: LlamaServer, gym: str, tmp_path: Path
+) -> None:
+    """The 135M model writes no JSON decomposition (``bad_decomposition`` above), so here the
+    scripted model (``eog-core serve-model``) plays the planner with the demo decomposition
+    and llama.cpp plays every sub-agent and memory question."""
+    upstream = os.environ.get("EOG_UPSTREAM_DIR") or str(
+        STANDINS["decomposing"](tmp_path / "upstream")
+    )
+    planner = subprocess.Popen(
+        [sys.executable, "-m", "eog_core", "serve-model", "--port", "0", "--json"],
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert planner.stdout is not None
+        announced = json.loads(planner.stdout.readline())
+        done = run(
+            gym,
+            server.base_url,
+            tmp_path / "out",
+            "--orchestrator",
+            "decomposing",
+            "--upstream-dir",
+            upstream,
+            "--planner-base-url",
+            announced["base_url"],
+            "--planner-model",
+            "demo",
+            "--max-output-tokens",
+            "96",
+        )
+    finally:
+        planner.send_signal(signal.SIGINT)
+        planner.wait(30)
+        if planner.stdout is not None:
+            planner.stdout.close()
+    assert done.returncode in (0, 3), done.stderr
+    assert "Traceback" not in done.stderr
+    [record] = records(tmp_path / "out")
+    if record["status"] == "evaluated":
+        results = record["decomposition"]["results"]
+        assert len(results) == 3  # the demo decomposition's subtasks, each run by a sub-agent
+        roles = {turn.get("role", "") for turn in record["turns"]}
+        assert {"sub-agent 1", "sub-agent 2", "sub-agent 3"} <= roles
+    else:
+        assert record["failure_kind"] in NAMED_FAILURES, record["failure_kind"]
+    note(
+        "decomposing_real_sub_agents",
+        {
+            "status": record["status"],
+            "ending": record["failure_kind"] or record["stop_reason"],
+            "subtasks_succeeded": [
+                r.get("success") for r in (record.get("decomposition") or {}).get("results", [])
+            ],
+        },
+    )
 
 
 @pytest.mark.parametrize("api", ["chat", "responses"])
