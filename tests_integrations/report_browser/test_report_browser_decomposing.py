@@ -168,12 +168,18 @@ def test_a_decomposing_rollout_shows_subtasks_sub_agents_memory_and_tokens_by_ro
             json.dumps(subtask["dependencies"]),
             "done · answered",
             result["summary"],
-            json.dumps(result["memory"], separators=(",", ":")),
+            json.dumps(result["memory"], separators=(",", ":"))
+            + (f"\nmemory answer: {result['memory_error']}" if result["memory_error"] else ""),
         ]
         assert rows.nth(index).get_attribute("class") == "pass"
     memory = open_details(page, "Working memory at the end").inner_text()
     assert json.loads(memory) == decomposition["working_memory"]
     assert transcript.locator("summary", has_text="held no decomposition").count() == 0
+    assert [r["memory_error"] for r in decomposition["results"]] == [  # the third kept nothing
+        None,
+        None,
+        "no JSON object in the answer",
+    ]
 
     headings = transcript.locator("h4.role").all_inner_texts()
     assert headings == ["planner"] + [
@@ -217,7 +223,9 @@ def test_a_bad_decomposition_shows_why_the_planner_held_none(
     why = open_details(page, "Why the planner's answers held no decomposition")
     assert why.inner_text().splitlines() == record["decomposition"]["errors"]
     assert why.inner_text().splitlines() == ["no JSON object in the answer"] * 3
-    assert transcript.locator("table.subtasks tbody tr").count() == 0
+    assert transcript.locator("table.subtasks").count() == 0  # no empty table, no memory
+    assert "No subtask: the planner's answers held no decomposition." in text
+    assert transcript.locator("summary", has_text="Working memory").count() == 0
     assert transcript.locator("h4.role").all_inner_texts() == ["planner"]
     answers = transcript.locator(".turn pre.text").all_inner_texts()
     assert answers == [t["text"] for t in record["turns"]]
