@@ -201,6 +201,9 @@ def test_a_decomposing_rollout_shows_subtasks_sub_agents_memory_and_tokens_by_ro
         role: [usage["input_tokens"], usage["output_tokens"]] for role, usage in by_role.items()
     }
     assert list(shown) == ["planner", "sub-agent 1", "sub-agent 2", "sub-agent 3"]
+    row = page.locator(f'#rollout-table tbody tr[data-id="decomposed{ROLLOUT}0"]')
+    every_role = sum(u["input_tokens"] + u["output_tokens"] for u in by_role.values())
+    assert row.locator("td").nth(10).inner_text() == str(every_role)  # the Tokens column
     names = transcript.locator(".call .callhead b").all_inner_texts()
     assert names == [c["name"] for t in record["turns"] for c in t["tool_calls"]]
     assert transcript.locator("pre.final").inner_text() == record["final_answer"]
