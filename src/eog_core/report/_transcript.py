@@ -278,8 +278,8 @@ def rollout_detail(record: Mapping[str, Any], task: Any = None) -> dict[str, Any
 
 
 def _decomposition(decomposition: Mapping[str, Any]) -> dict[str, Any]:
-    """``decomposing``: each subtask with its sub-agent's result, the working memory, and why
-    the planner's answers held no decomposition."""
+    """``decomposing``: each subtask with its sub-agent's result (and why its memory answer kept
+    nothing), the working memory, and why the planner's answers held no decomposition."""
     results = [r for r in decomposition.get("results") or () if isinstance(r, Mapping)]
     subtasks = []
     for index, subtask in enumerate(decomposition.get("subtasks") or ()):
@@ -298,6 +298,7 @@ def _decomposition(decomposition: Mapping[str, Any]) -> dict[str, Any]:
                 "summary": _short(result.get("summary")),
                 "error": _short(result.get("error")),
                 "memory": _short(result.get("memory")),
+                "memory_error": _short(_text(result.get("memory_error"))),
             }
         )
     errors = decomposition.get("errors")

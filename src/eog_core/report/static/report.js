@@ -239,10 +239,11 @@
       var res = !s.ran ? "not run" : s.success ? "done" : "failed";
       return el("tr", { cls: s.ran && s.success ? "pass" : "fail" }, [el("td", { text: show_value(s.id) }), el("td", { text: show_value(s.title) }),
         el("td", { text: show_value(s.dependencies) }), el("td", { text: res + (s.stop_reason ? " · " + s.stop_reason : "") }),
-        el("td", null, [el("pre", { text: s.error ? "Error: " + show_value(s.error) : show_value(s.summary) })]), el("td", { text: show_value(s.memory) })]);
+        el("td", null, [el("pre", { text: s.error ? "Error: " + show_value(s.error) : show_value(s.summary) })]),
+        el("td", null, [show_value(s.memory), s.memory_error ? el("div", { cls: "sub", text: "memory answer: " + s.memory_error }) : null])]);
     });
-    return el("div", null, [el("h4", { text: "Decomposition" }), el("table", { cls: "grid subtasks" }, [el("thead", null, [head]), el("tbody", null, body)]),
-      block("Working memory at the end", show_value(d.working_memory), false),
+    return el("div", null, [el("h4", { text: "Decomposition" }), body.length ? el("table", { cls: "grid subtasks" }, [el("thead", null, [head]), el("tbody", null, body)]) : el("p", { cls: "sub", text: "No subtask: the planner's answers held no decomposition." }),
+      d.working_memory === null || d.working_memory === undefined ? null : block("Working memory at the end", show_value(d.working_memory), false),
       d.decomposition_errors && d.decomposition_errors.length ? block("Why the planner's answers held no decomposition", d.decomposition_errors.join("\n"), true) : null]);
   }
   function show_value(v) { return v === null || v === undefined ? "∅" : typeof v === "string" ? v : JSON.stringify(v); }
