@@ -132,7 +132,8 @@ class McpHandler:
             answer = result_text(request_id, failure)
         else:
             if isinstance(result, EncodedResult):
-                answer = f'{{"jsonrpc": "2.0", "id": {dumps(request_id)}, "result": {result.text}}}'
+                shown = str(request_id) if type(request_id) is int else dumps(request_id)
+                answer = f'{{"jsonrpc": "2.0", "id": {shown}, "result": {result.text}}}'
             else:
                 answer = result_text(request_id, result)
         return _answer(request, answer, found.session_id)
