@@ -1,6 +1,6 @@
 """Instructions the gateway process runs per tool call and per MCP ping (valgrind callgrind).
 
-``python benchmarks/gateway_instructions.py [--calls 320]`` (about a minute; needs valgrind)
+``python benchmarks/gateway_instructions.py [--calls 320] [--keep DIR]`` (about a minute; needs valgrind)
 
 A count of instructions does not move with the machine's load, as CPU seconds do:
 the figure to compare two versions of the gateway's hot path by. The demo gym
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -70,6 +71,9 @@ async def _drive(control: str, pid: int, per_worker: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=320, help="calls (and pings) measured")
+    parser.add_argument(
+        "--keep", type=Path, default=None, help="copy callgrind's dumps here (callgrind_annotate)"
+    )
     args = parser.parse_args()
     per_worker = max(1, args.calls // WORKERS)
     gym, gym_url = spawn_gym()
@@ -113,6 +117,10 @@ def main() -> None:
                     f"gateway, {name} at c={WORKERS}: {count / (per_worker * WORKERS):,.0f} "
                     "instructions a request"
                 )
+            if args.keep is not None:
+                args.keep.mkdir(parents=True, exist_ok=True)
+                for dump in Path(out).glob(f"callgrind.{gateway.pid}.*"):
+                    shutil.copy(dump, args.keep / dump.name)
     finally:
         gym.terminate()
         gym.wait(timeout=30)

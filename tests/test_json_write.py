@@ -16,7 +16,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from eog_core._json import _read, _write, dumps_compact, dumps_compact_bytes, loads_bytes
+from eog_core._json import (
+    _read,
+    _write,
+    dumps_compact,
+    dumps_compact_bytes,
+    dumps_default,
+    loads_bytes,
+)
 
 pytestmark = pytest.mark.property
 
@@ -175,6 +182,18 @@ def test_an_unusable_c_encoder_falls_back_to_the_public_one(make: Any) -> None:
     assert encode(value) == _public(value)
     with pytest.raises(ValueError):
         encode({"x": math.nan})
+
+
+@given(_FINITE | st.floats())
+def test_the_default_encoder_writes_what_json_dumps_writes(value: Any) -> None:
+    assert dumps_default(value) == json.dumps(value)
+    assert _write.default_encoder(None)(value) == json.dumps(value)  # no c_make_encoder
+
+
+@pytest.mark.parametrize("make", [None, _other_arguments, _writes_otherwise])
+def test_an_unusable_c_encoder_falls_back_to_json_dumps(make: Any) -> None:
+    value = {"a": [1, 2.5, None, "é\n", math.nan], "\u2028": {"b": True}}
+    assert _write.default_encoder(make)(value) == json.dumps(value)
 
 
 @given(_FINITE)

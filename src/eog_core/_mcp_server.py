@@ -133,7 +133,18 @@ def parse_message(body: bytes) -> RpcMessage | RpcRefusal | None:
         return RpcRefusal(request_id, INVALID_PARAMS, "Invalid params: params must be an object")
     if method == "initialize" and not is_request:
         return RpcRefusal(None, INVALID_REQUEST, "initialize must be a request")
-    return RpcMessage(method, params or {}, request_id, is_request)
+    # RpcMessage(method, params or {}, request_id, is_request), without the frozen class's
+    # __init__ (a message per request; tests/test_mcp_server_message.py pins the fields)
+    checked = _new(RpcMessage)
+    _set(checked, "method", method)
+    _set(checked, "params", params or {})
+    _set(checked, "request_id", request_id)
+    _set(checked, "is_request", is_request)
+    return checked
+
+
+_new = object.__new__
+_set = object.__setattr__
 
 
 class _Session(Protocol):

@@ -72,6 +72,14 @@ instead of a decode and a ``lower()``); bounded by ``_NAMES_KEPT``."""
 _NAMES_KEPT = 1024
 
 
+def _name(name: bytes) -> str:
+    """A header name not in ``_NAMES`` yet: decoded, lower-cased, kept (up to ``_NAMES_KEPT``)."""
+    key = name.decode("latin-1").lower()
+    if len(_NAMES) < _NAMES_KEPT:
+        _NAMES[name] = key
+    return key
+
+
 class _Reader:
     """What the request and response readers share: llhttp's callbacks and the limits."""
 
@@ -103,7 +111,7 @@ class _Reader:
         self.max_headers = limits.max_headers
         self.fields: dict[str, str] = {}  # the current message's headers
         self.begun = 0  # messages begun so far (a caller notes when one starts)
-        self.header_lines = 0  # header lines of the current message, trailers counted
+        self.room = limits.max_headers  # max_headers less the lines not in ``fields``
         self.two_hosts = False  # the current head has two Host lines
 
     # -- feeding -----------------------------------------------------------------------------
@@ -311,7 +319,7 @@ class _Reader:
         self.begun += 1
         self.current = current = Message()
         self.fields = current.headers
-        self.header_lines = 0
+        self.room = self.max_headers
         self.two_hosts = False
         self.head_done = self.drop_body = False
         self.wire_bytes = self.body_size = self.chunk_left = 0
@@ -324,21 +332,32 @@ class _Reader:
         self.url.append(url)
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self.header_lines += 1
-        if self.header_lines > self.max_headers:
+        fields = self.fields
+        key = _NAMES.get(name) or _name(name)
+        # the usual header: a new name, with room for its line
+        if key in fields or self.head_done or len(fields) >= self.room:
+            self._other_header(key, value)
+        else:
+            fields[key] = value.decode("latin-1")
+
+    def _other_header(self, key: str, value: bytes) -> None:
+        """A repeated name (joined), a trailer (counted, not kept), or a line over
+        ``max_headers`` (431). The lines read are ``len(fields)`` plus those not in it: each
+        of those takes one from ``room``."""
+        fields = self.fields
+        if self.head_done or key in fields:
+            self.room -= 1
+            over = len(fields) > self.room
+        else:
+            over = len(fields) >= self.room
+        if over:
             raise FramingError(
                 431,
                 f"more than {self.limits.max_headers} {'request ' if self._request else ''}headers",
                 limit="max_headers",
             )
-        if self.head_done:  # a trailer: counted, not kept
+        if self.head_done:
             return
-        key = _NAMES.get(name)
-        if key is None:
-            key = name.decode("latin-1").lower()
-            if len(_NAMES) < _NAMES_KEPT:
-                _NAMES[name] = key
-        fields = self.fields
         if key in fields:
             self.two_hosts = self.two_hosts or key == "host"
             fields[key] = f"{fields[key]}, {value.decode('latin-1')}"

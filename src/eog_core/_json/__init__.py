@@ -17,7 +17,13 @@ from eog_core._json._read import (
     repair_tree,
     unsendable,
 )
-from eog_core._json._write import dumps_compact, dumps_compact_bytes, dumps_line, dumps_utf8
+from eog_core._json._write import (
+    dumps_compact,
+    dumps_compact_bytes,
+    dumps_default,
+    dumps_line,
+    dumps_utf8,
+)
 
 __all__ = [
     "MAX_DEPTH",
@@ -26,6 +32,7 @@ __all__ = [
     "decode_json",
     "dumps_compact",
     "dumps_compact_bytes",
+    "dumps_default",
     "dumps_line",
     "dumps_utf8",
     "loads_bytes",

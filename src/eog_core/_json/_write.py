@@ -23,8 +23,10 @@ from eog_core._json._read import nesting_depth, repair_text
 __all__ = [
     "COMPACT_MAX_DEPTH",
     "compact_encoder",
+    "default_encoder",
     "dumps_compact",
     "dumps_compact_bytes",
+    "dumps_default",
     "dumps_line",
     "dumps_utf8",
 ]
@@ -105,6 +107,33 @@ def compact_encoder(make: Any) -> Callable[[Any], str]:
 
 dumps_compact = compact_encoder(getattr(json.encoder, "c_make_encoder", None))
 """A request body: compact ASCII JSON, NaN refused (ValueError)."""
+
+
+def default_encoder(make: Any) -> Callable[[Any], str]:
+    """``json.dumps(value)`` with its defaults (ASCII, ``", "`` and ``": "``), built once from
+    ``make`` as :func:`compact_encoder` is, or ``json.dumps`` itself when ``make`` is None,
+    takes other arguments or writes otherwise. For values read from JSON (never circular)."""
+    try:
+        encode = make(
+            None,
+            json.JSONEncoder().default,
+            json.encoder.encode_basestring_ascii,
+            None,
+            ": ",
+            ", ",
+            False,
+            False,
+            True,
+        )
+        if "".join(encode(_PROBE, 0)) != json.dumps(_PROBE):
+            return json.dumps
+    except TypeError:
+        return json.dumps
+    return lambda value: "".join(encode(value, 0))
+
+
+dumps_default = default_encoder(getattr(json.encoder, "c_make_encoder", None))
+"""``json.dumps(value)`` of a value read from JSON (a gym's result as the observation text)."""
 
 
 class _NotNative(TypeError):

@@ -10,6 +10,7 @@ can name gym URLs).
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from eog_core._json import JsonInputError, loads_untrusted
@@ -86,21 +87,28 @@ class ControlApi:
         self.gateway = gateway
         self.mcp = mcp
 
-    async def route(self, request: Request) -> Answer:
+    def route(self, request: Request) -> Awaitable[Answer]:
         """Answer ``request`` by its path and method: the routes of the module's docstring
         only; anything else is a 404 (no such path) or a 405 (no such method on it).
 
         One table lookup per request, no router, no middleware chain: the MCP endpoint is
-        the hot route (every tool call of every agent)."""
-        method, parts = request.method, request.path.split("/")
+        the hot route (every tool call of every agent), its POST handed straight to the MCP
+        handler (no coroutine of ours around it)."""
+        parts = request.path.split("/")
+        if len(parts) == 3 and parts[1] == "mcp" and parts[2] and request.method == "POST":
+            found = self._rollout(self.gateway.find_by_key(parts[2]))
+            if not isinstance(found, Answer):
+                return self.mcp.post(request, found, request.body)
+        return self._route(request, parts)
+
+    async def _route(self, request: Request, parts: list[str]) -> Answer:
+        method = request.method
         if len(parts) == 3 and parts[1] == "mcp" and parts[2]:
             if method not in _MCP_METHODS:
                 return no_route(405, request)
             found = self._rollout(self.gateway.find_by_key(parts[2]))
             if isinstance(found, Answer):
                 return found
-            if method == "POST":
-                return await self.mcp.post(request, found, request.body)
             if method == "DELETE":
                 return self.mcp.delete(request, found)
             return json_error(

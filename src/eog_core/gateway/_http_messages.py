@@ -16,7 +16,10 @@ from eog_core._mcp_server import dumps
 
 __all__ = ["Answer", "Request", "json_answer", "request_of"]
 
-_REASONS = {status.value: status.phrase.encode() for status in http.HTTPStatus}
+_STATUS_LINES = {
+    status.value: b"HTTP/1.1 %d %s\r\n" % (status.value, status.phrase.encode())
+    for status in http.HTTPStatus
+}
 _JSON = "application/json; charset=utf-8"
 _TYPE_LINES = {kind: f"Content-Type: {kind}\r\n".encode() for kind in (_JSON, "text/event-stream")}
 
@@ -76,31 +79,25 @@ class Answer:
 
     def encode(self, *, head_only: bool, keep_alive: bool) -> bytes:
         """The response as bytes: status line, headers, body (none for HEAD), in one piece."""
+        status = self.status
         content_type = self.content_type
-        type_line = (
+        headers = self.headers
+        parts = [
+            _STATUS_LINES.get(status) or b"HTTP/1.1 %d Unknown\r\n" % status,
+            # a 204 or 304 has no Content-Length (RFC 9110, 8.6)
+            b"" if status == 204 or status == 304 else b"Content-Length: %d\r\n" % len(self.body),
+            _date_line(),
             b""
             if content_type is None
-            else (_TYPE_LINES.get(content_type) or f"Content-Type: {content_type}\r\n".encode())
-        )
-        extra = (
-            "".join([f"{name}: {value}\r\n" for name, value in self.headers.items()]).encode()
-            if self.headers
-            else b""
-        )
-        status = self.status
-        length = (
-            b"" if status == 204 or status == 304 else b"Content-Length: %d\r\n" % len(self.body)
-        )  # a 204 or 304 has no Content-Length (RFC 9110, 8.6)
-        head = b"HTTP/1.1 %d %s\r\n%sDate: %s\r\n%s%s%s" % (
-            status,
-            _REASONS.get(status, b"Unknown"),
-            length,
-            _date(),
-            type_line,
-            extra,
+            else (_TYPE_LINES.get(content_type) or f"Content-Type: {content_type}\r\n".encode()),
+            "".join([f"{name}: {value}\r\n" for name, value in headers.items()]).encode()
+            if headers
+            else b"",
             b"\r\n" if keep_alive else b"Connection: close\r\n\r\n",
-        )
-        return head if head_only else head + self.body
+        ]
+        if not head_only:
+            parts.append(self.body)
+        return b"".join(parts)
 
 
 def json_answer(value: Any, status: int = 200, *, headers: dict[str, str] | None = None) -> Answer:
@@ -111,11 +108,11 @@ def json_answer(value: Any, status: int = 200, *, headers: dict[str, str] | None
 _date_cache: list[Any] = [0, b""]
 
 
-def _date() -> bytes:
-    """The ``Date`` header's value, formatted once a second."""
+def _date_line() -> bytes:
+    """The ``Date`` header line, formatted once a second."""
     now = int(time.time())
     if _date_cache[0] != now:
-        _date_cache[:] = [now, formatdate(now, usegmt=True).encode()]
+        _date_cache[:] = [now, b"Date: %s\r\n" % formatdate(now, usegmt=True).encode()]
     return _date_cache[1]  # type: ignore[no-any-return]
 
 

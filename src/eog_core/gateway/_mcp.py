@@ -126,13 +126,24 @@ class McpHandler:
                 found.initialized = True
             return Answer(202)
         request_id = message.request_id
+        method = message.method
         try:
-            result = await self._dispatch(rollout, message.method, message.params, request_id)
+            if method == "tools/call":  # (awaited here: one coroutine fewer a call)
+                params = message.params
+                name = tool_name(params)
+                arguments = params.get("arguments")
+                if self.finish_tool and name == "finish" and name not in rollout.session.tools:
+                    result = await self._finish_call(rollout, arguments)
+                else:
+                    result = await rollout.call_tool(name, arguments, request_id)
+            else:
+                result = self._dispatch(rollout, method)
         except RpcFailure as failure:
             answer = result_text(request_id, failure)
         else:
             if isinstance(result, EncodedResult):
-                answer = f'{{"jsonrpc": "2.0", "id": {dumps(request_id)}, "result": {result.text}}}'
+                shown = str(request_id) if type(request_id) is int else dumps(request_id)
+                answer = f'{{"jsonrpc": "2.0", "id": {shown}, "result": {result.text}}}'
             else:
                 answer = result_text(request_id, result)
         return _answer(request, answer, found.session_id)
@@ -185,40 +196,30 @@ class McpHandler:
         )
         return _refused(found) if isinstance(found, RpcRefusal) else found
 
-    async def _dispatch(
-        self, rollout: GatewayRollout, method: str, params: Mapping[str, Any], request_id: Any
-    ) -> Any:
+    def _dispatch(self, rollout: GatewayRollout, method: str) -> Any:
+        """The result of a request other than ``tools/call``."""
         if method == "ping":
             return {}
         if method == "tools/list":
             return {"tools": mcp_tools(rollout.session.tools.tools, finish=self.finish_tool)}
-        if method == "tools/call":
-            name = tool_name(params)
-            arguments = params.get("arguments")
-            if self.finish_tool and name == "finish" and name not in rollout.session.tools:
-                answer = arguments.get("answer") if isinstance(arguments, dict) else None
-                if not isinstance(answer, str):
-                    return {
-                        "content": [
-                            {"type": "text", "text": "Error: finish needs a string 'answer'"}
-                        ],
-                        "isError": True,
-                    }
-                try:
-                    await self.finish(rollout, answer)
-                except UsageError:  # another request finished it meanwhile
-                    return {
-                        "content": [
-                            {"type": "text", "text": "Error: the rollout is already finishing"}
-                        ],
-                        "isError": True,
-                    }
-                return {
-                    "content": [{"type": "text", "text": "The task is finished."}],
-                    "isError": False,
-                }
-            return await rollout.call_tool(name, arguments, request_id)
         raise method_not_found(method)
+
+    async def _finish_call(self, rollout: GatewayRollout, arguments: Any) -> Any:
+        """``tools/call`` of the gateway's own ``finish`` tool."""
+        answer = arguments.get("answer") if isinstance(arguments, dict) else None
+        if not isinstance(answer, str):
+            return {
+                "content": [{"type": "text", "text": "Error: finish needs a string 'answer'"}],
+                "isError": True,
+            }
+        try:
+            await self.finish(rollout, answer)
+        except UsageError:  # another request finished it meanwhile
+            return {
+                "content": [{"type": "text", "text": "Error: the rollout is already finishing"}],
+                "isError": True,
+            }
+        return {"content": [{"type": "text", "text": "The task is finished."}], "isError": False}
 
 
 def _answer(request: Request, body: str, session_id: str) -> Answer:

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import attrs
 
+from eog_core._json import dumps_default
 from eog_core._plumbing import iso_time
 from eog_core.errors import EogError, JsonRpcError
 from eog_core.gym import HeaderError, TaskSession, ToolCallRecord, gym_error_kind
@@ -53,12 +54,15 @@ def _error_text(text: str) -> str:
     return json.dumps({"content": [{"type": "text", "text": text}], "isError": True})
 
 
-@attrs.frozen
 class EncodedResult:
     """An MCP result already encoded as JSON text (a gym's result is answered as the
-    observation text recorded for it: encoded once, not twice)."""
+    observation text recorded for it: encoded once, not twice). A plain class: one is made
+    per tool call."""
 
-    text: str
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
 
 
 @attrs.define(eq=False)
@@ -143,7 +147,7 @@ class GatewayRollout:
         else:
             raw, is_error = result.raw, result.is_error
             # tool_observation's answer for a gym's result object, without its type dispatch
-            observation = json.dumps(raw) if type(raw) is dict else tool_observation(result)
+            observation = dumps_default(raw) if type(raw) is dict else tool_observation(result)
             answer = (
                 observation
                 if raw

@@ -29,6 +29,7 @@ import asyncio
 import contextlib
 import ssl
 import time
+from collections import deque
 from collections.abc import AsyncGenerator
 
 import attrs
@@ -78,7 +79,10 @@ class LeanTransport:
         factory=dict, init=False, repr=False
     )
     _open: set[Connection] = attrs.field(factory=set, init=False, repr=False)
-    _slots: asyncio.Semaphore | None = attrs.field(default=None, init=False, repr=False)
+    _busy: int = attrs.field(default=0, init=False, repr=False)
+    """Requests holding one of the ``_LIMIT`` slots (their attempt running)."""
+    _waiting: deque[asyncio.Future[None]] = attrs.field(factory=deque, init=False, repr=False)
+    """Requests waiting for a slot, in arrival order (a freed slot passes to the first)."""
     _loop: asyncio.AbstractEventLoop | None = attrs.field(default=None, init=False, repr=False)
     _closed: bool = attrs.field(default=False, init=False, repr=False)
     _keeper: AsyncGenerator[None, None] | None = attrs.field(default=None, init=False, repr=False)
@@ -146,7 +150,7 @@ class LeanTransport:
         closed them as it ended, through the keeper), and this loop gets a keeper of its own."""
         self._drop_connections()
         self._loop = loop
-        self._slots = asyncio.Semaphore(_LIMIT)
+        self._busy, self._waiting = 0, deque()
         keeper = self._keeper = self._keep()
         with contextlib.suppress(StopIteration):  # run it to its yield: the loop now tracks it
             keeper.asend(None).send(None)
@@ -169,26 +173,11 @@ class LeanTransport:
         request: HttpRequest,
         budget: float,
     ) -> HttpResponse:
-        slots = self._slots
-        assert slots is not None
         started = loop.time()
-        if slots.locked():  # _LIMIT requests in flight: wait for one, within the budget
-            try:
-                async with asyncio.timeout(budget):
-                    await slots.acquire()
-            except TimeoutError:
-                raise Failed(
-                    GymTimeoutError(
-                        f"no answer within {request.timeout}s (every "
-                        f"connection of the transport was busy)",
-                        gym=request.gym,
-                        url=request.url,
-                    ),
-                    sent=False,
-                    transient=False,
-                ) from None
-        else:
-            await slots.acquire()
+        if self._busy < _LIMIT and not self._waiting:  # (no asyncio.Semaphore: a third
+            self._busy += 1  # of its cost was its check for waiters, a generator)
+        else:  # _LIMIT requests in flight: wait for one, within the budget
+            await self._wait_for_slot(loop, budget, request)
         try:
             if self._closed:  # closed during a retry's backoff or the wait for a slot
                 raise ClosedError(f"the transport was closed ({request.method} {request.url})")
@@ -246,7 +235,47 @@ class LeanTransport:
                     conn.close()
                     self._open.discard(conn)
         finally:
-            slots.release()
+            self._release()
+
+    async def _wait_for_slot(
+        self, loop: asyncio.AbstractEventLoop, budget: float, request: HttpRequest
+    ) -> None:
+        """Wait (within ``budget``) until a request ends and passes its slot to this one."""
+        waiter: asyncio.Future[None] = loop.create_future()
+        self._waiting.append(waiter)
+        try:
+            async with asyncio.timeout(budget):
+                await waiter
+        except BaseException as exc:
+            if waiter.done() and not waiter.cancelled():  # passed a slot, then stopped
+                self._release()
+            else:
+                waiter.cancel()
+                with contextlib.suppress(ValueError):  # (a release may have dropped it)
+                    self._waiting.remove(waiter)
+            if isinstance(exc, TimeoutError):
+                raise Failed(
+                    GymTimeoutError(
+                        f"no answer within {request.timeout}s (every "
+                        f"connection of the transport was busy)",
+                        gym=request.gym,
+                        url=request.url,
+                    ),
+                    sent=False,
+                    transient=False,
+                ) from None
+            raise
+
+    def _release(self) -> None:
+        """A request's slot passes to the first still waiting, or is freed."""
+        waiting = self._waiting
+        while waiting:
+            waiter = waiting.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        if self._busy > 0:  # (a request of a loop before the last _adopt: already reset)
+            self._busy -= 1
 
     def _pooled(self, key: tuple[str, str, int], now: float) -> Connection | None:
         """An idle connection still open (and fresh: a gym closes idle ones after its keep-alive)."""

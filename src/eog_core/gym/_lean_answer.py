@@ -14,6 +14,7 @@ from eog_core.gym._http import (
     HttpRequest,
     HttpResponse,
     decoded_body,
+    json_body,
     media_type,
     new_response,
     read_event_stream,
@@ -122,10 +123,17 @@ async def read_answer(conn: Connection, request: HttpRequest) -> tuple[HttpRespo
                 status=status, headers=headers, messages=messages, is_event_stream=True
             )
             return response, body.done and _reusable(conn, answer)  # stopped early: unread
-        raw = await _whole(conn, answer)
-        return new_response(
-            status, headers, decoded_body(raw, content_type, request), b""
-        ), _reusable(conn, answer)
+        if reader.ready:  # whole already (most answers): no coroutine to wait for it
+            reader.pop()
+            raw = answer.body
+        else:
+            raw = await _whole(conn, answer)
+        body = (  # (decoded_body, one call fewer for JSON)
+            json_body(raw, request)
+            if "json" in content_type
+            else decoded_body(raw, content_type, request)
+        )
+        return new_response(status, headers, body, b""), _reusable(conn, answer)
     raw = await _whole(conn, answer)
     if 200 <= status < 300:
         return new_response(status, headers, None, raw), _reusable(conn, answer)

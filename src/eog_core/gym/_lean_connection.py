@@ -49,6 +49,7 @@ class Connection(asyncio.Protocol):
         "failure",
         "fd",
         "idle_since",
+        "poller",
         "reader",
         "transport",
         "waiter",
@@ -65,12 +66,16 @@ class Connection(asyncio.Protocol):
         self.failure: Malformed | None = None
         self.idle_since = 0.0
         self.fd = -1
+        self.poller: select.poll | None = None  # registered once: stale() is one poll(2)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # a stream transport, though not always an asyncio.Transport instance (uvloop's)
         self.transport = transport = cast(asyncio.Transport, transport)
         sock = transport.get_extra_info("socket")
         self.fd = -1 if sock is None else sock.fileno()
+        if self.fd >= 0 and _poll is not None:
+            self.poller = _poll()
+            self.poller.register(self.fd, select.POLLIN)
 
     def data_received(self, data: bytes) -> None:
         if self.failure is None:
@@ -139,11 +144,9 @@ class Connection(asyncio.Protocol):
         if fd < 0:
             return False
         try:
-            if _poll is None:
+            if self.poller is None:
                 return bool(select.select([fd], [], [], 0)[0])
-            poller = _poll()
-            poller.register(fd, select.POLLIN)
-            return bool(poller.poll(0))
+            return bool(self.poller.poll(0))  # (a closed fd answers POLLNVAL: stale)
         except (OSError, ValueError):
             return True
 
