@@ -274,3 +274,20 @@ async def test_an_upgrade_is_answered_and_the_connection_closed(gateway: Gateway
     assert (status, headers["connection"]) == (200, "close")
     assert await wire.closed()
     await wire.aclose()
+
+
+def test_the_gateway_serves_on_uvloop(tmp_path: Path) -> None:
+    """uvloop's transports are not ``asyncio.Transport`` instances: a gateway embedded in a
+    uvloop application (an RL worker's) takes them as they are."""
+    uvloop = pytest.importorskip("uvloop")
+
+    async def one_rollout(out: Path) -> list[int]:
+        async with LocalGym.demo() as gym, make_gateway(gym, out) as gateway:
+            wire = await Wire.open(gateway.url)
+            wire.send(request("POST", "/rollouts", b"{}") + request("GET", "/rollouts"))
+            statuses = [(await wire.reply())[0] for _ in range(2)]
+            await wire.aclose()
+            return statuses
+
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        assert runner.run(one_rollout(tmp_path / "out")) == [201, 200]

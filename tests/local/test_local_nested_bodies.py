@@ -172,11 +172,14 @@ async def test_the_scripted_model_answers_400(
     interpreter's recursion limit was a 500 and a traceback."""
     from eog_core.local import ScriptedModel
 
-    async with ScriptedModel() as model, http.post(
-        f"{model.base_url}{route.removeprefix('/v1')}",
-        data=body,
-        headers={"content-type": "application/json"},
-    ) as response:
+    async with (
+        ScriptedModel() as model,
+        http.post(
+            f"{model.base_url}{route.removeprefix('/v1')}",
+            data=body,
+            headers={"content-type": "application/json"},
+        ) as response,
+    ):
         assert response.status == 400
         assert (await response.json())["error"]["message"] == "the body is not JSON"
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]

@@ -30,6 +30,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from typing import cast
 
 from eog_core._http1 import FramingError, Limits, Message, RequestReader
 from eog_core.gateway._http_messages import Answer, Request, json_answer, request_of
@@ -174,8 +175,8 @@ class _Connection(asyncio.Protocol):
     # -- asyncio.Protocol --------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # a stream transport, though not always an asyncio.Transport instance (uvloop's)
+        self.transport = transport = cast(asyncio.Transport, transport)
         if self.server.closing:
             self.close()
             return
