@@ -139,3 +139,32 @@ def normalise_requests(
             }
         )
     return reduced
+
+
+def compare_requests(
+    ours: list[dict[str, Any]], theirs: list[dict[str, Any]], *, kept: set[str]
+) -> list[str]:
+    """How two reduced request lists differ, one line each (``params`` named in ``kept``
+    may differ); every differential generator compares with it."""
+    problems = []
+    if len(ours) != len(theirs):
+        problems.append(f"{len(ours)} requests, upstream sent {len(theirs)}")
+    for number, (a, b) in enumerate(zip(ours, theirs, strict=False), start=1):
+        for field in a:
+            if field == "params":
+                ours_params = {k: v for k, v in a[field].items() if k not in kept}
+                their_params = {k: v for k, v in b[field].items() if k not in kept}
+                if ours_params != their_params:
+                    problems.append(
+                        f"request {number}: ours {ours_params}, upstream {their_params}"
+                    )
+                continue
+            if field == "messages" or a[field] == b[field]:
+                continue
+            problems.append(f"request {number}: {field} differs")
+            if field == "messages_sha256":
+                for index, (x, y) in enumerate(zip(a["messages"], b["messages"], strict=False)):
+                    if x != y:
+                        problems.append(f"  message {index}: ours {x!r}\n  upstream {y!r}")
+                        break
+    return problems

@@ -46,6 +46,7 @@ from tests.run.decomposing_requests import (  # noqa: E402
     reduced_outcome,
     without_error_wording,
 )
+from tests.run.planner_requests import compare_requests  # noqa: E402
 
 from eog_core import load_task  # noqa: E402
 from eog_core.gym import GymDirectory, TaskSession  # noqa: E402
@@ -187,28 +188,7 @@ def _collapse_retries(requests: list[dict[str, Any]]) -> tuple[list[dict[str, An
 
 
 def _compare(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]) -> list[str]:
-    problems = []
-    if len(ours) != len(theirs):
-        problems.append(f"{len(ours)} requests, upstream sent {len(theirs)}")
-    for number, (a, b) in enumerate(zip(ours, theirs, strict=False), start=1):
-        for field in a:
-            if field == "params":
-                ours_params = {k: v for k, v in a[field].items() if k not in KEPT}
-                their_params = {k: v for k, v in b[field].items() if k not in KEPT}
-                if ours_params != their_params:
-                    problems.append(
-                        f"request {number}: ours {ours_params}, upstream {their_params}"
-                    )
-                continue
-            if field == "messages" or a[field] == b[field]:
-                continue
-            problems.append(f"request {number}: {field} differs")
-            if field == "messages_sha256":
-                for index, (x, y) in enumerate(zip(a["messages"], b["messages"], strict=False)):
-                    if x != y:
-                        problems.append(f"  message {index}: ours {x!r}\n  upstream {y!r}")
-                        break
-    return problems
+    return compare_requests(ours, theirs, kept=KEPT)
 
 
 async def main() -> int:

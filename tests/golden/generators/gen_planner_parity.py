@@ -38,7 +38,12 @@ OUT = REPO / "tests" / "golden" / "planner_parity.json"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "src"))
 
-from tests.run.planner_requests import digest, normalise_requests, template_pattern  # noqa: E402
+from tests.run.planner_requests import (  # noqa: E402
+    compare_requests,
+    digest,
+    normalise_requests,
+    template_pattern,
+)
 
 from eog_core import load_task  # noqa: E402
 from eog_core.gym import GymDirectory, TaskSession  # noqa: E402
@@ -216,28 +221,7 @@ async def _our_run(
 
 
 def _compare(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]) -> list[str]:
-    problems = []
-    if len(ours) != len(theirs):
-        problems.append(f"{len(ours)} requests, upstream sent {len(theirs)}")
-    for number, (a, b) in enumerate(zip(ours, theirs, strict=False), start=1):
-        for field in a:
-            if field == "params":
-                ours_params = {k: v for k, v in a[field].items() if k not in KEPT}
-                their_params = {k: v for k, v in b[field].items() if k not in KEPT}
-                if ours_params != their_params:
-                    problems.append(
-                        f"request {number}: ours {ours_params}, upstream {their_params}"
-                    )
-                continue
-            if field == "messages" or a[field] == b[field]:
-                continue
-            problems.append(f"request {number}: {field} differs")
-            if field == "messages_sha256":
-                for index, (x, y) in enumerate(zip(a["messages"], b["messages"], strict=False)):
-                    if x != y:
-                        problems.append(f"  message {index}: ours {x!r}\n  upstream {y!r}")
-                        break
-    return problems
+    return compare_requests(ours, theirs, kept=KEPT)
 
 
 async def main() -> int:

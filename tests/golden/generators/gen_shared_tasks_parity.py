@@ -44,7 +44,7 @@ OUT = REPO / "tests" / "golden" / "shared_tasks_parity.json"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "src"))
 
-from tests.run.planner_requests import normalise_requests  # noqa: E402
+from tests.run.planner_requests import compare_requests, normalise_requests  # noqa: E402
 from tests.run.shared_tasks import (  # noqa: E402
     EFFORT,
     RUNS,
@@ -164,26 +164,7 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 def _compare(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]) -> list[str]:
-    problems = []
-    if len(ours) != len(theirs):
-        problems.append(f"{len(ours)} requests, upstream sent {len(theirs)}")
-    for number, (a, b) in enumerate(zip(ours, theirs, strict=False), start=1):
-        for field in a:
-            if field == "params":
-                mine = {k: v for k, v in a[field].items() if k not in KEPT}
-                their = {k: v for k, v in b[field].items() if k not in KEPT}
-                if mine != their:
-                    problems.append(f"request {number}: ours {mine}, upstream {their}")
-                continue
-            if field == "messages" or a[field] == b[field]:
-                continue
-            problems.append(f"request {number}: {field} differs")
-            if field == "messages_sha256":
-                for index, (x, y) in enumerate(zip(a["messages"], b["messages"], strict=False)):
-                    if x != y:
-                        problems.append(f"  message {index}: ours {x!r}\n  upstream {y!r}")
-                        break
-    return problems
+    return compare_requests(ours, theirs, kept=KEPT)
 
 
 async def main() -> int:
