@@ -15,6 +15,9 @@ client process under ``valgrind --tool=callgrind --instr-atstart=no``:
 - ``floor_bare``: the same on bare asyncio protocols reading answers with
   ``eog_core._http1`` (``lifecycle_vs_floor.LeanFloor``: no timeouts, retries, pool
   bounds or typed errors): the least any client on the framing could run;
+- ``floor_scored``: ``floor_lean`` that also scores the 5 answers with
+  ``score_database_state`` (STRICT, no verdict, no records): the least any client that
+  verifies on the new framing could run;
 - ``gym_client``: the same 8 requests through ``GymClient`` (shared MCP session);
 - ``session``: ``TaskSession`` through a ``GymDirectory`` held open (seed, one
   ``call_tool``, ``verify`` with 5 ``database_state`` verifiers, STRICT, close), on the
@@ -73,12 +76,15 @@ from eog_core.gym import (  # noqa: E402
     new_database_id,
 )
 from eog_core.local import DEMO_SERVER_NAME, read_demo_seed  # noqa: E402
+from eog_core.tasks import DatabaseStateVerifier  # noqa: E402
+from eog_core.verify import SqlOutcome, score_database_state  # noqa: E402
 from lifecycle_vs_floor import Floor, LeanFloor, Ours, TransportFloor, free_port  # noqa: E402
 
 KINDS = (
     "floor",
     "floor_lean",
     "floor_bare",
+    "floor_scored",
     "gym_client",
     "session",
     "session_aiohttp",
@@ -158,6 +164,36 @@ class LeanFloorClient(FloorClient):
     def __init__(self, url: str, task: Task, seed: str) -> None:
         self.floor = TransportFloor(url, task, seed, keepalive=KEEPALIVE)
         self.database_id = new_database_id()
+
+
+class ScoredFloorClient(LeanFloorClient):
+    """``floor_lean`` that also scores the 5 answers (``score_database_state``, STRICT): the
+    least any client that verifies on the new framing could run."""
+
+    def __init__(self, url: str, task: Task, seed: str) -> None:
+        super().__init__(url, task, seed)
+        self.configs = [
+            verifier.validation_config
+            for verifier in task.verifiers
+            if isinstance(verifier, DatabaseStateVerifier)
+        ]
+
+    async def lifecycle(self, mark: Mark = _unmarked) -> None:
+        floor, database_id = self.floor, new_database_id()
+        mark(0)
+        await floor.seed_database(database_id)
+        mark(1)
+        await floor.tool_call(database_id)
+        mark(2)
+        answers = await asyncio.gather(*(floor.query(database_id, query) for query in QUERIES))
+        results = [
+            score_database_state(config, SqlOutcome.ok(answer), STRICT)
+            for config, answer in zip(self.configs, answers, strict=True)
+        ]
+        assert all("error" not in result for result in results), results
+        mark(3)
+        await floor.delete_database(database_id)
+        mark(4)
 
 
 class GymClientClient:
@@ -328,6 +364,7 @@ async def run_client(
         "floor": FloorClient,
         "floor_lean": LeanFloorClient,
         "floor_bare": BareFloorClient,
+        "floor_scored": ScoredFloorClient,
         "gym_client": GymClientClient,
         "session": SessionClient,
         "session_aiohttp": aiohttp_session,
@@ -499,7 +536,7 @@ TARGETS = {
     ("session_aiohttp", "lifecycle", "floor"): 1.15,
     ("session_aiohttp", "call", "floor"): 1.05,
 }
-FLOORS = ("floor", "floor_lean", "floor_bare")
+FLOORS = ("floor", "floor_lean", "floor_bare", "floor_scored")
 
 
 def _verdict(ratios: list[float], median: float, target: float) -> str:
