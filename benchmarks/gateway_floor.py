@@ -1,6 +1,7 @@
 """A floor for the gateway: the least a proxy built on the gateway's parts runs per request.
 
-``python benchmarks/gateway_floor.py --gym URL --port P --records DIR [--client raw|gymclient]``
+``python benchmarks/gateway_floor.py --gym URL --port P --records DIR [--client raw|gymclient]
+[--defer-records]``
 
 ``benchmarks/gateway_instructions.py --kinds gateway,floor`` runs it under callgrind in
 place of ``eog-core gateway`` and drives it with the same agents and requests. The parts
@@ -18,7 +19,9 @@ Routes (one port for all of them; ``GatewayAgent`` of ``gateway_vs_direct.py`` s
   seed) and answers with an ``mcp-session-id``; a notification is answered 202; ``ping``
   ``{}``; ``tools/call`` is sent on to the gym in one MCP session shared by every rollout
   (as the gateway's ``share_mcp``) with the database's and the task context's headers,
-  answered with the gym's result, and recorded as one JSON line in ``DIR/calls.jsonl``.
+  answered with the gym's result, and recorded as one JSON line in ``DIR/calls.jsonl``
+  (``--defer-records``: kept in memory and written when the rollout ends, as the gateway
+  does: a tuple a call, its JSON line encoded outside the measured requests).
 
 ``--client raw`` (the default) sends with ``LeanTransport.send`` itself (the MCP handshake
 once, at start); ``--client gymclient``: ``GymClient(share_mcp=True)`` over a
@@ -63,13 +66,14 @@ def _answer(status: int, body: bytes = b"", extra: bytes = b"") -> bytes:
 class Rollout:
     """One rollout: its MCP path, the agent's session id, its database on the gym."""
 
-    __slots__ = ("database_id", "gym_headers", "rollout_id", "session_id")
+    __slots__ = ("calls", "database_id", "gym_headers", "rollout_id", "session_id")
 
     def __init__(self, rollout_id: str) -> None:
         self.rollout_id = rollout_id
         self.session_id = ""
         self.database_id = ""
         self.gym_headers: dict[str, str] = {}  # a tools/call's headers to the gym
+        self.calls: list[tuple[Any, ...]] = []  # with --defer-records: the calls not written
 
 
 class Gym:
@@ -146,7 +150,7 @@ class Gym:
             )
             await self.transport.send(request)
 
-    async def call(self, rollout: Rollout, params: dict[str, Any]) -> dict[str, Any]:
+    async def call(self, rollout: Rollout, params: dict[str, Any]) -> Any:
         """A ``tools/call`` on the gym: its result (a JSON-RPC error is not expected here)."""
         if self.client is not None:
             result = await self.client.call_tool(
@@ -155,30 +159,27 @@ class Gym:
                 database_id=rollout.database_id,
                 context=self.context,
             )
-            return result.raw  # type: ignore[no-any-return]
+            return result.raw
         self.ids += 1
         body = {"jsonrpc": "2.0", "id": self.ids, "method": "tools/call", "params": params}
         answer = await self._post(self.mcp_url, body, rollout.gym_headers)
-        return json.loads(answer.raw)["result"]  # type: ignore[no-any-return]
+        return json.loads(answer.raw)["result"]
 
 
 class Floor:
     """The rollouts, the gym, the records file."""
 
-    def __init__(self, gym: Gym, records: IO[str], base: str) -> None:
-        self.gym, self.records, self.base = gym, records, base
+    def __init__(self, gym: Gym, records: IO[str], base: str, *, defer: bool) -> None:
+        self.gym, self.records, self.base, self.defer = gym, records, base, defer
         self.rollouts: dict[str, Rollout] = {}  # by the request path they answer on
 
     def answer(self, message: Message) -> bytes | Coroutine[Any, Any, bytes]:
         """The answer to ``message``, or the coroutine that makes it (the gym is asked)."""
         path = message.target
         if path == "/rollouts":
-            rollout = Rollout(secrets.token_hex(8))
-            self.rollouts[f"/mcp/{rollout.rollout_id}"] = rollout
-            opened = {
-                "rollout_id": rollout.rollout_id,
-                "mcp_url": f"{self.base}/mcp/{rollout.rollout_id}",
-            }
+            rollout_id = secrets.token_hex(8)
+            self.rollouts[f"/mcp/{rollout_id}"] = Rollout(rollout_id)
+            opened = {"rollout_id": rollout_id, "mcp_url": f"{self.base}/mcp/{rollout_id}"}
             return _answer(201, json.dumps(opened).encode())
         if message.method == "DELETE":
             found = self.rollouts.pop(f"/mcp/{path.rpartition('/')[2]}", None)
@@ -210,6 +211,9 @@ class Floor:
         return _answer(200, body, b"mcp-session-id: %s\r\n" % rollout.session_id.encode())
 
     async def abandon(self, rollout: Rollout) -> bytes:
+        for call in rollout.calls:
+            self.record(rollout, *call)
+        rollout.calls.clear()
         await self.gym.delete(rollout)
         return _answer(200, b'{"state": "abandoned"}')
 
@@ -220,17 +224,34 @@ class Floor:
         text = json.dumps(await self.gym.call(rollout, params))
         ended = time.time()
         body = b'{"jsonrpc": "2.0", "id": %s, "result": %s}' % (_id(request), text.encode())
+        call = (request["id"], params["name"], params.get("arguments"), started, ended, text)
+        if self.defer:
+            rollout.calls.append(call)
+        else:
+            self.record(rollout, *call)
+        return _answer(200, body)
+
+    def record(
+        self,
+        rollout: Rollout,
+        call_id: Any,
+        name: str,
+        arguments: Any,
+        started: float,
+        ended: float,
+        observation: str,
+    ) -> None:
+        """One JSON line in the records file."""
         line = {
             "rollout_id": rollout.rollout_id,
-            "call_id": request["id"],
-            "name": params["name"],
-            "arguments": params.get("arguments"),
+            "call_id": call_id,
+            "name": name,
+            "arguments": arguments,
             "started_at": started,
             "latency_ms": round((ended - started) * 1000, 3),
-            "observation": text,
+            "observation": observation,
         }
         self.records.write(json.dumps(line) + "\n")
-        return _answer(200, body)
 
 
 def _id(request: dict[str, Any]) -> bytes:
@@ -277,11 +298,11 @@ class Connection(asyncio.Protocol):
             self.transport.write(answer)
 
 
-async def serve(gym_url: str, port: int, records: IO[str], client: str) -> None:
+async def serve(gym_url: str, port: int, records: IO[str], client: str, defer: bool) -> None:
     """Serve until SIGTERM (then the records are flushed, the gym's connections closed)."""
     gym = Gym(gym_url, client)
     await gym.open()
-    floor, limits = Floor(gym, records, f"http://127.0.0.1:{port}"), Limits()
+    floor, limits = Floor(gym, records, f"http://127.0.0.1:{port}", defer=defer), Limits()
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
@@ -299,10 +320,15 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--records", type=Path, required=True, help="calls.jsonl goes here")
     parser.add_argument("--client", choices=("raw", "gymclient"), default="raw")
+    parser.add_argument(
+        "--defer-records",
+        action="store_true",
+        help="write a rollout's records when it ends (as the gateway), not one line a call",
+    )
     args = parser.parse_args()
     args.records.mkdir(parents=True, exist_ok=True)
     with (args.records / "calls.jsonl").open("a", encoding="utf-8") as records:
-        asyncio.run(serve(args.gym, args.port, records, args.client))
+        asyncio.run(serve(args.gym, args.port, records, args.client, args.defer_records))
 
 
 if __name__ == "__main__":
