@@ -6,8 +6,10 @@
 ``benchmarks/gateway_instructions.py --kinds gateway,floor`` runs it under callgrind in
 place of ``eog-core gateway`` and drives it with the same agents and requests. The parts
 are the gateway's: an asyncio server (``loop.create_server``) reading requests with
-:class:`eog_core._http1.RequestReader` (llhttp), stdlib ``json``, and
-:class:`eog_core.gym.LeanTransport` to the gym. Nothing else runs per request: no Host,
+:class:`eog_core._http1.RequestReader` (llhttp), stdlib ``json``'s C scanner and encoder
+(through the gateway's ``eog_core._json.loads_bytes`` and ``dumps_default``: built once,
+no ``json.loads`` whitespace regex), and :class:`eog_core.gym.LeanTransport` to the gym
+(a tool call's request made with the gateway's ``new_request``). Nothing else runs per request: no Host,
 token or MCP session check, no per-rollout limit, no timeouts; one request at a time per
 connection.
 
@@ -42,7 +44,9 @@ from typing import IO, Any
 
 from eog_core import load_task
 from eog_core._http1 import Limits, Message, RequestReader
+from eog_core._json import dumps_default, loads_bytes
 from eog_core.gym import GymClient, HttpRequest, LeanTransport, context_headers, new_database_id
+from eog_core.gym._http import new_request
 from eog_core.local import demo_paths, read_demo_seed
 
 VERSION = "2025-06-18"
@@ -162,8 +166,22 @@ class Gym:
             return result.raw
         self.ids += 1
         body = {"jsonrpc": "2.0", "id": self.ids, "method": "tools/call", "params": params}
-        answer = await self._post(self.mcp_url, body, rollout.gym_headers)
-        return json.loads(answer.raw)["result"]
+        request = new_request(  # HttpRequest(...) without its keywords' cost, as the gateway
+            "POST",
+            self.mcp_url,
+            rollout.gym_headers,
+            body,
+            60.0,  # timeout
+            10.0,  # connect_timeout
+            False,  # idempotent: a tool call is never sent twice
+            self.name,
+            None,  # sse_until: the gym answers JSON
+            None,  # on_message
+            True,  # raw_body: decoded here
+            None,  # deadline
+        )
+        answer = await self.transport.send(request)
+        return loads_bytes(answer.raw)["result"]
 
 
 class Floor:
@@ -187,7 +205,7 @@ class Floor:
         rollout = self.rollouts.get(path)
         if rollout is None:
             return _answer(404)
-        request = json.loads(message.body)
+        request = loads_bytes(message.body)
         method = request["method"]
         if method == "tools/call":
             return self.call(rollout, request)
@@ -221,7 +239,7 @@ class Floor:
         """A ``tools/call``: sent on, answered with the gym's result, recorded."""
         params = request["params"]
         started = time.time()
-        text = json.dumps(await self.gym.call(rollout, params))
+        text = dumps_default(await self.gym.call(rollout, params))
         ended = time.time()
         body = b'{"jsonrpc": "2.0", "id": %s, "result": %s}' % (_id(request), text.encode())
         call = (request["id"], params["name"], params.get("arguments"), started, ended, text)
