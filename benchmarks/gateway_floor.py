@@ -269,7 +269,7 @@ class Floor:
             "latency_ms": round((ended - started) * 1000, 3),
             "observation": observation,
         }
-        self.records.write(json.dumps(line) + "\n")
+        self.records.write(dumps_default(line) + "\n")
 
 
 def _id(request: dict[str, Any]) -> bytes:
