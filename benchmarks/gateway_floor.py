@@ -9,9 +9,10 @@ are the gateway's: an asyncio server (``loop.create_server``) reading requests w
 :class:`eog_core._http1.RequestReader` (llhttp), stdlib ``json``'s C scanner and encoder
 (through the gateway's ``eog_core._json.loads_bytes`` and ``dumps_default``: built once,
 no ``json.loads`` whitespace regex), and :class:`eog_core.gym.LeanTransport` to the gym
-(a tool call's request made with the gateway's ``new_request``). Nothing else runs per request: no Host,
-token or MCP session check, no per-rollout limit, no timeouts; one request at a time per
-connection.
+(a tool call's request made with the gateway's ``new_request``). Nothing else runs per
+request: no Host, token or MCP session check, no per-rollout limit, no timeouts of its own;
+one request at a time per connection; a request that fails (a gym's error) is answered 502
+with no body, not as a tool's error.
 
 Routes (one port for all of them; ``GatewayAgent`` of ``gateway_vs_direct.py`` sends them):
 
@@ -52,7 +53,13 @@ from eog_core.local import demo_paths, read_demo_seed
 VERSION = "2025-06-18"
 ACCEPT = "application/json, text/event-stream"
 _JSON = b"Content-Type: application/json\r\n"
-_STATUS = {200: b"200 OK", 201: b"201 Created", 202: b"202 Accepted", 404: b"404 Not Found"}
+_STATUS = {
+    200: b"200 OK",
+    201: b"201 Created",
+    202: b"202 Accepted",
+    404: b"404 Not Found",
+    502: b"502 Bad Gateway",
+}
 
 
 def _answer(status: int, body: bytes = b"", extra: bytes = b"") -> bytes:
@@ -286,6 +293,7 @@ class Connection(asyncio.Protocol):
         self.reader = RequestReader(limits)
         self.transport: asyncio.Transport | None = None
         self.busy = False
+        self.task: asyncio.Task[None] | None = None  # the request being answered (held)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -304,11 +312,14 @@ class Connection(asyncio.Protocol):
                 self._write(answer)
             else:
                 self.busy = True
-                asyncio.get_running_loop().create_task(self._finish(answer))
+                self.task = asyncio.get_running_loop().create_task(self._finish(answer))
 
     async def _finish(self, answer: Coroutine[Any, Any, bytes]) -> None:
-        self._write(await answer)
-        self.busy = False
+        try:
+            self._write(await answer)
+        except Exception:  # a gym's error: the floor does not answer it as a tool's
+            self._write(_answer(502))
+        self.busy, self.task = False, None
         self._next()
 
     def _write(self, answer: bytes) -> None:
