@@ -24,6 +24,11 @@ ends, as the gateway does (``floor-deferred``, ``floor-gymclient``,
 ``floor-gymclient-deferred``). ``--floor`` is ``--kinds gateway,floor``. With a
 floor measured, the ratios gateway/floor are printed too: how far the gateway is
 above what its parts cost.
+
+The warm-up calls one agent at a time, so each process measured holds one
+connection to the gym when the burst starts and opens the others inside the
+measured window: at ``--calls 320`` about 27k instructions a call of the figure,
+for the gateway and the floors alike (more at fewer calls).
 """
 
 from __future__ import annotations
