@@ -25,10 +25,11 @@ ends, as the gateway does (``floor-deferred``, ``floor-gymclient``,
 floor measured, the ratios gateway/floor are printed too: how far the gateway is
 above what its parts cost.
 
-The warm-up calls one agent at a time, so each process measured holds one
-connection to the gym when the burst starts and opens the others inside the
-measured window: at ``--calls 320`` about 27k instructions a call of the figure,
-for the gateway and the floors alike (more at fewer calls).
+The warm-up ends with one round of all agents at once, so each process measured
+holds its connections to the gym when the burst starts (with a warm-up one agent at
+a time, as before 2026-12-06, the burst opened them inside the measured window:
+at ``--calls 320`` about 27k instructions a call, for the gateway and the floors
+alike, more at fewer calls).
 """
 
 from __future__ import annotations
@@ -73,6 +74,9 @@ async def _drive(control: str, pid: int, per_worker: int) -> None:
             for agent in agents:
                 await agent.call()
                 await agent.ping()
+        await asyncio.gather(
+            *(agent.call() for agent in agents)
+        )  # the gym connections the burst uses
         for name in ("call", "ping"):
             _control("-i", "on", str(pid))
 
