@@ -11,7 +11,9 @@ its own process, one event loop alternates rounds of:
   ``GymDirectory`` held open (shared MCP session, cached tool list);
 - ``floor``: pooled aiohttp sharing one MCP session per gym and sending the
   same 8 requests (seed, ``tools/call``, the 5 ``/api/sql-runner`` queries
-  concurrently, delete), with no checks beyond decoding the answers.
+  concurrently, delete), with no checks beyond decoding the answers; with
+  ``--floor lean``, the same requests sent raw with ``LeanTransport`` (the wall-clock
+  side of ``lifecycle_instructions.py``'s ``floor_lean``).
 
 It prints the median lifecycle latency at concurrency 1, lifecycles per second
 at concurrency 16 and 64 (with the directory's default bound of 4 seeds in
@@ -390,7 +392,9 @@ def _order(round_: int, names: list[str]) -> list[str]:
     return names if round_ % 2 == 0 else names[::-1]
 
 
-async def measure(url: str, rounds: int, sequential: int, spread: int) -> dict[str, Any]:
+async def measure(
+    url: str, rounds: int, sequential: int, spread: int, floor: str = "aiohttp"
+) -> dict[str, Any]:
     """Paired rounds: each round runs both clients back to back (order alternating), so
     a pair shares the machine's load; the figures are medians over rounds and the
     median of the per-round ratios."""
@@ -399,7 +403,7 @@ async def measure(url: str, rounds: int, sequential: int, spread: int) -> dict[s
     # need); the floor has none, so "unbounded" (a bound the concurrency never reaches)
     # shows the client's own cost at concurrency.
     clients: dict[str, Floor | Ours] = {
-        "floor": Floor(url, task, seed),
+        "floor": Floor(url, task, seed) if floor == "aiohttp" else TransportFloor(url, task, seed),
         "ours": Ours(url, task, seed),
         "unbounded": Ours(url, task, seed, max_concurrent_seeds=1024),
     }
@@ -577,16 +581,25 @@ def main() -> None:
     parser.add_argument("--sequential", type=int, default=8, help="lifecycles per latency round")
     parser.add_argument("--spread", type=int, default=96, help="lifecycles per throughput round")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument(
+        "--floor",
+        choices=("aiohttp", "lean"),
+        default="aiohttp",
+        help="the floor paired with TaskSession: raw pooled aiohttp, or the same requests sent "
+        "raw with LeanTransport (lifecycle_instructions.py's floor_lean)",
+    )
     args = parser.parse_args()
     results = {}
     for server in args.servers.split(","):
         process, url = spawn(server)
         try:
-            results[server] = asyncio.run(measure(url, args.rounds, args.sequential, args.spread))
+            results[server] = asyncio.run(
+                measure(url, args.rounds, args.sequential, args.spread, args.floor)
+            )
         finally:
             process.terminate()
             process.wait(timeout=10)
-        report(server, results[server])
+        report(f"{server} (floor: {args.floor})", results[server])
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
 
