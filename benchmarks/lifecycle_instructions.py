@@ -76,7 +76,7 @@ from eog_core.gym import (  # noqa: E402
     new_database_id,
 )
 from eog_core.local import DEMO_SERVER_NAME, read_demo_seed  # noqa: E402
-from eog_core.tasks import DatabaseStateVerifier  # noqa: E402
+from eog_core.tasks import DatabaseStateCheck, DatabaseStateVerifier  # noqa: E402
 from eog_core.verify import SqlOutcome, score_database_state  # noqa: E402
 from lifecycle_vs_floor import Floor, LeanFloor, Ours, TransportFloor, free_port  # noqa: E402
 
@@ -122,6 +122,9 @@ def _unmarked(phase: int) -> None:
 
 
 class FloorClient:
+    configs: tuple[DatabaseStateCheck, ...] = ()
+    """The verifiers' checks the floor scores its answers with (``floor_scored``), or none."""
+
     def __init__(self, url: str, task: Task, seed: str) -> None:
         self.floor = Floor(url, task, seed, keepalive=KEEPALIVE)
         self.database_id = new_database_id()
@@ -141,10 +144,20 @@ class FloorClient:
         mark(1)
         await floor.tool_call(database_id)
         mark(2)
-        await asyncio.gather(*(floor.query(database_id, query) for query in QUERIES))
+        answers = await asyncio.gather(*(floor.query(database_id, query) for query in QUERIES))
+        if self.configs:
+            self.score(answers)
         mark(3)
         await floor.delete_database(database_id)
         mark(4)
+
+    def score(self, answers: list[Any]) -> None:
+        """Score each answer as its verifier would (``floor_scored`` only)."""
+        results = [
+            score_database_state(config, SqlOutcome.ok(answer), STRICT)
+            for config, answer in zip(self.configs, answers, strict=True)
+        ]
+        assert all("error" not in result for result in results), results
 
     async def tool_call(self) -> None:
         await self.floor.tool_call(self.database_id)
@@ -172,28 +185,11 @@ class ScoredFloorClient(LeanFloorClient):
 
     def __init__(self, url: str, task: Task, seed: str) -> None:
         super().__init__(url, task, seed)
-        self.configs = [
+        self.configs = tuple(
             verifier.validation_config
             for verifier in task.verifiers
             if isinstance(verifier, DatabaseStateVerifier)
-        ]
-
-    async def lifecycle(self, mark: Mark = _unmarked) -> None:
-        floor, database_id = self.floor, new_database_id()
-        mark(0)
-        await floor.seed_database(database_id)
-        mark(1)
-        await floor.tool_call(database_id)
-        mark(2)
-        answers = await asyncio.gather(*(floor.query(database_id, query) for query in QUERIES))
-        results = [
-            score_database_state(config, SqlOutcome.ok(answer), STRICT)
-            for config, answer in zip(self.configs, answers, strict=True)
-        ]
-        assert all("error" not in result for result in results), results
-        mark(3)
-        await floor.delete_database(database_id)
-        mark(4)
+        )
 
 
 class GymClientClient:
